@@ -1,0 +1,51 @@
+# Helpers shared by every library and tool of the project.
+#
+# Libraries are plain static libraries that link MLIR through
+# mlir_target_link_libraries(), so the same tree builds against the static MLIR
+# archives or, with -DMLIR_LINK_MLIR_DYLIB=ON, against libMLIR.so (much faster
+# links on small machines). Every library joins the FP8MLIRTargets export set
+# so that downstream compilers can find_package(FP8MLIR).
+
+set(FP8_INSTALL_PACKAGE_DIR "lib/cmake/fp8mlir")
+
+# add_fp8_library(name src...
+#   [DEPENDS tablegen-targets...]
+#   [LINK_LIBS project-libraries...]
+#   [MLIR_LIBS mlir-libraries...])
+function(add_fp8_library name)
+  cmake_parse_arguments(ARG "" "" "DEPENDS;LINK_LIBS;MLIR_LIBS" ${ARGN})
+  add_library(${name} STATIC ${ARG_UNPARSED_ARGUMENTS})
+  add_library(FP8MLIR::${name} ALIAS ${name})
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+  if(ARG_DEPENDS)
+    add_dependencies(${name} ${ARG_DEPENDS})
+  endif()
+  if(ARG_LINK_LIBS)
+    target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS})
+  endif()
+  if(ARG_MLIR_LIBS)
+    # Debian's LLVM is one shared libLLVM.so whichever way MLIR is linked.
+    mlir_target_link_libraries(${name} PUBLIC ${ARG_MLIR_LIBS})
+    target_link_libraries(${name} PUBLIC LLVM)
+  endif()
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  install(TARGETS ${name} EXPORT FP8MLIRTargets
+    ARCHIVE DESTINATION lib
+    LIBRARY DESTINATION lib)
+  set_property(GLOBAL APPEND PROPERTY FP8_ALL_LIBS ${name})
+endfunction()
+
+# add_fp8_tool(name src... [LINK_LIBS ...] [MLIR_LIBS ...])
+function(add_fp8_tool name)
+  cmake_parse_arguments(ARG "" "" "LINK_LIBS;MLIR_LIBS" ${ARGN})
+  add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBS})
+  if(ARG_MLIR_LIBS)
+    mlir_target_link_libraries(${name} PRIVATE ${ARG_MLIR_LIBS})
+    target_link_libraries(${name} PRIVATE LLVM)
+  endif()
+  install(TARGETS ${name} EXPORT FP8MLIRTargets RUNTIME DESTINATION bin)
+endfunction()

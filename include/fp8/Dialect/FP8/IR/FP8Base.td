@@ -1,0 +1,52 @@
+//===- FP8Base.td - fp8 dialect definition -----------------*- tablegen -*-===//
+
+#ifndef FP8_DIALECT_FP8_IR_FP8BASE_TD
+#define FP8_DIALECT_FP8_IR_FP8BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def FP8_Dialect : Dialect {
+  let name = "fp8";
+  let cppNamespace = "::mlir::fp8";
+  let summary = "FP8 mixed-precision training: scaling, quantization, GEMMs";
+  let description = [{
+    The `fp8` dialect spells out per-tensor FP8 scaling as explicit IR: the
+    amax of a tensor, the scale computed from an amax or an amax history
+    (Transformer Engine's delayed and current scaling recipes, bit-exact),
+    the history update, saturating quantization to the builtin `f8E4M3FN` and
+    `f8E5M2` types, dequantization, fused cast+transpose, and the scaled FP8
+    matrix multiplication with FP32 accumulation.
+
+    Scale convention (Transformer Engine): `q = sat_rne(x * scale)`,
+    `x ~= q * scale_inv`, `scale = fp8_max * 2^-margin / amax`, all in f32.
+    Scalars (amax, scale, scale_inv) are `f32` SSA values; amax histories are
+    `tensor<N x f32>` with row 0 holding the current step's amax.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+class FP8_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FP8_Dialect, mnemonic, traits>;
+
+class FP8_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<FP8_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def FP8_Float8 : AnyTypeOf<[F8E4M3FN, F8E5M2], "f8E4M3FN or f8E5M2">;
+def FP8_WideFloat : AnyTypeOf<[F32, BF16, F16], "f32, bf16 or f16">;
+
+def FP8_Float8Tensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
+def FP8_WideTensor : RankedTensorOf<[F32, BF16, F16]>;
+def FP8_AmaxHistory : 1DTensorOf<[F32]>;
+def FP8_Float8TypeAttr : TypeAttrOf<FP8_Float8>;
+
+#endif // FP8_DIALECT_FP8_IR_FP8BASE_TD

@@ -1,0 +1,24 @@
+//===- FP8Ops.h - fp8 dialect operations ------------------------*- C++ -*-===//
+
+#ifndef FP8_DIALECT_FP8_IR_FP8OPS_H
+#define FP8_DIALECT_FP8_IR_FP8OPS_H
+
+#include "fp8/Dialect/FP8/IR/FP8Attrs.h"
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "fp8/Numerics/Float8.h"
+
+namespace mlir::fp8 {
+/// The numerics-library format of a builtin float8 type; nullopt for any
+/// other type.
+std::optional<numerics::Format> getNumericsFormat(Type type);
+} // namespace mlir::fp8
+
+#define GET_OP_CLASSES
+#include "fp8/Dialect/FP8/IR/FP8Ops.h.inc"
+
+#endif // FP8_DIALECT_FP8_IR_FP8OPS_H

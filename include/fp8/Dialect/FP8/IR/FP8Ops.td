@@ -1,0 +1,255 @@
+//===- FP8Ops.td - fp8 dialect operations ------------------*- tablegen -*-===//
+
+#ifndef FP8_DIALECT_FP8_IR_FP8OPS_TD
+#define FP8_DIALECT_FP8_IR_FP8OPS_TD
+
+include "fp8/Dialect/FP8/IR/FP8Base.td"
+include "fp8/Dialect/FP8/IR/FP8Attrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Scaling state
+//===----------------------------------------------------------------------===//
+
+def FP8_AmaxOp : FP8_Op<"amax", [Pure]> {
+  let summary = "maximum absolute value of a tensor, in f32";
+  let description = [{
+    Computes `max(|x|)` over every element of `input`, widened exactly to f32.
+    NaN elements are ignored (as `fmaxf` does in Transformer Engine's amax
+    kernels), so one NaN does not poison the scale; +-Inf gives +Inf, which the
+    scale computation then treats as "keep the previous scale". An empty or
+    all-NaN tensor has amax 0.
+
+    ```mlir
+    %amax = fp8.amax %x : tensor<128x4096xbf16>
+    ```
+  }];
+  let arguments = (ins FP8_WideTensor:$input);
+  let results = (outs F32:$amax);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
+  let summary = "scale from an amax or an amax history (TE recipes)";
+  let description = [{
+    Computes the f32 scale that maps `amax` onto the largest finite value of
+    `fp8_type`, with `margin` powers of two of headroom:
+    `scale = (fp8_max * 2^-margin) / amax`.
+
+    `amax` is either one f32 value or an amax history `tensor<N x f32>`,
+    reduced per `algo` (`max` over all rows, NaN ignored, or `most_recent`,
+    row 0).
+
+    - With `previous` (delayed scaling, TE `DelayedScaling`): the scale is
+      recomputed only when the amax is finite and > 0; otherwise `previous`
+      is kept. An infinite scale becomes FLT_MAX.
+    - Without `previous` (current scaling, TE `Float8CurrentScaling`): amax
+      is first raised to `epsilon`; amax 0, Inf or NaN gives scale 1; an
+      infinite scale becomes FLT_MAX.
+
+    With `power_of_two` the scale keeps only its sign and exponent bits
+    (rounded down to a power of two), which makes scaling exact.
+
+    ```mlir
+    // Delayed scaling from a 16-entry history.
+    %s = fp8.compute_scale %history, %prev for f8E4M3FN {margin = 1 : i32}
+        : tensor<16xf32>
+    // Current scaling from this tensor's amax.
+    %c = fp8.compute_scale %amax for f8E5M2 : f32
+    ```
+  }];
+  let arguments = (ins
+    AnyTypeOf<[F32, FP8_AmaxHistory]>:$amax,
+    Optional<F32>:$previous,
+    FP8_Float8TypeAttr:$fp8_type,
+    DefaultValuedAttr<FP8_AmaxAlgoAttr, "AmaxAlgo::max">:$algo,
+    DefaultValuedAttr<I32Attr, "0">:$margin,
+    UnitAttr:$power_of_two,
+    DefaultValuedAttr<F32Attr, "0.0f">:$epsilon);
+  let results = (outs F32:$scale);
+  let assemblyFormat = [{
+    $amax (`,` $previous^)? `for` $fp8_type attr-dict `:` type($amax)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// True for the delayed-scaling form (a previous scale to fall back to).
+    bool isDelayed() { return static_cast<bool>(getPrevious()); }
+  }];
+}
+
+def FP8_RecordAmaxOp : FP8_Op<"record_amax", [Pure,
+    AllTypesMatch<["history", "result"]>]> {
+  let summary = "write a step's amax into row 0 of an amax history";
+  let description = [{
+    Returns `history` with row 0 replaced by `max(history[0], amax)` (NaN
+    ignored). Row 0 is the slot Transformer Engine's casts write during a step
+    (it is 0 after each update), and taking the max lets several casts of one
+    tensor in a step share the slot, as TE's atomic max does.
+
+    ```mlir
+    %h1 = fp8.record_amax %h, %amax : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins FP8_AmaxHistory:$history, F32:$amax);
+  let results = (outs FP8_AmaxHistory:$result);
+  let assemblyFormat = "$history `,` $amax attr-dict `:` type($history)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FP8_RollHistoryOp : FP8_Op<"roll_history", [Pure,
+    AllTypesMatch<["history", "result"]>]> {
+  let summary = "advance an amax history after a scale update (TE order)";
+  let description = [{
+    Transformer Engine's roll, applied after the scale has been computed from
+    the history: `new[i] = old[i+1]`, `new[N-1] = old[0]`, `new[0] = 0`.
+    The step's amax (row 0) thus moves to the back and row 0 is cleared for
+    the next step's casts.
+
+    ```mlir
+    %h2 = fp8.roll_history %h1 : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins FP8_AmaxHistory:$history);
+  let results = (outs FP8_AmaxHistory:$result);
+  let assemblyFormat = "$history attr-dict `:` type($history)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Casts
+//===----------------------------------------------------------------------===//
+
+def FP8_QuantizeOp : FP8_Op<"quantize", [Pure]> {
+  let summary = "scale and cast a tensor to FP8, saturating";
+  let description = [{
+    `result = sat_rne(f32(input) * scale)`: the product is rounded to f32,
+    then converted to the FP8 element type with round-to-nearest-even and
+    saturation to the finite range (+-Inf -> +-max, NaN -> NaN), bit-exact to
+    Hopper's `cvt.rn.satfinite`.
+
+    The optional second result is the input's amax (as `fp8.amax`), computed
+    in the same pass over the data: delayed scaling casts and measures at
+    once.
+
+    ```mlir
+    %q = fp8.quantize %x, %scale : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>
+    %q2, %amax = fp8.quantize %x, %scale
+        : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>, f32
+    ```
+  }];
+  let arguments = (ins FP8_WideTensor:$input, F32:$scale);
+  let results = (outs FP8_Float8Tensor:$result, Optional<F32>:$amax);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` type($input) `->` type($result)
+    (`,` type($amax)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FP8_DequantizeOp : FP8_Op<"dequantize", [Pure]> {
+  let summary = "FP8 tensor back to high precision";
+  let description = [{
+    `result = convert(f32(input) * scale_inv)`: the FP8 value is widened
+    exactly, multiplied by `scale_inv` in f32 and rounded (nearest even) to
+    the result element type.
+
+    ```mlir
+    %x = fp8.dequantize %q, %scale_inv
+        : tensor<64x64xf8E4M3FN> -> tensor<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins FP8_Float8Tensor:$input, F32:$scale_inv);
+  let results = (outs FP8_WideTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale_inv attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FP8_CastTransposeOp : FP8_Op<"cast_transpose",
+    [Pure]> {
+  let summary = "quantize a matrix and write its transpose in the same pass";
+  let description = [{
+    Quantizes a rank-2 `input` exactly as `fp8.quantize` does and yields both
+    the FP8 matrix and its transpose. Hopper's FP8 tensor cores take both
+    operands K-major, so the backward GEMMs need the transposed copy;
+    producing both layouts in one pass reads the input once (Transformer
+    Engine's fused cast+transpose). The optional amax result is the input's
+    amax.
+
+    ```mlir
+    %q, %qt = fp8.cast_transpose %x, %scale
+        : tensor<128x64xbf16> -> tensor<128x64xf8E4M3FN>, tensor<64x128xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins FP8_WideTensor:$input, F32:$scale);
+  let results = (outs FP8_Float8Tensor:$result, FP8_Float8Tensor:$transposed,
+                      Optional<F32>:$amax);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` type($input) `->` type($result) `,`
+    type($transposed) (`,` type($amax)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
+    [Pure]> {
+  let summary = "FP8 x FP8 matrix multiplication, FP32 accumulation";
+  let description = [{
+    `result = convert(acc * (lhs_scale_inv * rhs_scale_inv) + bias)` where
+    `acc[b, m, n] = sum_k f32(lhs[b, m, k]) * f32(rhs[b, k, n])` accumulated
+    in f32. An explicit `accumulator_type` must be f32 (the verifier rejects
+    anything less: FP8 products summed in less precision lose the low bits of
+    every partial sum); it is f32 when absent. The element types of `lhs` and `rhs`
+    may differ (E4M3 x E5M2 for gradients).
+
+    Layouts: `lhs` is `[batch..., M, K]`, or `[batch..., K, M]` with
+    `transpose_lhs`; `rhs` is `[batch..., K, N]`, or `[batch..., N, K]` with
+    `transpose_rhs` (the K-major "TN" layout of Hopper's FP8 tensor cores).
+    `rhs` may have no batch dimensions, in which case it is shared by every
+    batch (a weight). The result is `[batch..., M, N]` in f32, bf16 or f16.
+
+    The optional `bias` is a vector of N elements of the result element type
+    or f32, added in f32 before the final conversion. The optional second
+    result is the amax of the result as stored, for the next cast's scaling.
+
+    ```mlir
+    %y = fp8.scaled_matmul %x, %w scales %sx, %sw {transpose_rhs}
+        : tensor<4x128x1024xf8E4M3FN>, tensor<4096x1024xf8E4M3FN>
+        -> tensor<4x128x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_Float8Tensor:$lhs,
+    FP8_Float8Tensor:$rhs,
+    F32:$lhs_scale_inv,
+    F32:$rhs_scale_inv,
+    Optional<1DTensorOf<[F32, BF16, F16]>>:$bias,
+    UnitAttr:$transpose_lhs,
+    UnitAttr:$transpose_rhs,
+    OptionalAttr<TypeAttr>:$accumulator_type);
+  let results = (outs FP8_WideTensor:$result, Optional<F32>:$result_amax);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `scales` $lhs_scale_inv `,` $rhs_scale_inv
+    (`bias` $bias^ `:` type($bias))? attr-dict `:` type($lhs) `,` type($rhs)
+    `->` type($result) (`,` type($result_amax)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of leading batch dimensions of the result.
+    unsigned getNumBatchDims() { return getResult().getType().getRank() - 2; }
+  }];
+}
+
+#endif // FP8_DIALECT_FP8_IR_FP8OPS_TD

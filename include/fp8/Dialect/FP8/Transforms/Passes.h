@@ -1,0 +1,19 @@
+//===- Passes.h - fp8 dialect passes ----------------------------*- C++ -*-===//
+
+#ifndef FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
+#define FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::fp8 {
+
+#define GEN_PASS_DECL
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+
+} // namespace mlir::fp8
+
+#endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_H

@@ -1,0 +1,29 @@
+//===- InitAllFP8.h - Register the fp8 dialect and passes -------*- C++ -*-===//
+//
+// The entry points a downstream compiler calls to use fp8-mlir:
+//
+//   mlir::DialectRegistry registry;
+//   mlir::fp8::registerAllFP8Dialects(registry);
+//   mlir::fp8::registerAllFP8Passes();
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_INITALLFP8_H
+#define FP8_INITALLFP8_H
+
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::fp8 {
+
+inline void registerAllFP8Dialects(DialectRegistry &registry) {
+  registry.insert<FP8Dialect>();
+}
+
+inline void registerAllFP8Passes() { registerFP8Passes(); }
+
+} // namespace mlir::fp8
+
+#endif // FP8_INITALLFP8_H

@@ -1,0 +1,39 @@
+# -*- Python -*-
+# lit configuration for fp8-mlir.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "FP8"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fp8_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "Inputs", "downstream"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%fp8_src_root", config.fp8_src_root))
+config.substitutions.append(("%fp8_obj_root", config.fp8_obj_root))
+config.substitutions.append(
+    ("%graphs", os.path.join(config.test_source_root, "Inputs", "graphs")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
+tools = ["fp8-opt", "mlir-opt", ToolSubst("FP8NumericsTests", unresolved="ignore")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The CUDA toolkit is optional: tests that need ptxas say REQUIRES: ptxas.
+cuda_bin = os.environ.get("CUDA_BIN", "/usr/local/cuda/bin")
+ptxas = shutil.which("ptxas") or (
+    os.path.join(cuda_bin, "ptxas")
+    if os.access(os.path.join(cuda_bin, "ptxas"), os.X_OK) else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
