@@ -14,11 +14,14 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fp8_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py", "Inputs", "downstream"]
+                   "lit.site.cfg.py", "Inputs", "downstream", "Unit"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%fp8_src_root", config.fp8_src_root))
 config.substitutions.append(("%fp8_obj_root", config.fp8_obj_root))
+config.substitutions.append(("%cmake_command", config.cmake_command))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
 config.substitutions.append(
     ("%graphs", os.path.join(config.test_source_root, "Inputs", "graphs")))
 
