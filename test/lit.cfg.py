@@ -27,6 +27,8 @@ config.substitutions.append(
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not`, `count` and `split-file` at the start of a RUN line are found on PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
 tools = ["fp8-opt", "mlir-opt", ToolSubst("FP8NumericsTests", unresolved="ignore")]

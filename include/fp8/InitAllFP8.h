@@ -11,8 +11,11 @@
 #ifndef FP8_INITALLFP8_H
 #define FP8_INITALLFP8_H
 
+#include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -20,9 +23,15 @@ namespace mlir::fp8 {
 
 inline void registerAllFP8Dialects(DialectRegistry &registry) {
   registry.insert<FP8Dialect>();
+  registerLowerToCPUDialectExtensions(registry);
 }
 
-inline void registerAllFP8Passes() { registerFP8Passes(); }
+inline void registerAllFP8Passes() {
+  registerFP8Passes();
+  registerFP8ConversionPasses();
+  registerFP8Pipelines();
+  registerLowerToCPUPipeline();
+}
 
 } // namespace mlir::fp8
 

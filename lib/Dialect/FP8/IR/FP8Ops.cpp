@@ -188,8 +188,11 @@ LogicalResult ComputeScaleOp::verify() {
                        "previous scale)");
   if (getEpsilon().isNegative() || getEpsilon().isNaN())
     return emitOpError("'epsilon' must be a non-negative number");
-  if (getMargin() < 0 || getMargin() > 127)
-    return emitOpError("'margin' must be in [0, 127], got ") << getMargin();
+  // I32Attr reads back unsigned: take the signed value so that a negative
+  // margin is reported as such.
+  int64_t margin = getMarginAttr().getInt();
+  if (margin < 0 || margin > 127)
+    return emitOpError("'margin' must be in [0, 127], got ") << margin;
   return success();
 }
 
@@ -273,7 +276,7 @@ OpFoldResult RollHistoryOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult QuantizeOp::verify() {
-  return verifySameShape(*this, getInput().getType(), getResult().getType(),
+  return verifySameShape(*this, getResult().getType(), getInput().getType(),
                          "result");
 }
 
@@ -294,7 +297,7 @@ LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
 }
 
 LogicalResult DequantizeOp::verify() {
-  return verifySameShape(*this, getInput().getType(), getResult().getType(),
+  return verifySameShape(*this, getResult().getType(), getInput().getType(),
                          "result");
 }
 
@@ -319,7 +322,7 @@ LogicalResult CastTransposeOp::verify() {
   RankedTensorType transposed = getTransposed().getType();
   if (input.getRank() != 2)
     return emitOpError("expects a rank-2 input, got ") << input;
-  if (failed(verifySameShape(*this, input, result, "result")))
+  if (failed(verifySameShape(*this, result, input, "result")))
     return failure();
   if (result.getElementType() != transposed.getElementType())
     return emitOpError("result and transposed result must have the same "

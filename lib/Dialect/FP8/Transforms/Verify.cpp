@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8VERIFY
@@ -76,6 +77,9 @@ private:
   void checkUsers(Value value);
 
   bool failed = false;
+  /// Ops already reported as FP8 users: one error per op, however many FP8
+  /// operands it has (addf %q, %q; softmax with an FP8 input and init).
+  DenseSet<Operation *> reportedUsers;
 };
 } // namespace
 
@@ -106,13 +110,14 @@ void FP8VerifyPass::checkContraction(linalg::LinalgOp op) {
 void FP8VerifyPass::checkUsers(Value value) {
   if (!isFloat8(value.getType()))
     return;
-  for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
+  for (Operation *user : value.getUsers()) {
     if (isa<FP8Dialect>(user->getDialect()) || isDataMovement(user))
       continue;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
         linalgOp && linalg::isaContractionOpInterface(linalgOp))
       continue; // Reported once, by checkContraction.
+    if (!reportedUsers.insert(user).second)
+      continue;
     InFlightDiagnostic diag = user->emitError("FP8 value reaches ")
                               << describeSensitiveUser(user)
                               << ", which must run in high precision";
@@ -148,6 +153,10 @@ void FP8VerifyPass::check(Operation *op) {
 
   for (Value result : op->getResults())
     checkUsers(result);
+  // A structured op's body computes on the elements of its operands, which
+  // were judged at the op itself (see runOnOperation).
+  if (isa<linalg::LinalgOp>(op))
+    return;
   for (Region &region : op->getRegions())
     for (Block &block : region)
       for (BlockArgument arg : block.getArguments())
@@ -156,7 +165,16 @@ void FP8VerifyPass::check(Operation *op) {
 
 void FP8VerifyPass::runOnOperation() {
   failed = false;
-  getOperation()->walk([&](Operation *op) { check(op); });
+  reportedUsers.clear();
+  // The body of a structured op is not walked: its ops see the elements of
+  // the op's operands, already judged at the op. Walking it would report the
+  // op twice, flag the linalg.yield of pure data movement (linalg.transpose)
+  // and the implicit casts in named ops' bodies, which have no location.
+  getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    check(op);
+    return isa<linalg::LinalgOp>(op) ? WalkResult::skip()
+                                     : WalkResult::advance();
+  });
   if (failed)
     signalPassFailure();
 }

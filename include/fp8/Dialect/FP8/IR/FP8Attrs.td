@@ -65,6 +65,13 @@ def FP8_RecipeAttr : FP8_Attr<"Recipe", "recipe"> {
     DefaultValuedParameter<"bool", "false">:$power_of_two);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let builders = [
+    // Transformer Engine's defaults.
+    AttrBuilder<(ins), [{
+      return $_get($_ctxt, Format::hybrid, Scaling::delayed, 1024,
+                   AmaxAlgo::max, 0, false);
+    }]>,
+  ];
   let extraClassDeclaration = [{
     /// The FP8 element type this recipe gives a tensor of the given role.
     ::mlir::FloatType getElementType(::mlir::MLIRContext *context,

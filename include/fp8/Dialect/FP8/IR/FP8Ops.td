@@ -28,6 +28,11 @@ def FP8_AmaxOp : FP8_Op<"amax", [Pure]> {
   let results = (outs F32:$amax);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasFolder = 1;
+  let builders = [
+    OpBuilder<(ins "Value":$input), [{
+      build($_builder, $_state, $_builder.getF32Type(), input);
+    }]>,
+  ];
 }
 
 def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
@@ -71,6 +76,16 @@ def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
   let assemblyFormat = [{
     $amax (`,` $previous^)? `for` $fp8_type attr-dict `:` type($amax)
   }];
+  let builders = [
+    // Default recipe fields; set algo / margin / power_of_two afterwards.
+    OpBuilder<(ins "Value":$amax, "Value":$previous, "Type":$fp8Type), [{
+      build($_builder, $_state, $_builder.getF32Type(), amax, previous,
+            TypeAttr::get(fp8Type),
+            AmaxAlgoAttr::get($_builder.getContext(), AmaxAlgo::max),
+            $_builder.getI32IntegerAttr(0), UnitAttr(),
+            $_builder.getF32FloatAttr(0.0f));
+    }]>,
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
   let extraClassDeclaration = [{
@@ -95,6 +110,11 @@ def FP8_RecordAmaxOp : FP8_Op<"record_amax", [Pure,
   let arguments = (ins FP8_AmaxHistory:$history, F32:$amax);
   let results = (outs FP8_AmaxHistory:$result);
   let assemblyFormat = "$history `,` $amax attr-dict `:` type($history)";
+  let builders = [
+    OpBuilder<(ins "Value":$history, "Value":$amax), [{
+      build($_builder, $_state, history.getType(), history, amax);
+    }]>,
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -115,6 +135,11 @@ def FP8_RollHistoryOp : FP8_Op<"roll_history", [Pure,
   let arguments = (ins FP8_AmaxHistory:$history);
   let results = (outs FP8_AmaxHistory:$result);
   let assemblyFormat = "$history attr-dict `:` type($history)";
+  let builders = [
+    OpBuilder<(ins "Value":$history), [{
+      build($_builder, $_state, history.getType(), history);
+    }]>,
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
 }

@@ -25,4 +25,126 @@ def FP8Verify : Pass<"fp8-verify", "ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// The FP8 rewrite
+//===----------------------------------------------------------------------===//
+
+// Which GEMMs go to FP8: shared by fp8-classify and fp8-quantize so that what
+// is reported is what is done.
+defvar FP8PolicyOptions = [
+  Option<"fp8Attention", "fp8-attention", "bool", /*default=*/"false",
+         "Also convert activation x activation GEMMs (attention scores and "
+         "context)">,
+  Option<"keepFirstLast", "keep-first-last", "bool", /*default=*/"false",
+         "Keep the first and the last eligible GEMM in high precision">,
+  Option<"minFlops", "min-flops", "int64_t", /*default=*/"0",
+         "Keep GEMMs with 2*M*N*K below this in high precision">,
+  ListOption<"exclude", "exclude", "std::string",
+             "Regular expressions: GEMMs whose function name or location "
+             "matches one stay in high precision">,
+  Option<"report", "report", "std::string", /*default=*/"\"\"",
+         "Write one JSON record per GEMM plus totals to this file">,
+  Option<"remarks", "remarks", "bool", /*default=*/"false",
+         "Explain every decision with a remark">,
+];
+
+def FP8Classify : Pass<"fp8-classify", "ModuleOp"> {
+  let summary = "Find the GEMMs and decide, with a reason, which go to FP8";
+  let description = [{
+    Recognises every GEMM by structure (linalg contractions with one M, N and
+    K dimension and any batch dimensions: `linalg.matmul` with or without
+    `indexing_maps`, `batch_matmul`, `contract`, generic contractions with
+    `arith.extf` on their operands), traces each operand through views
+    (transpose, broadcast, reshape, cast generics) to its origin to decide
+    its role (weight, activation, gradient), and decides per GEMM, with a
+    reason code. The decisions are attached to the ops as `fp8.decision` and
+    `fp8.reason` attributes, explained with remarks on request, and written as
+    JSON with `report=<file>`. Nothing else changes.
+  }];
+  let options = FP8PolicyOptions;
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
+def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
+  let summary = "Rewrite the eligible GEMMs to scaled FP8 GEMMs";
+  let description = [{
+    For every GEMM that fp8-classify's analysis sends to FP8: each operand is
+    quantized (E4M3, or E5M2 for gradients under the hybrid format) with a
+    per-tensor scale, and the GEMM becomes an `fp8.scaled_matmul` that
+    accumulates in f32 and returns the original result type.
+
+    - `scaling=delayed`: each quantized tensor owns an amax history and a
+      scale, kept in public mutable `ml_program.global`s named
+      `@fp8.<function>.<tensor>.amax_history` / `.scale`, where `<tensor>` is
+      `arg<i>` for function arguments and `gemm<i>.lhs|rhs` otherwise (the
+      i-th GEMM of the function in walk order). The cast uses the stored
+      scale and measures the amax in the same pass; the update then follows
+      Transformer Engine: record the amax in row 0, compute the new scale from
+      the history, roll the history.
+    - `scaling=current`: amax of the tensor itself, then the cast; no state.
+
+    Constant weights are always scaled from their own amax, so the
+    canonicalizer folds them to FP8 constants. A tensor feeding several GEMMs
+    is quantized once. The module records the recipe as `fp8.recipe`.
+  }];
+  let options = !listconcat(FP8PolicyOptions, [
+    Option<"scaling", "scaling", "std::string", /*default=*/"\"delayed\"",
+           "Scaling recipe: delayed | current">,
+    Option<"format", "format", "std::string", /*default=*/"\"hybrid\"",
+           "FP8 format: hybrid (E5M2 gradients) | e4m3">,
+    Option<"history", "history", "unsigned", /*default=*/"1024",
+           "Amax history length (delayed scaling)">,
+    Option<"algo", "algo", "std::string", /*default=*/"\"max\"",
+           "Amax from the history: max | most_recent">,
+    Option<"margin", "margin", "int", /*default=*/"0",
+           "Scale headroom in powers of two">,
+    Option<"powerOfTwo", "power-of-two", "bool", /*default=*/"false",
+           "Round scales down to powers of two">,
+  ]);
+  let dependentDialects = [
+    "::mlir::fp8::FP8Dialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::ml_program::MLProgramDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering support
+//===----------------------------------------------------------------------===//
+
+def FP8ExpandFloat8 : Pass<"fp8-expand-float8", "ModuleOp"> {
+  let summary = "Expand FP8 casts into integer operations and FP8 types to i8";
+  let description = [{
+    Removes `f8E4M3FN` and `f8E5M2` from a module so that targets without
+    FP8 support (LLVM on a CPU) can run it:
+
+    - `arith.truncf` from f32, f16 or bf16 to FP8 becomes integer operations
+      on the f32 encoding (round to nearest even once; overflow, Inf and NaN
+      as `arith.truncf` defines them, i.e. LLVM APFloat), bit-exact to the
+      numerics library;
+    - `arith.extf` from FP8 becomes integer operations (exact);
+    - FP8 values become i8 holding their encoding: tensor, vector and memref
+      element types, function signatures, the bodies of structured ops
+      (named ones are generalized first), constants and globals.
+
+    Saturating quantization is not a different cast: `convert-fp8-to-linalg`
+    clamps to the finite range and canonicalizes NaN before an ordinary
+    `arith.truncf`, which this pass then expands.
+
+    Scalars, vectors and statically shaped tensors are expanded; ops that
+    compute on FP8 values (other than the casts) are reported as errors.
+
+    ```mlir
+    %q = arith.truncf %x : f32 to f8E4M3FN
+    // becomes, among others:
+    %bits = arith.bitcast %x : f32 to i32
+    %abs = arith.andi %bits, %c2147483647_i32 : i32
+    ...
+    %q = arith.trunci %code : i32 to i8
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_TD

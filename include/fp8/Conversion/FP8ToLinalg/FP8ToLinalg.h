@@ -1,0 +1,24 @@
+//===- FP8ToLinalg.h - fp8 to linalg conversion -----------------*- C++ -*-===//
+
+#ifndef FP8_CONVERSION_FP8TOLINALG_FP8TOLINALG_H
+#define FP8_CONVERSION_FP8TOLINALG_FP8TOLINALG_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::fp8 {
+
+/// Patterns that rewrite every fp8 op into linalg, tensor, arith and math
+/// ops on tensors (see convert-fp8-to-linalg).
+void populateFP8ToLinalgPatterns(RewritePatternSet &patterns);
+
+/// `value` (f32, a scalar or a statically shaped vector/tensor) converted to
+/// `float8Type` as Hopper's `cvt.rn.satfinite` does: clamped to the finite
+/// range, NaN replaced by the positive NaN whose FP8 encoding is 0x7F in both
+/// formats, then an ordinary nearest-even `arith.truncf`.
+Value createSaturatingTruncF(OpBuilder &builder, Location loc, Value value,
+                             FloatType float8Type);
+
+} // namespace mlir::fp8
+
+#endif // FP8_CONVERSION_FP8TOLINALG_FP8TOLINALG_H

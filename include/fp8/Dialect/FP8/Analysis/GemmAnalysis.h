@@ -1,0 +1,109 @@
+//===- GemmAnalysis.h - Find GEMMs and decide their precision ---*- C++ -*-===//
+//
+// Finds every GEMM of a function by structure (any linalg op that is a
+// contraction with one M, one N and one K dimension, plus batch dimensions:
+// linalg.matmul with or without indexing_maps, batch_matmul,
+// batch_reduce_matmul, contract, generic contractions), works out the roles of
+// its operands (weight, activation, gradient) by tracing them through views,
+// and decides, with a reason code, whether it runs in FP8.
+//
+// fp8-classify reports these decisions; fp8-quantize acts on them. Both call
+// the same analysis, so what is reported is what is done.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_DIALECT_FP8_ANALYSIS_GEMMANALYSIS_H
+#define FP8_DIALECT_FP8_ANALYSIS_GEMMANALYSIS_H
+
+#include "fp8/Dialect/FP8/IR/FP8Attrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+
+enum class OperandRole { Weight, Activation, Gradient };
+StringRef stringifyOperandRole(OperandRole role);
+
+/// Why a GEMM got its decision. Stable strings: reports and tests use them.
+enum class GemmReason {
+  // Converted to FP8.
+  WeightGemm,          // one operand is a weight: a projection
+  ForcedFP8,           // `fp8.precision = "fp8"` on the op
+  ActivationGemmOptIn, // activation x activation, enabled by option
+  // Kept in high precision.
+  ForcedHighPrecision, // `fp8.precision = "high"` on the op
+  Excluded,            // matched an exclude pattern (function or location)
+  ActivationGemm,      // attention's activation x activation GEMMs
+  FirstOrLastGemm,     // keep-first-last option
+  BelowSizeThreshold,  // 2*M*N*K below min-flops
+  UnalignedKOrN,       // K or N not a multiple of 16 (Hopper FP8 tiles)
+  UnsupportedElementType, // not f32 / bf16 / f16 (integer GEMMs, f64, ...)
+  UnsupportedLayout,   // several M/N/K dims or an operand layout we can't map
+  AccumulatesIntoTensor, // the accumulator is not a zero fill
+  BufferSemantics,     // linalg on memrefs
+  ZeroSized,           // an empty dimension: nothing to compute
+  Convolution,         // reported, never converted
+};
+StringRef stringifyGemmReason(GemmReason reason);
+bool isFP8Reason(GemmReason reason);
+
+/// One GEMM operand as fp8.scaled_matmul will consume it.
+struct GemmOperand {
+  /// The tensor to quantize: the linalg operand, or a cheaper source it is a
+  /// view of (the 2-D weight behind a batch broadcast, the input of a
+  /// transpose, which then flips `transposed`).
+  Value value;
+  /// [.., K, M] for the lhs, [.., N, K] for the rhs.
+  bool transposed = false;
+  OperandRole role = OperandRole::Activation;
+  /// What the role was derived from, for the report ("arg2", "constant",
+  /// "global @w", "computed").
+  std::string origin;
+};
+
+struct GemmInfo {
+  Operation *op = nullptr;
+  GemmOperand lhs, rhs;
+  /// Static sizes, ShapedType::kDynamic when unknown.
+  int64_t m = 0, n = 0, k = 0;
+  SmallVector<int64_t> batch;
+  /// Index among the function's GEMMs, in walk order: part of state names.
+  unsigned index = 0;
+  GemmReason reason = GemmReason::UnsupportedLayout;
+
+  bool isFP8() const { return isFP8Reason(reason); }
+  /// batch..., M, N, K.
+  SmallVector<int64_t> getSizes() const;
+  /// 2 * batch * M * N * K, or nullopt when a size is dynamic.
+  std::optional<int64_t> getFlops() const;
+};
+
+/// User policy: the pipeline's options.
+struct GemmPolicy {
+  bool fp8Attention = false;
+  bool keepFirstLast = false;
+  int64_t minFlops = 0;
+  /// Regular expressions matched against the function name and the printed
+  /// location of the op.
+  SmallVector<std::string> exclude;
+};
+
+/// Classifies every GEMM (and convolution) in `module`, in walk order.
+/// Emits an error and fails on an invalid exclude pattern.
+FailureOr<SmallVector<GemmInfo>> analyzeGemms(ModuleOp module,
+                                              const GemmPolicy &policy);
+
+/// The FP8 element type of a quantized operand under `recipe`.
+FloatType getOperandFloat8Type(MLIRContext *context, RecipeAttr recipe,
+                               OperandRole role);
+
+/// The --fp8-report JSON document: one record per GEMM plus totals.
+llvm::json::Value buildGemmReport(ArrayRef<GemmInfo> gemms, RecipeAttr recipe);
+
+} // namespace mlir::fp8
+
+#endif // FP8_DIALECT_FP8_ANALYSIS_GEMMANALYSIS_H

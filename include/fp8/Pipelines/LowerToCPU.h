@@ -1,0 +1,28 @@
+//===- LowerToCPU.h - fp8-lower-to-cpu --------------------------*- C++ -*-===//
+
+#ifndef FP8_PIPELINES_LOWERTOCPU_H
+#define FP8_PIPELINES_LOWERTOCPU_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::fp8 {
+
+/// fp8-lower-to-cpu: fp8 ops (and func, linalg, tensor, arith, math,
+/// ml_program) on tensors down to the LLVM dialect, runnable by mlir-runner:
+/// convert-fp8-to-linalg, fp8-expand-float8, One-Shot Bufferize across
+/// function boundaries, buffer deallocation, loops, and the LLVM
+/// conversions.
+void buildLowerToCPUPipeline(OpPassManager &pm);
+
+/// Registers `fp8-lower-to-cpu`.
+void registerLowerToCPUPipeline();
+
+/// The external interface models the CPU pipeline needs in the context:
+/// bufferization of arith, linalg, tensor, scf, func and ml_program, and
+/// buffer deallocation.
+void registerLowerToCPUDialectExtensions(DialectRegistry &registry);
+
+} // namespace mlir::fp8
+
+#endif // FP8_PIPELINES_LOWERTOCPU_H

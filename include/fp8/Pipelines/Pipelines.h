@@ -1,0 +1,65 @@
+//===- Pipelines.h - Named fp8 pass pipelines -------------------*- C++ -*-===//
+
+#ifndef FP8_PIPELINES_PIPELINES_H
+#define FP8_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+
+/// Options of `fp8-pipeline`: the recipe and the GEMM policy, as in
+/// fp8-quantize.
+struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
+  PassOptions::Option<std::string> scaling{
+      *this, "scaling", llvm::cl::desc("delayed | current"),
+      llvm::cl::init("delayed")};
+  PassOptions::Option<std::string> format{
+      *this, "format", llvm::cl::desc("hybrid | e4m3"),
+      llvm::cl::init("hybrid")};
+  PassOptions::Option<unsigned> history{
+      *this, "history", llvm::cl::desc("Amax history length"),
+      llvm::cl::init(1024)};
+  PassOptions::Option<std::string> algo{
+      *this, "algo", llvm::cl::desc("max | most_recent"),
+      llvm::cl::init("max")};
+  PassOptions::Option<int> margin{
+      *this, "margin", llvm::cl::desc("Scale headroom in powers of two"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> powerOfTwo{
+      *this, "power-of-two", llvm::cl::desc("Power-of-two scales"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> fp8Attention{
+      *this, "fp8-attention",
+      llvm::cl::desc("Also convert activation x activation GEMMs"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> keepFirstLast{
+      *this, "keep-first-last",
+      llvm::cl::desc("Keep the first and last GEMM in high precision"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> minFlops{
+      *this, "min-flops",
+      llvm::cl::desc("Keep GEMMs with 2*M*N*K below this in high precision"),
+      llvm::cl::init(0)};
+  PassOptions::ListOption<std::string> exclude{
+      *this, "exclude",
+      llvm::cl::desc("Regexes on function names / locations to keep")};
+  PassOptions::Option<std::string> report{
+      *this, "report", llvm::cl::desc("JSON report file"), llvm::cl::init("")};
+  PassOptions::Option<bool> remarks{
+      *this, "remarks", llvm::cl::desc("Explain decisions with remarks"),
+      llvm::cl::init(false)};
+};
+
+/// TOSA to linalg (a no-op on linalg input), fp8-quantize, cleanup,
+/// fp8-verify.
+void buildFP8Pipeline(OpPassManager &pm, const FP8PipelineOptions &options);
+
+/// Registers `fp8-pipeline`.
+void registerFP8Pipelines();
+
+} // namespace mlir::fp8
+
+#endif // FP8_PIPELINES_PIPELINES_H

@@ -1,0 +1,590 @@
+//===- GemmAnalysis.cpp - Find GEMMs and decide their precision -----------===//
+
+#include "fp8/Dialect/FP8/Analysis/GemmAnalysis.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Regex.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+StringRef mlir::fp8::stringifyOperandRole(OperandRole role) {
+  switch (role) {
+  case OperandRole::Weight:
+    return "weight";
+  case OperandRole::Activation:
+    return "activation";
+  case OperandRole::Gradient:
+    return "gradient";
+  }
+  llvm_unreachable("unknown operand role");
+}
+
+StringRef mlir::fp8::stringifyGemmReason(GemmReason reason) {
+  switch (reason) {
+  case GemmReason::WeightGemm:
+    return "weight_gemm";
+  case GemmReason::ForcedFP8:
+    return "forced_fp8";
+  case GemmReason::ActivationGemmOptIn:
+    return "activation_gemm_enabled";
+  case GemmReason::ForcedHighPrecision:
+    return "forced_high_precision";
+  case GemmReason::Excluded:
+    return "excluded";
+  case GemmReason::ActivationGemm:
+    return "activation_x_activation";
+  case GemmReason::FirstOrLastGemm:
+    return "first_or_last_gemm";
+  case GemmReason::BelowSizeThreshold:
+    return "below_size_threshold";
+  case GemmReason::UnalignedKOrN:
+    return "k_or_n_not_multiple_of_16";
+  case GemmReason::UnsupportedElementType:
+    return "unsupported_element_type";
+  case GemmReason::UnsupportedLayout:
+    return "unsupported_layout";
+  case GemmReason::AccumulatesIntoTensor:
+    return "accumulates_into_tensor";
+  case GemmReason::BufferSemantics:
+    return "buffer_semantics";
+  case GemmReason::ZeroSized:
+    return "zero_sized";
+  case GemmReason::Convolution:
+    return "convolution";
+  }
+  llvm_unreachable("unknown GEMM reason");
+}
+
+bool mlir::fp8::isFP8Reason(GemmReason reason) {
+  return reason == GemmReason::WeightGemm || reason == GemmReason::ForcedFP8 ||
+         reason == GemmReason::ActivationGemmOptIn;
+}
+
+SmallVector<int64_t> GemmInfo::getSizes() const {
+  SmallVector<int64_t> sizes(batch);
+  sizes.append({m, n, k});
+  return sizes;
+}
+
+std::optional<int64_t> GemmInfo::getFlops() const {
+  int64_t flops = 2;
+  for (int64_t size : getSizes()) {
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    flops *= size;
+  }
+  return flops;
+}
+
+FloatType mlir::fp8::getOperandFloat8Type(MLIRContext *context,
+                                          RecipeAttr recipe, OperandRole role) {
+  return recipe.getElementType(context, role == OperandRole::Gradient);
+}
+
+//===----------------------------------------------------------------------===//
+// Looking through views
+//===----------------------------------------------------------------------===//
+
+static bool isWideFloat(Type type) {
+  return type.isF32() || type.isBF16() || type.isF16();
+}
+
+/// A linalg.generic that copies its single input into its output, possibly
+/// broadcasting, permuting and/or converting the float type: a view as far as
+/// roles are concerned.
+static bool isCopyLikeGeneric(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
+    return false;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Value yielded = yield.getOperand(0);
+  if (Operation *def = yielded.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def) || &body.front() != def)
+      return false;
+    yielded = def->getOperand(0);
+  }
+  return yielded == body.getArgument(0) &&
+         op.getMatchingIndexingMap(op.getDpsInputOperand(0))
+             .isProjectedPermutation() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+}
+
+/// The value `value` is a view or plain copy of, one step up, if any.
+static Value getViewSource(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return {};
+  if (isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::CopyOp>(def))
+    return cast<linalg::LinalgOp>(def).getDpsInputOperand(0)->get();
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+          tensor::ExtractSliceOp, tensor::ReshapeOp, arith::ExtFOp,
+          arith::TruncFOp>(def))
+    return def->getOperand(0);
+  if (auto generic = dyn_cast<linalg::GenericOp>(def);
+      generic && isCopyLikeGeneric(generic))
+    return generic.getDpsInputOperand(0)->get();
+  return {};
+}
+
+namespace {
+struct Origin {
+  enum Kind { Argument, Constant, Global, Computed } kind = Computed;
+  BlockArgument argument;
+  std::string description;
+};
+} // namespace
+
+static Origin traceOrigin(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (isa<FunctionOpInterface>(parent) && arg.getOwner()->isEntryBlock())
+        return {Origin::Argument, arg, "arg" + std::to_string(arg.getArgNumber())};
+      return {Origin::Computed, {}, "computed"};
+    }
+    Operation *def = value.getDefiningOp();
+    if (def->hasTrait<OpTrait::ConstantLike>())
+      return {Origin::Constant, {}, "constant"};
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(def))
+      return {Origin::Global, {},
+              ("global @" + load.getGlobal().getLeafReference().getValue())
+                  .str()};
+    if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(def))
+      return {Origin::Global, {},
+              ("global @" + load.getGlobal().getLeafReference().getValue())
+                  .str()};
+    Value source = getViewSource(value);
+    if (!source)
+      return {Origin::Computed, {}, "computed"};
+    value = source;
+  }
+}
+
+/// `perm` swaps the last two dimensions and keeps the others.
+static bool isMinorTranspose(ArrayRef<int64_t> perm) {
+  int64_t rank = perm.size();
+  if (rank < 2)
+    return false;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
+}
+
+/// Moves `operand.value` to a cheaper tensor that scaled_matmul can read with
+/// a layout flag: the input of a minor transpose (flipping the flag) and, for
+/// a batched rhs, the 2-D matrix behind a batch broadcast.
+static void peelLayout(GemmOperand &operand, bool allowBatchBroadcast) {
+  while (true) {
+    Operation *def = operand.value.getDefiningOp();
+    if (auto transpose = dyn_cast_if_present<linalg::TransposeOp>(def);
+        transpose && isMinorTranspose(transpose.getPermutation())) {
+      operand.value = transpose.getInput();
+      operand.transposed = !operand.transposed;
+      continue;
+    }
+    if (!allowBatchBroadcast)
+      return;
+    if (auto broadcast = dyn_cast_if_present<linalg::BroadcastOp>(def)) {
+      int64_t rank = broadcast.getInit().getType().getRank();
+      ArrayRef<int64_t> dims = broadcast.getDimensions();
+      if (broadcast.getInput().getType().getRank() == 2 &&
+          llvm::equal(dims, llvm::seq<int64_t>(0, rank - 2))) {
+        operand.value = broadcast.getInput();
+        continue;
+      }
+      return;
+    }
+    auto generic = dyn_cast_if_present<linalg::GenericOp>(def);
+    if (!generic || !isCopyLikeGeneric(generic) ||
+        generic.getRegion().front().getOperations().size() != 1)
+      return;
+    Value input = generic.getDpsInputOperand(0)->get();
+    AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+    unsigned rank = map.getNumDims();
+    if (map.getNumResults() != 2 || rank < 3)
+      return;
+    unsigned first = map.getDimPosition(0), second = map.getDimPosition(1);
+    if (first == rank - 2 && second == rank - 1) {
+      operand.value = input;
+    } else if (first == rank - 1 && second == rank - 2) {
+      operand.value = input;
+      operand.transposed = !operand.transposed;
+    } else {
+      return;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+static bool isZeroFill(Value init) {
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  return matchPattern(init, m_AnyZeroFloat());
+}
+
+/// Matches the indexing maps to scaled_matmul's layouts. On success fills
+/// sizes and layout flags.
+static LogicalResult matchLayout(linalg::LinalgOp op, GemmInfo &info) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return failure();
+  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+
+  auto positions = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+    SmallVector<unsigned> result;
+    for (AffineExpr expr : map.getResults()) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        return std::nullopt;
+      result.push_back(dim.getPosition());
+    }
+    return result;
+  };
+  auto lhs = positions(maps[0]), rhs = positions(maps[1]),
+       out = positions(maps[2]);
+  if (!lhs || !rhs || !out)
+    return failure();
+
+  size_t numBatch = dims->batch.size();
+  if (out->size() != numBatch + 2 || (*out)[numBatch] != m ||
+      (*out)[numBatch + 1] != n)
+    return failure();
+  ArrayRef<unsigned> batchOrder(out->data(), numBatch);
+
+  auto matchOperand = [&](ArrayRef<unsigned> dimsOf, unsigned rowDim,
+                          unsigned colDim, bool allowShared,
+                          bool &transposed) -> bool {
+    bool batched = dimsOf.size() == numBatch + 2 &&
+                   dimsOf.take_front(numBatch) == batchOrder;
+    bool shared = allowShared && numBatch > 0 && dimsOf.size() == 2;
+    if (!batched && !shared)
+      return false;
+    ArrayRef<unsigned> minor = dimsOf.take_back(2);
+    if (minor[0] == rowDim && minor[1] == colDim)
+      transposed = false;
+    else if (minor[0] == colDim && minor[1] == rowDim)
+      transposed = true;
+    else
+      return false;
+    return true;
+  };
+  if (!matchOperand(*lhs, m, k, /*allowShared=*/false, info.lhs.transposed) ||
+      !matchOperand(*rhs, k, n, /*allowShared=*/true, info.rhs.transposed))
+    return failure();
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  info.m = ranges[m];
+  info.n = ranges[n];
+  info.k = ranges[k];
+  for (unsigned b : batchOrder)
+    info.batch.push_back(ranges[b]);
+  info.lhs.value = op.getDpsInputOperand(0)->get();
+  info.rhs.value = op.getDpsInputOperand(1)->get();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Roles
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Values derived from gradients: arguments marked `fp8.role = "grad"`, and
+/// everything computed in a function marked `fp8.backward`.
+class GradientTaint {
+public:
+  explicit GradientTaint(ModuleOp module) {
+    SmallVector<Value> worklist;
+    module.walk([&](FunctionOpInterface func) {
+      if (func.isExternal())
+        return;
+      for (BlockArgument arg : func.getArguments())
+        if (auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "fp8.role");
+            role && role.getValue() == "grad")
+          worklist.push_back(arg);
+      if (func->hasAttr("fp8.backward"))
+        func->walk([&](Operation *op) {
+          if (!op->hasTrait<OpTrait::ConstantLike>())
+            llvm::append_range(worklist, op->getResults());
+        });
+    });
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (!tainted.insert(value).second)
+        continue;
+      for (Operation *user : value.getUsers())
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+  bool contains(Value value) const { return tainted.contains(value); }
+
+private:
+  DenseSet<Value> tainted;
+};
+} // namespace
+
+static void assignRole(GemmOperand &operand, Value gemmOperand,
+                       const GradientTaint &taint) {
+  Origin origin = traceOrigin(operand.value);
+  operand.origin = origin.description;
+  if (taint.contains(gemmOperand) || taint.contains(operand.value)) {
+    operand.role = OperandRole::Gradient;
+    return;
+  }
+  switch (origin.kind) {
+  case Origin::Constant:
+  case Origin::Global:
+    operand.role = OperandRole::Weight;
+    return;
+  case Origin::Computed:
+    operand.role = OperandRole::Activation;
+    return;
+  case Origin::Argument: {
+    auto func = cast<FunctionOpInterface>(
+        origin.argument.getOwner()->getParentOp());
+    if (auto role = func.getArgAttrOfType<StringAttr>(
+            origin.argument.getArgNumber(), "fp8.role")) {
+      operand.role = role.getValue() == "activation" ? OperandRole::Activation
+                                                     : OperandRole::Weight;
+      return;
+    }
+    // A weight is a matrix: an argument that still has batch dimensions
+    // after looking through broadcasts is a batch of activations (attention's
+    // Q, K, V passed in).
+    operand.role = cast<ShapedType>(operand.value.getType()).getRank() > 2
+                       ? OperandRole::Activation
+                       : OperandRole::Weight;
+    return;
+  }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Decisions
+//===----------------------------------------------------------------------===//
+
+static std::string printLocation(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+/// The structural reasons a GEMM can't be converted, whatever the policy.
+static std::optional<GemmReason> checkStructure(linalg::LinalgOp op,
+                                                GemmInfo &info) {
+  for (OpOperand &operand : op->getOpOperands())
+    if (!isWideFloat(getElementTypeOrSelf(operand.get().getType())))
+      return GemmReason::UnsupportedElementType;
+  if (!op.hasPureTensorSemantics())
+    return GemmReason::BufferSemantics;
+  if (failed(matchLayout(op, info)))
+    return GemmReason::UnsupportedLayout;
+  if (!isZeroFill(op.getDpsInitOperand(0)->get()))
+    return GemmReason::AccumulatesIntoTensor;
+  if (llvm::is_contained(info.getSizes(), 0))
+    return GemmReason::ZeroSized;
+  return std::nullopt;
+}
+
+static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
+                         const GemmPolicy &policy,
+                         ArrayRef<llvm::Regex> exclude) {
+  if (auto precision = op->getAttrOfType<StringAttr>("fp8.precision")) {
+    if (precision.getValue() == "high")
+      return GemmReason::ForcedHighPrecision;
+    if (precision.getValue() == "fp8")
+      return GemmReason::ForcedFP8;
+  }
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  std::string location = printLocation(op->getLoc());
+  for (const llvm::Regex &pattern : exclude)
+    if ((func && pattern.match(func.getName())) || pattern.match(location))
+      return GemmReason::Excluded;
+
+  bool hasWeight = info.lhs.role == OperandRole::Weight ||
+                   info.rhs.role == OperandRole::Weight;
+  bool hasGradient = info.lhs.role == OperandRole::Gradient ||
+                     info.rhs.role == OperandRole::Gradient;
+  // Attention's batched activation GEMMs (scores, context) stay high
+  // precision, forward and backward; a weight gradient (X^T dY) is 2-D.
+  bool activationGemm = !hasWeight && (!hasGradient || !info.batch.empty());
+  if (activationGemm && !policy.fp8Attention)
+    return GemmReason::ActivationGemm;
+
+  auto unaligned = [](int64_t size) {
+    return !ShapedType::isDynamic(size) && size % 16 != 0;
+  };
+  if (unaligned(info.k) || unaligned(info.n))
+    return GemmReason::UnalignedKOrN;
+  if (std::optional<int64_t> flops = info.getFlops();
+      flops && *flops < policy.minFlops)
+    return GemmReason::BelowSizeThreshold;
+  return activationGemm ? GemmReason::ActivationGemmOptIn
+                        : GemmReason::WeightGemm;
+}
+
+FailureOr<SmallVector<GemmInfo>>
+mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
+  SmallVector<llvm::Regex> exclude;
+  for (const std::string &pattern : policy.exclude) {
+    llvm::Regex regex(pattern);
+    std::string error;
+    if (!regex.isValid(error))
+      return module.emitError("invalid exclude pattern '")
+             << pattern << "': " << error;
+    exclude.push_back(std::move(regex));
+  }
+
+  GradientTaint taint(module);
+  SmallVector<GemmInfo> gemms;
+  DenseMap<Operation *, unsigned> gemmsPerFunction;
+  module.walk([&](linalg::LinalgOp op) {
+    bool isConvolution = linalg::isaConvolutionOpInterface(op);
+    if (!isConvolution && !linalg::isaContractionOpInterface(op))
+      return;
+    GemmInfo info;
+    info.op = op;
+    Operation *func = op->getParentOfType<FunctionOpInterface>();
+    info.index = gemmsPerFunction[func]++;
+    if (isConvolution) {
+      info.reason = GemmReason::Convolution;
+    } else if (std::optional<GemmReason> reason = checkStructure(op, info)) {
+      info.reason = *reason;
+    } else {
+      peelLayout(info.lhs, /*allowBatchBroadcast=*/false);
+      peelLayout(info.rhs, /*allowBatchBroadcast=*/!info.batch.empty());
+      assignRole(info.lhs, op.getDpsInputOperand(0)->get(), taint);
+      assignRole(info.rhs, op.getDpsInputOperand(1)->get(), taint);
+      // x W with both traced to arguments: by the linalg.matmul(x, W)
+      // convention the lhs carries the tokens.
+      if (info.lhs.role == OperandRole::Weight &&
+          info.rhs.role == OperandRole::Weight &&
+          StringRef(info.lhs.origin).starts_with("arg"))
+        info.lhs.role = OperandRole::Activation;
+      info.reason = decide(op, info, policy, exclude);
+    }
+    gemms.push_back(std::move(info));
+  });
+
+  if (policy.keepFirstLast) {
+    auto isCandidate = [](const GemmInfo &g) {
+      return g.isFP8() && g.reason != GemmReason::ForcedFP8;
+    };
+    auto first = llvm::find_if(gemms, isCandidate);
+    auto last = llvm::find_if(llvm::reverse(gemms), isCandidate);
+    if (first != gemms.end()) {
+      first->reason = GemmReason::FirstOrLastGemm;
+      last->reason = GemmReason::FirstOrLastGemm;
+    }
+  }
+  return gemms;
+}
+
+//===----------------------------------------------------------------------===//
+// Report
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Value sizeToJson(int64_t size) {
+  if (ShapedType::isDynamic(size))
+    return nullptr;
+  return size;
+}
+
+static int64_t getByteWidth(Value value) {
+  return getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() / 8;
+}
+
+static std::optional<int64_t> getNumElements(Value value) {
+  auto type = dyn_cast<ShapedType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return type.getNumElements();
+}
+
+llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
+                                             RecipeAttr recipe) {
+  llvm::json::Array records;
+  int64_t totalFlops = 0, fp8Flops = 0, bytesSaved = 0;
+  int64_t numFP8 = 0, unknownFlops = 0;
+  for (const GemmInfo &gemm : gemms) {
+    MLIRContext *context = gemm.op->getContext();
+    auto func = gemm.op->getParentOfType<FunctionOpInterface>();
+    llvm::json::Object record{
+        {"function", func ? func.getName().str() : ""},
+        {"index", gemm.index},
+        {"location", printLocation(gemm.op->getLoc())},
+        {"op", gemm.op->getName().getStringRef().str()},
+        {"decision", gemm.isFP8() ? "fp8" : "high_precision"},
+        {"reason", stringifyGemmReason(gemm.reason).str()},
+    };
+    if (gemm.reason != GemmReason::Convolution && gemm.lhs.value) {
+      llvm::json::Array batch;
+      for (int64_t size : gemm.batch)
+        batch.push_back(sizeToJson(size));
+      record["batch"] = std::move(batch);
+      record["m"] = sizeToJson(gemm.m);
+      record["n"] = sizeToJson(gemm.n);
+      record["k"] = sizeToJson(gemm.k);
+      auto operandJson = [&](const GemmOperand &operand) {
+        llvm::json::Object object{
+            {"role", stringifyOperandRole(operand.role).str()},
+            {"origin", operand.origin},
+            {"transposed", operand.transposed}};
+        if (gemm.isFP8()) {
+          std::string format;
+          llvm::raw_string_ostream os(format);
+          os << getOperandFloat8Type(context, recipe, operand.role);
+          object["format"] = format;
+        }
+        return object;
+      };
+      record["lhs"] = operandJson(gemm.lhs);
+      record["rhs"] = operandJson(gemm.rhs);
+      if (std::optional<int64_t> flops = gemm.getFlops()) {
+        record["flops"] = *flops;
+        totalFlops += *flops;
+        if (gemm.isFP8())
+          fp8Flops += *flops;
+      } else {
+        ++unknownFlops;
+      }
+    }
+    if (gemm.isFP8()) {
+      ++numFP8;
+      for (Value operand : {gemm.lhs.value, gemm.rhs.value})
+        if (std::optional<int64_t> count = getNumElements(operand))
+          bytesSaved += *count * (getByteWidth(operand) - 1);
+    }
+    records.push_back(std::move(record));
+  }
+  llvm::json::Object totals{
+      {"gemms", static_cast<int64_t>(gemms.size())},
+      {"fp8", numFP8},
+      {"high_precision", static_cast<int64_t>(gemms.size()) - numFP8},
+      {"flops", totalFlops},
+      {"fp8_flops", fp8Flops},
+      {"fp8_flop_share",
+       totalFlops ? static_cast<double>(fp8Flops) / totalFlops : 0.0},
+      {"gemms_with_dynamic_sizes", unknownFlops},
+      {"operand_bytes_saved", bytesSaved},
+  };
+  return llvm::json::Object{{"gemms", std::move(records)},
+                            {"totals", std::move(totals)}};
+}

@@ -1,0 +1,66 @@
+//===- Pipelines.cpp - Named fp8 pass pipelines ---------------------------===//
+
+#include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// TOSA to linalg on tensors. MLIR 22's stock tosa-to-linalg-pipeline runs a
+/// validation that rejects tosa.cast i64->f32 found in real exports; this
+/// sequence converts the same graphs completely.
+static void addTosaFrontEnd(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(tosa::createTosaOptionalDecompositionsPass());
+  func.addPass(tosa::createTosaToLinalgNamed());
+  func.addPass(createCanonicalizerPass());
+  func.addPass(tosa::createTosaInferShapesPass());
+  func.addPass(tosa::createTosaMakeBroadcastablePass());
+  func.addPass(tosa::createTosaToLinalg());
+  func.addPass(createTosaToArithPass());
+  func.addPass(createTosaToTensorPass());
+}
+
+void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
+                                 const FP8PipelineOptions &options) {
+  addTosaFrontEnd(pm);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  FP8QuantizeOptions quantize;
+  quantize.scaling = options.scaling;
+  quantize.format = options.format;
+  quantize.history = options.history;
+  quantize.algo = options.algo;
+  quantize.margin = options.margin;
+  quantize.powerOfTwo = options.powerOfTwo;
+  quantize.fp8Attention = options.fp8Attention;
+  quantize.keepFirstLast = options.keepFirstLast;
+  quantize.minFlops = options.minFlops;
+  quantize.exclude = llvm::to_vector(options.exclude);
+  quantize.report = options.report;
+  quantize.remarks = options.remarks;
+  pm.addPass(createFP8Quantize(quantize));
+
+  // Folds constant weights to FP8 constants and drops the views the GEMMs
+  // no longer read.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createFP8Verify());
+}
+
+void mlir::fp8::registerFP8Pipelines() {
+  PassPipelineRegistration<FP8PipelineOptions>(
+      "fp8-pipeline",
+      "The FP8 rewrite: TOSA to linalg, quantize GEMMs per the recipe, "
+      "clean up, verify",
+      buildFP8Pipeline);
+}

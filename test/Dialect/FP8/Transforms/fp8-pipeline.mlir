@@ -1,0 +1,50 @@
+// fp8-pipeline on the real graphs in Inputs/graphs (exported by other
+// projects): every GEMM is accounted for in the report, the projections go to
+// FP8, attention, softmax and norms stay in high precision, fp8-verify (the
+// last pass of the pipeline) passes, and a second run changes nothing.
+//
+// Llama-3-8B SwiGLU FFN from torch-mlir (accelgen): 3 bf16 batch_matmuls with
+// transposed, batch-broadcast weights.
+// RUN: fp8-opt %graphs/accelgen_llama3-8b-block0-ffn-prefill-b1s128.mlir --fp8-pipeline="history=16 report=%t.ffn.json" -o %t.ffn.mlir
+// RUN: FileCheck %s --check-prefix=FFN < %t.ffn.mlir
+// RUN: FileCheck %s --check-prefix=FFN-JSON < %t.ffn.json
+// RUN: fp8-opt %t.ffn.mlir --fp8-pipeline="history=16" | diff - %t.ffn.mlir
+//
+// FFN-COUNT-3: fp8.scaled_matmul {{.*}} {transpose_rhs}
+// FFN-NOT: linalg.batch_matmul
+// FFN-JSON: "totals": {
+// FFN-JSON-NEXT: "flops": 45097156608,
+// FFN-JSON-NEXT: "fp8": 3,
+// FFN-JSON-NEXT: "fp8_flop_share": 1,
+//
+// A DeepSeek-R1-Distill-Qwen-1.5B decoder layer from buddy-mlir, TOSA + linalg
+// with timing calls and LLVM globals: 7 projections to FP8, the 2 attention
+// matmuls (tosa.matmul) stay f32, foreign ops pass through.
+// RUN: fp8-opt %graphs/buddy_deepseek-r1-qwen1.5b_layer_tosa_timed.mlir --fp8-pipeline="report=%t.layer.json" -o %t.layer.mlir
+// RUN: FileCheck %s --check-prefix=LAYER < %t.layer.mlir
+// RUN: FileCheck %s --check-prefix=LAYER-JSON < %t.layer.json
+// RUN: fp8-opt %t.layer.mlir --fp8-pipeline | diff - %t.layer.mlir
+//
+// LAYER: llvm.mlir.global
+// LAYER: call @rtclock()
+// LAYER-COUNT-7: fp8.scaled_matmul
+// LAYER-NOT: tosa.
+// LAYER-JSON-COUNT-2: "reason": "activation_x_activation"
+// LAYER-JSON: "totals": {
+// LAYER-JSON: "fp8": 7,
+// LAYER-JSON-NEXT: "fp8_flop_share": 0.997
+// LAYER-JSON: "gemms": 9,
+// LAYER-JSON-NEXT: "gemms_with_dynamic_sizes": 0,
+// LAYER-JSON-NEXT: "high_precision": 2,
+//
+// The buddy-mlir attention core: both GEMMs are activation x activation.
+// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="report=%t.attn.json" | FileCheck %s --check-prefix=ATTN
+// RUN: FileCheck %s --check-prefix=ATTN-JSON < %t.attn.json
+// ATTN-NOT: fp8.
+// ATTN: linalg.batch_matmul
+// ATTN-JSON-COUNT-2: "reason": "activation_x_activation"
+// With fp8-attention they are eligible, but the sequence length (40) is not a
+// multiple of 16, so they still stay in high precision, for that reason.
+// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fp8-attention report=%t.attn8.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=ATTN-FP8 < %t.attn8.json
+// ATTN-FP8-COUNT-2: "reason": "k_or_n_not_multiple_of_16"

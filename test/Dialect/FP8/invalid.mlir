@@ -1,0 +1,580 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier error (FP8Ops.cpp, RecipeAttr::verify) and per ODS
+// constraint worth pinning down.
+
+//===----------------------------------------------------------------------===//
+// fp8.amax
+//===----------------------------------------------------------------------===//
+
+func.func @amax_of_fp8(%x: tensor<4xf8E4M3FN>) -> f32 {
+  // expected-error @+1 {{'fp8.amax' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xf8E4M3FN>'}}
+  %0 = fp8.amax %x : tensor<4xf8E4M3FN>
+  return %0 : f32
+}
+
+// -----
+
+func.func @amax_of_f64(%x: tensor<4xf64>) -> f32 {
+  // expected-error @+1 {{'fp8.amax' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xf64>'}}
+  %0 = "fp8.amax"(%x) : (tensor<4xf64>) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @amax_result_bf16(%x: tensor<4xf32>) -> bf16 {
+  // expected-error @+1 {{'fp8.amax' op result #0 must be 32-bit float, but got 'bf16'}}
+  %0 = "fp8.amax"(%x) : (tensor<4xf32>) -> bf16
+  return %0 : bf16
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.compute_scale
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @compute_scale_f16_format(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op attribute 'fp8_type' failed to satisfy constraint: type attribute of f8E4M3FN or f8E5M2}}
+  %0 = "fp8.compute_scale"(%amax) <{fp8_type = f16}> : (f32) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_missing_format(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op requires attribute 'fp8_type'}}
+  %0 = "fp8.compute_scale"(%amax) : (f32) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_f16_amax(%amax: f16) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op operand #0 must be 32-bit float or 1D tensor of 32-bit float values, but got 'f16'}}
+  %0 = fp8.compute_scale %amax for f8E4M3FN : f16
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_2d_history(%history: tensor<4x4xf32>) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op operand #0 must be 32-bit float or 1D tensor of 32-bit float values, but got 'tensor<4x4xf32>'}}
+  %0 = fp8.compute_scale %history for f8E4M3FN : tensor<4x4xf32>
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_f16_previous(%amax: f32, %prev: f16) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op operand #1 must be 32-bit float, but got 'f16'}}
+  %0 = "fp8.compute_scale"(%amax, %prev) <{fp8_type = f8E4M3FN}> : (f32, f16) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_dynamic_history(%history: tensor<?xf32>) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op expects an amax history of static length >= 1, got 'tensor<?xf32>'}}
+  %0 = fp8.compute_scale %history for f8E4M3FN : tensor<?xf32>
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_empty_history(%history: tensor<0xf32>) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op expects an amax history of static length >= 1, got 'tensor<0xf32>'}}
+  %0 = fp8.compute_scale %history for f8E4M3FN : tensor<0xf32>
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_algo_on_scalar(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op 'algo' applies only to an amax history}}
+  %0 = fp8.compute_scale %amax for f8E4M3FN
+      {algo = #fp8.amax_algo<most_recent>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_epsilon_with_previous(%amax: f32, %prev: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op 'epsilon' applies only to current scaling (no previous scale)}}
+  %0 = fp8.compute_scale %amax, %prev for f8E4M3FN {epsilon = 1.0e-12 : f32} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_negative_epsilon(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op 'epsilon' must be a non-negative number}}
+  %0 = fp8.compute_scale %amax for f8E4M3FN {epsilon = -1.0e-12 : f32} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_nan_epsilon(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op 'epsilon' must be a non-negative number}}
+  %0 = fp8.compute_scale %amax for f8E4M3FN {epsilon = 0x7FC00000 : f32} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_negative_margin(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op 'margin' must be in [0, 127], got -1}}
+  %0 = fp8.compute_scale %amax for f8E4M3FN {margin = -1 : i32} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @compute_scale_margin_too_large(%amax: f32) -> f32 {
+  // expected-error @+1 {{'fp8.compute_scale' op 'margin' must be in [0, 127], got 128}}
+  %0 = fp8.compute_scale %amax for f8E4M3FN {margin = 128 : i32} : f32
+  return %0 : f32
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.record_amax / fp8.roll_history
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @record_amax_dynamic(%history: tensor<?xf32>, %amax: f32) -> tensor<?xf32> {
+  // expected-error @+1 {{'fp8.record_amax' op expects an amax history of static length >= 1, got 'tensor<?xf32>'}}
+  %0 = fp8.record_amax %history, %amax : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @record_amax_type_mismatch(%history: tensor<16xf32>, %amax: f32) -> tensor<8xf32> {
+  // expected-error @+1 {{'fp8.record_amax' op failed to verify that all of {history, result} have same type}}
+  %0 = "fp8.record_amax"(%history, %amax) : (tensor<16xf32>, f32) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @record_amax_bf16_history(%history: tensor<16xbf16>, %amax: f32) -> tensor<16xbf16> {
+  // expected-error @+1 {{'fp8.record_amax' op operand #0 must be 1D tensor of 32-bit float values, but got 'tensor<16xbf16>'}}
+  %0 = fp8.record_amax %history, %amax : tensor<16xbf16>
+  return %0 : tensor<16xbf16>
+}
+
+// -----
+
+func.func @roll_history_dynamic(%history: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'fp8.roll_history' op expects an amax history of static length >= 1, got 'tensor<?xf32>'}}
+  %0 = fp8.roll_history %history : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @roll_history_empty(%history: tensor<0xf32>) -> tensor<0xf32> {
+  // expected-error @+1 {{'fp8.roll_history' op expects an amax history of static length >= 1, got 'tensor<0xf32>'}}
+  %0 = fp8.roll_history %history : tensor<0xf32>
+  return %0 : tensor<0xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.quantize / fp8.dequantize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @quantize_to_i8(%x: tensor<4xf32>, %s: f32) -> tensor<4xi8> {
+  // expected-error @+1 {{'fp8.quantize' op result #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<4xi8>'}}
+  %0 = "fp8.quantize"(%x, %s) : (tensor<4xf32>, f32) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @quantize_to_bf16(%x: tensor<4xf32>, %s: f32) -> tensor<4xbf16> {
+  // expected-error @+1 {{'fp8.quantize' op result #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<4xbf16>'}}
+  %0 = fp8.quantize %x, %s : tensor<4xf32> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @quantize_from_f64(%x: tensor<4xf64>, %s: f32) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xf64>'}}
+  %0 = "fp8.quantize"(%x, %s) : (tensor<4xf64>, f32) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_unranked(%x: tensor<*xf32>, %s: f32) -> tensor<*xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<*xf32>'}}
+  %0 = "fp8.quantize"(%x, %s) : (tensor<*xf32>, f32) -> tensor<*xf8E4M3FN>
+  return %0 : tensor<*xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_f16_scale(%x: tensor<4xf32>, %s: f16) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op operand #1 must be 32-bit float, but got 'f16'}}
+  %0 = "fp8.quantize"(%x, %s) : (tensor<4xf32>, f16) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_f16_amax(%x: tensor<4xf32>, %s: f32) -> f16 {
+  // expected-error @+1 {{'fp8.quantize' op result #1 must be 32-bit float, but got 'f16'}}
+  %0:2 = "fp8.quantize"(%x, %s) : (tensor<4xf32>, f32) -> (tensor<4xf8E4M3FN>, f16)
+  return %0#1 : f16
+}
+
+// -----
+
+func.func @quantize_shape(%x: tensor<4x8xf32>, %s: f32) -> tensor<8x4xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op result shape 'tensor<8x4xf8E4M3FN>' does not match 'tensor<4x8xf32>'}}
+  %0 = fp8.quantize %x, %s : tensor<4x8xf32> -> tensor<8x4xf8E4M3FN>
+  return %0 : tensor<8x4xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_rank(%x: tensor<32xf32>, %s: f32) -> tensor<4x8xf8E5M2> {
+  // expected-error @+1 {{'fp8.quantize' op result shape 'tensor<4x8xf8E5M2>' does not match 'tensor<32xf32>'}}
+  %0 = fp8.quantize %x, %s : tensor<32xf32> -> tensor<4x8xf8E5M2>
+  return %0 : tensor<4x8xf8E5M2>
+}
+
+// -----
+
+func.func @dequantize_from_f32(%x: tensor<4xf32>, %s: f32) -> tensor<4xbf16> {
+  // expected-error @+1 {{'fp8.dequantize' op operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<4xf32>'}}
+  %0 = fp8.dequantize %x, %s : tensor<4xf32> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+func.func @dequantize_to_fp8(%q: tensor<4xf8E4M3FN>, %s: f32) -> tensor<4xf8E5M2> {
+  // expected-error @+1 {{'fp8.dequantize' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xf8E5M2>'}}
+  %0 = fp8.dequantize %q, %s : tensor<4xf8E4M3FN> -> tensor<4xf8E5M2>
+  return %0 : tensor<4xf8E5M2>
+}
+
+// -----
+
+func.func @dequantize_shape(%q: tensor<4x8xf8E4M3FN>, %s: f32) -> tensor<4x9xbf16> {
+  // expected-error @+1 {{'fp8.dequantize' op result shape 'tensor<4x9xbf16>' does not match 'tensor<4x8xf8E4M3FN>'}}
+  %0 = fp8.dequantize %q, %s : tensor<4x8xf8E4M3FN> -> tensor<4x9xbf16>
+  return %0 : tensor<4x9xbf16>
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.cast_transpose
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @cast_transpose_rank3(%x: tensor<2x4x8xbf16>, %s: f32)
+    -> (tensor<2x4x8xf8E4M3FN>, tensor<8x4xf8E4M3FN>) {
+  // expected-error @+1 {{'fp8.cast_transpose' op expects a rank-2 input, got 'tensor<2x4x8xbf16>'}}
+  %0, %1 = fp8.cast_transpose %x, %s
+      : tensor<2x4x8xbf16> -> tensor<2x4x8xf8E4M3FN>, tensor<8x4xf8E4M3FN>
+  return %0, %1 : tensor<2x4x8xf8E4M3FN>, tensor<8x4xf8E4M3FN>
+}
+
+// -----
+
+func.func @cast_transpose_result_shape(%x: tensor<4x8xbf16>, %s: f32)
+    -> (tensor<8x4xf8E4M3FN>, tensor<8x4xf8E4M3FN>) {
+  // expected-error @+1 {{'fp8.cast_transpose' op result shape 'tensor<8x4xf8E4M3FN>' does not match 'tensor<4x8xbf16>'}}
+  %0, %1 = fp8.cast_transpose %x, %s
+      : tensor<4x8xbf16> -> tensor<8x4xf8E4M3FN>, tensor<8x4xf8E4M3FN>
+  return %0, %1 : tensor<8x4xf8E4M3FN>, tensor<8x4xf8E4M3FN>
+}
+
+// -----
+
+func.func @cast_transpose_not_transposed(%x: tensor<4x8xbf16>, %s: f32)
+    -> (tensor<4x8xf8E4M3FN>, tensor<4x8xf8E4M3FN>) {
+  // expected-error @+1 {{'fp8.cast_transpose' op transposed result 'tensor<4x8xf8E4M3FN>' is not the transpose of 'tensor<4x8xbf16>'}}
+  %0, %1 = fp8.cast_transpose %x, %s
+      : tensor<4x8xbf16> -> tensor<4x8xf8E4M3FN>, tensor<4x8xf8E4M3FN>
+  return %0, %1 : tensor<4x8xf8E4M3FN>, tensor<4x8xf8E4M3FN>
+}
+
+// -----
+
+func.func @cast_transpose_transposed_rank(%x: tensor<4x8xbf16>, %s: f32)
+    -> (tensor<4x8xf8E4M3FN>, tensor<32xf8E4M3FN>) {
+  // expected-error @+1 {{'fp8.cast_transpose' op transposed result 'tensor<32xf8E4M3FN>' is not the transpose of 'tensor<4x8xbf16>'}}
+  %0, %1 = fp8.cast_transpose %x, %s
+      : tensor<4x8xbf16> -> tensor<4x8xf8E4M3FN>, tensor<32xf8E4M3FN>
+  return %0, %1 : tensor<4x8xf8E4M3FN>, tensor<32xf8E4M3FN>
+}
+
+// -----
+
+func.func @cast_transpose_dynamic_mismatch(%x: tensor<?x8xbf16>, %s: f32)
+    -> (tensor<?x8xf8E4M3FN>, tensor<4x?xf8E4M3FN>) {
+  // expected-error @+1 {{'fp8.cast_transpose' op transposed result 'tensor<4x?xf8E4M3FN>' is not the transpose of 'tensor<?x8xbf16>'}}
+  %0, %1 = fp8.cast_transpose %x, %s
+      : tensor<?x8xbf16> -> tensor<?x8xf8E4M3FN>, tensor<4x?xf8E4M3FN>
+  return %0, %1 : tensor<?x8xf8E4M3FN>, tensor<4x?xf8E4M3FN>
+}
+
+// -----
+
+func.func @cast_transpose_mixed_formats(%x: tensor<4x8xbf16>, %s: f32)
+    -> (tensor<4x8xf8E4M3FN>, tensor<8x4xf8E5M2>) {
+  // expected-error @+1 {{'fp8.cast_transpose' op result and transposed result must have the same element type}}
+  %0, %1 = fp8.cast_transpose %x, %s
+      : tensor<4x8xbf16> -> tensor<4x8xf8E4M3FN>, tensor<8x4xf8E5M2>
+  return %0, %1 : tensor<4x8xf8E4M3FN>, tensor<8x4xf8E5M2>
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.scaled_matmul
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @scaled_matmul_f16_accumulator(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<16x8xf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op requires f32 accumulation, got 'f16'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s {accumulator_type = f16}
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf16>
+  return %0 : tensor<16x8xf16>
+}
+
+// -----
+
+func.func @scaled_matmul_bf16_accumulator(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op requires f32 accumulation, got 'bf16'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s {accumulator_type = bf16}
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_bf16_lhs(%a: tensor<16x32xbf16>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<16x32xbf16>'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<16x32xbf16>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_fp8_result(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<16x8xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op result #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<16x8xf8E4M3FN>'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf8E4M3FN>
+  return %0 : tensor<16x8xf8E4M3FN>
+}
+
+// -----
+
+func.func @scaled_matmul_rank1_result(%a: tensor<32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op expects a result of rank >= 2, got 'tensor<8xf32>'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_lhs_rank(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<4x32x8xf8E4M3FN>, %s: f32) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op expects lhs of rank 3 (the result's), got 'tensor<16x32xf8E4M3FN>'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<16x32xf8E4M3FN>, tensor<4x32x8xf8E4M3FN> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_rhs_rank(%a: tensor<2x4x16x32xf8E4M3FN>,
+    %b: tensor<4x32x8xf8E4M3FN>, %s: f32) -> tensor<2x4x16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op expects rhs of rank 4 or 2 (shared across the batch), got 'tensor<4x32x8xf8E4M3FN>'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<2x4x16x32xf8E4M3FN>, tensor<4x32x8xf8E4M3FN> -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_lhs_batch(%a: tensor<3x16x32xf8E4M3FN>,
+    %b: tensor<4x32x8xf8E4M3FN>, %s: f32) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op lhs batch dimension 0 does not match the result's}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<3x16x32xf8E4M3FN>, tensor<4x32x8xf8E4M3FN> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_rhs_batch(%a: tensor<2x4x16x32xf8E4M3FN>,
+    %b: tensor<2x5x32x8xf8E4M3FN>, %s: f32) -> tensor<2x4x16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op rhs batch dimension 1 does not match the result's}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<2x4x16x32xf8E4M3FN>, tensor<2x5x32x8xf8E4M3FN> -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_k_mismatch(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<64x8xf8E4M3FN>, %s: f32) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op contraction dimension mismatch: lhs has K = 32, rhs has K = 64}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<16x32xf8E4M3FN>, tensor<64x8xf8E4M3FN> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+// Without transpose_rhs, a [N, K] rhs has the wrong K.
+
+func.func @scaled_matmul_k_mismatch_transpose(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<8x32xf8E4M3FN>, %s: f32) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op contraction dimension mismatch: lhs has K = 32, rhs has K = 8}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<16x32xf8E4M3FN>, tensor<8x32xf8E4M3FN> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+// transpose_lhs reads lhs as [K, M]: K = 16 here.
+
+func.func @scaled_matmul_k_mismatch_transpose_lhs(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<32x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op contraction dimension mismatch: lhs has K = 16, rhs has K = 32}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s {transpose_lhs}
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<32x8xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_result_m(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> tensor<17x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op result 'tensor<17x8xf32>' does not match M = 16, N = 8}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<17x8xf32>
+  return %0 : tensor<17x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_result_n(%a: tensor<4x16x32xf8E4M3FN>,
+    %w: tensor<8x32xf8E4M3FN>, %s: f32) -> tensor<4x16x32xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op result 'tensor<4x16x32xbf16>' does not match M = 16, N = 8}}
+  %0 = fp8.scaled_matmul %a, %w scales %s, %s {transpose_rhs}
+      : tensor<4x16x32xf8E4M3FN>, tensor<8x32xf8E4M3FN> -> tensor<4x16x32xbf16>
+  return %0 : tensor<4x16x32xbf16>
+}
+
+// -----
+
+func.func @scaled_matmul_bias_length(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32, %bias: tensor<16xf32>) -> tensor<16x8xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op bias has 16 elements, expected N = 8}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s bias %bias : tensor<16xf32>
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xbf16>
+  return %0 : tensor<16x8xbf16>
+}
+
+// -----
+
+func.func @scaled_matmul_bias_element(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32, %bias: tensor<8xf16>) -> tensor<16x8xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op bias element type must be f32 or the result's, got 'f16'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s bias %bias : tensor<8xf16>
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xbf16>
+  return %0 : tensor<16x8xbf16>
+}
+
+// -----
+
+func.func @scaled_matmul_bias_rank(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32, %bias: tensor<1x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op operand #4 must be 1D tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<1x8xf32>'}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s bias %bias : tensor<1x8xf32>
+      : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_bias_fp8(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32, %bias: tensor<8xf8E4M3FN>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op operand #4 must be 1D tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<8xf8E4M3FN>'}}
+  %0 = "fp8.scaled_matmul"(%a, %b, %s, %s, %bias)
+      : (tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN>, f32, f32, tensor<8xf8E4M3FN>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_f16_scale(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32, %t: f16) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op operand #3 must be 32-bit float, but got 'f16'}}
+  %0 = "fp8.scaled_matmul"(%a, %b, %s, %t)
+      : (tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN>, f32, f16) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @scaled_matmul_bf16_amax(%a: tensor<16x32xf8E4M3FN>,
+    %b: tensor<32x8xf8E4M3FN>, %s: f32) -> bf16 {
+  // expected-error @+1 {{'fp8.scaled_matmul' op result #1 must be 32-bit float, but got 'bf16'}}
+  %0:2 = "fp8.scaled_matmul"(%a, %b, %s, %s)
+      : (tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN>, f32, f32) -> (tensor<16x8xf32>, bf16)
+  return %0#1 : bf16
+}
+
+//===----------------------------------------------------------------------===//
+// #fp8.recipe
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{amax history length must be at least 1}}
+func.func @recipe_history_zero() attributes {fp8.recipe = #fp8.recipe<history = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{margin must be in [0, 127], got -1}}
+func.func @recipe_negative_margin() attributes {fp8.recipe = #fp8.recipe<margin = -1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{margin must be in [0, 127], got 128}}
+func.func @recipe_margin_too_large() attributes {fp8.recipe = #fp8.recipe<margin = 128>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected one of [hybrid, e4m3] for FP8 format of a recipe, got: e5m2}}
+// expected-error @+1 {{failed to parse FP8_RecipeAttr parameter 'format'}}
+func.func @recipe_unknown_format() attributes {fp8.recipe = #fp8.recipe<format = e5m2>} {
+  return
+}

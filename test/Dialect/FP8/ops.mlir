@@ -1,0 +1,295 @@
+// RUN: fp8-opt %s -split-input-file | fp8-opt -split-input-file | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -mlir-print-op-generic | fp8-opt -split-input-file | FileCheck %s
+
+// Round trip of every op and attribute form, through the custom and the
+// generic syntax.
+
+// CHECK-LABEL: func.func @amax
+// CHECK-SAME: (%[[F32:.+]]: tensor<128x64xf32>, %[[BF16:.+]]: tensor<?x4096xbf16>, %[[F16:.+]]: tensor<8xf16>)
+// CHECK: %[[A:.+]] = fp8.amax %[[F32]] : tensor<128x64xf32>
+// CHECK: %[[B:.+]] = fp8.amax %[[BF16]] : tensor<?x4096xbf16>
+// CHECK: %[[C:.+]] = fp8.amax %[[F16]] : tensor<8xf16>
+// CHECK: return %[[A]], %[[B]], %[[C]] : f32, f32, f32
+func.func @amax(%x: tensor<128x64xf32>, %y: tensor<?x4096xbf16>,
+                %z: tensor<8xf16>) -> (f32, f32, f32) {
+  %a = fp8.amax %x : tensor<128x64xf32>
+  %b = fp8.amax %y : tensor<?x4096xbf16>
+  %c = fp8.amax %z : tensor<8xf16>
+  return %a, %b, %c : f32, f32, f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compute_scale
+// CHECK-SAME: (%[[AMAX:.+]]: f32, %[[HIST:.+]]: tensor<16xf32>, %[[PREV:.+]]: f32)
+// CHECK: fp8.compute_scale %[[AMAX]] for f8E4M3FN : f32
+// CHECK: fp8.compute_scale %[[AMAX]] for f8E5M2 {epsilon = 9.99999996E-13 : f32, power_of_two} : f32
+// CHECK: fp8.compute_scale %[[AMAX]], %[[PREV]] for f8E4M3FN {margin = 2 : i32} : f32
+// CHECK: fp8.compute_scale %[[HIST]], %[[PREV]] for f8E4M3FN : tensor<16xf32>
+// CHECK: fp8.compute_scale %[[HIST]], %[[PREV]] for f8E5M2 {algo = #fp8.amax_algo<most_recent>, margin = 1 : i32, power_of_two} : tensor<16xf32>
+// CHECK: fp8.compute_scale %[[HIST]] for f8E4M3FN {algo = #fp8.amax_algo<most_recent>, epsilon = 0.00999999977 : f32} : tensor<16xf32>
+func.func @compute_scale(%amax: f32, %history: tensor<16xf32>, %prev: f32)
+    -> (f32, f32, f32, f32, f32, f32) {
+  %0 = fp8.compute_scale %amax for f8E4M3FN : f32
+  %1 = fp8.compute_scale %amax for f8E5M2 {power_of_two, epsilon = 1.0e-12 : f32} : f32
+  %2 = fp8.compute_scale %amax, %prev for f8E4M3FN {margin = 2 : i32} : f32
+  %3 = fp8.compute_scale %history, %prev for f8E4M3FN : tensor<16xf32>
+  %4 = fp8.compute_scale %history, %prev for f8E5M2
+      {algo = #fp8.amax_algo<most_recent>, margin = 1 : i32, power_of_two}
+      : tensor<16xf32>
+  %5 = fp8.compute_scale %history for f8E4M3FN
+      {algo = #fp8.amax_algo<most_recent>, epsilon = 0.01 : f32}
+      : tensor<16xf32>
+  return %0, %1, %2, %3, %4, %5 : f32, f32, f32, f32, f32, f32
+}
+
+// -----
+
+// Defaults are elided: algo = max, margin = 0, epsilon = 0.
+
+// CHECK-LABEL: func.func @compute_scale_defaults
+// CHECK: fp8.compute_scale %{{.+}} for f8E4M3FN : tensor<4xf32>{{$}}
+func.func @compute_scale_defaults(%history: tensor<4xf32>) -> f32 {
+  %0 = fp8.compute_scale %history for f8E4M3FN
+      {algo = #fp8.amax_algo<max>, margin = 0 : i32, epsilon = 0.0 : f32}
+      : tensor<4xf32>
+  return %0 : f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @history
+// CHECK-SAME: (%[[HIST:.+]]: tensor<1024xf32>, %[[AMAX:.+]]: f32)
+// CHECK: %[[REC:.+]] = fp8.record_amax %[[HIST]], %[[AMAX]] : tensor<1024xf32>
+// CHECK: %[[ROLL:.+]] = fp8.roll_history %[[REC]] : tensor<1024xf32>
+// CHECK: return %[[ROLL]]
+func.func @history(%history: tensor<1024xf32>, %amax: f32) -> tensor<1024xf32> {
+  %0 = fp8.record_amax %history, %amax : tensor<1024xf32>
+  %1 = fp8.roll_history %0 : tensor<1024xf32>
+  return %1 : tensor<1024xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @quantize
+// CHECK-SAME: (%[[X:.+]]: tensor<64x64xf32>, %[[Y:.+]]: tensor<?x?xbf16>, %[[Z:.+]]: tensor<8xf16>, %[[S:.+]]: f32)
+// CHECK: %[[Q0:.+]] = fp8.quantize %[[X]], %[[S]] : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>
+// CHECK: %[[Q1:.+]], %[[A1:.+]] = fp8.quantize %[[X]], %[[S]] : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>, f32
+// CHECK: %[[Q2:.+]] = fp8.quantize %[[Y]], %[[S]] : tensor<?x?xbf16> -> tensor<?x?xf8E5M2>
+// CHECK: %[[Q3:.+]], %[[A3:.+]] = fp8.quantize %[[Z]], %[[S]] : tensor<8xf16> -> tensor<8xf8E5M2>, f32
+// CHECK: return %[[Q0]], %[[Q1]], %[[A1]], %[[Q2]], %[[Q3]], %[[A3]]
+func.func @quantize(%x: tensor<64x64xf32>, %y: tensor<?x?xbf16>,
+                    %z: tensor<8xf16>, %s: f32)
+    -> (tensor<64x64xf8E4M3FN>, tensor<64x64xf8E4M3FN>, f32,
+        tensor<?x?xf8E5M2>, tensor<8xf8E5M2>, f32) {
+  %q0 = fp8.quantize %x, %s : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>
+  %q1, %a1 = fp8.quantize %x, %s
+      : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>, f32
+  %q2 = fp8.quantize %y, %s : tensor<?x?xbf16> -> tensor<?x?xf8E5M2>
+  %q3, %a3 = fp8.quantize %z, %s : tensor<8xf16> -> tensor<8xf8E5M2>, f32
+  return %q0, %q1, %a1, %q2, %q3, %a3
+      : tensor<64x64xf8E4M3FN>, tensor<64x64xf8E4M3FN>, f32,
+        tensor<?x?xf8E5M2>, tensor<8xf8E5M2>, f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dequantize
+// CHECK-SAME: (%[[Q:.+]]: tensor<64x64xf8E4M3FN>, %[[G:.+]]: tensor<?x32xf8E5M2>, %[[S:.+]]: f32)
+// CHECK: fp8.dequantize %[[Q]], %[[S]] : tensor<64x64xf8E4M3FN> -> tensor<64x64xbf16>
+// CHECK: fp8.dequantize %[[Q]], %[[S]] : tensor<64x64xf8E4M3FN> -> tensor<64x64xf32>
+// CHECK: fp8.dequantize %[[G]], %[[S]] : tensor<?x32xf8E5M2> -> tensor<?x32xf16>
+func.func @dequantize(%q: tensor<64x64xf8E4M3FN>, %g: tensor<?x32xf8E5M2>,
+                      %s: f32)
+    -> (tensor<64x64xbf16>, tensor<64x64xf32>, tensor<?x32xf16>) {
+  %0 = fp8.dequantize %q, %s : tensor<64x64xf8E4M3FN> -> tensor<64x64xbf16>
+  %1 = fp8.dequantize %q, %s : tensor<64x64xf8E4M3FN> -> tensor<64x64xf32>
+  %2 = fp8.dequantize %g, %s : tensor<?x32xf8E5M2> -> tensor<?x32xf16>
+  return %0, %1, %2 : tensor<64x64xbf16>, tensor<64x64xf32>, tensor<?x32xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cast_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<128x64xbf16>, %[[D:.+]]: tensor<?x64xf32>, %[[S:.+]]: f32)
+// CHECK: %[[R0:.+]], %[[T0:.+]] = fp8.cast_transpose %[[X]], %[[S]] : tensor<128x64xbf16> -> tensor<128x64xf8E4M3FN>, tensor<64x128xf8E4M3FN>
+// CHECK: %[[R1:.+]], %[[T1:.+]], %[[A1:.+]] = fp8.cast_transpose %[[D]], %[[S]] : tensor<?x64xf32> -> tensor<?x64xf8E5M2>, tensor<64x?xf8E5M2>, f32
+// CHECK: return %[[R0]], %[[T0]], %[[R1]], %[[T1]], %[[A1]]
+func.func @cast_transpose(%x: tensor<128x64xbf16>, %d: tensor<?x64xf32>,
+                          %s: f32)
+    -> (tensor<128x64xf8E4M3FN>, tensor<64x128xf8E4M3FN>,
+        tensor<?x64xf8E5M2>, tensor<64x?xf8E5M2>, f32) {
+  %r0, %t0 = fp8.cast_transpose %x, %s
+      : tensor<128x64xbf16> -> tensor<128x64xf8E4M3FN>, tensor<64x128xf8E4M3FN>
+  %r1, %t1, %a1 = fp8.cast_transpose %d, %s
+      : tensor<?x64xf32> -> tensor<?x64xf8E5M2>, tensor<64x?xf8E5M2>, f32
+  return %r0, %t0, %r1, %t1, %a1
+      : tensor<128x64xf8E4M3FN>, tensor<64x128xf8E4M3FN>,
+        tensor<?x64xf8E5M2>, tensor<64x?xf8E5M2>, f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scaled_matmul_2d
+// CHECK-SAME: (%[[A:.+]]: tensor<128x256xf8E4M3FN>, %[[B:.+]]: tensor<256x64xf8E4M3FN>, %[[SA:.+]]: f32, %[[SB:.+]]: f32)
+// CHECK: fp8.scaled_matmul %[[A]], %[[B]] scales %[[SA]], %[[SB]] : tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xf32>
+// CHECK: fp8.scaled_matmul %[[A]], %[[B]] scales %[[SA]], %[[SB]] {accumulator_type = f32} : tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xbf16>
+// CHECK: %[[R:.+]], %[[RA:.+]] = fp8.scaled_matmul %[[A]], %[[B]] scales %[[SA]], %[[SB]] : tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xf16>, f32
+// CHECK: return {{.*}}%[[R]], %[[RA]]
+func.func @scaled_matmul_2d(%a: tensor<128x256xf8E4M3FN>,
+                            %b: tensor<256x64xf8E4M3FN>, %sa: f32, %sb: f32)
+    -> (tensor<128x64xf32>, tensor<128x64xbf16>, tensor<128x64xf16>, f32) {
+  %0 = fp8.scaled_matmul %a, %b scales %sa, %sb
+      : tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xf32>
+  %1 = fp8.scaled_matmul %a, %b scales %sa, %sb {accumulator_type = f32}
+      : tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xbf16>
+  %2, %amax = fp8.scaled_matmul %a, %b scales %sa, %sb
+      : tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN>
+      -> tensor<128x64xf16>, f32
+  return %0, %1, %2, %amax
+      : tensor<128x64xf32>, tensor<128x64xbf16>, tensor<128x64xf16>, f32
+}
+
+// -----
+
+// Transpose flags: lhs [K, M] with transpose_lhs, rhs [N, K] with
+// transpose_rhs (the TN layout).
+
+// CHECK-LABEL: func.func @scaled_matmul_transposes
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} {transpose_lhs} : tensor<256x128xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xbf16>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} {transpose_rhs} : tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN> -> tensor<128x64xbf16>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} {transpose_lhs, transpose_rhs} : tensor<256x128xf8E4M3FN>, tensor<64x256xf8E4M3FN> -> tensor<128x64xbf16>
+func.func @scaled_matmul_transposes(
+    %a: tensor<128x256xf8E4M3FN>, %at: tensor<256x128xf8E4M3FN>,
+    %b: tensor<256x64xf8E4M3FN>, %bt: tensor<64x256xf8E4M3FN>,
+    %s: f32) -> (tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<128x64xbf16>) {
+  %0 = fp8.scaled_matmul %at, %b scales %s, %s {transpose_lhs}
+      : tensor<256x128xf8E4M3FN>, tensor<256x64xf8E4M3FN> -> tensor<128x64xbf16>
+  %1 = fp8.scaled_matmul %a, %bt scales %s, %s {transpose_rhs}
+      : tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN> -> tensor<128x64xbf16>
+  %2 = fp8.scaled_matmul %at, %bt scales %s, %s {transpose_lhs, transpose_rhs}
+      : tensor<256x128xf8E4M3FN>, tensor<64x256xf8E4M3FN> -> tensor<128x64xbf16>
+  return %0, %1, %2 : tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<128x64xbf16>
+}
+
+// -----
+
+// Bias of the result element type or f32, with and without result amax.
+
+// CHECK-LABEL: func.func @scaled_matmul_bias
+// CHECK-SAME: (%[[A:.+]]: tensor<16x32xf8E4M3FN>, %[[B:.+]]: tensor<8x32xf8E4M3FN>, %[[S:.+]]: f32, %[[BF:.+]]: tensor<8xf32>, %[[BB:.+]]: tensor<8xbf16>)
+// CHECK: fp8.scaled_matmul %[[A]], %[[B]] scales %[[S]], %[[S]] bias %[[BF]] : tensor<8xf32> {transpose_rhs} : tensor<16x32xf8E4M3FN>, tensor<8x32xf8E4M3FN> -> tensor<16x8xbf16>
+// CHECK: fp8.scaled_matmul %[[A]], %[[B]] scales %[[S]], %[[S]] bias %[[BB]] : tensor<8xbf16> {accumulator_type = f32, transpose_rhs} : tensor<16x32xf8E4M3FN>, tensor<8x32xf8E4M3FN> -> tensor<16x8xbf16>, f32
+func.func @scaled_matmul_bias(%a: tensor<16x32xf8E4M3FN>,
+                              %b: tensor<8x32xf8E4M3FN>, %s: f32,
+                              %bf: tensor<8xf32>, %bb: tensor<8xbf16>)
+    -> (tensor<16x8xbf16>, tensor<16x8xbf16>, f32) {
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s bias %bf : tensor<8xf32>
+      {transpose_rhs}
+      : tensor<16x32xf8E4M3FN>, tensor<8x32xf8E4M3FN> -> tensor<16x8xbf16>
+  %1, %amax = fp8.scaled_matmul %a, %b scales %s, %s bias %bb : tensor<8xbf16>
+      {transpose_rhs, accumulator_type = f32}
+      : tensor<16x32xf8E4M3FN>, tensor<8x32xf8E4M3FN> -> tensor<16x8xbf16>, f32
+  return %0, %1, %amax : tensor<16x8xbf16>, tensor<16x8xbf16>, f32
+}
+
+// -----
+
+// Batch dimensions, a rank-2 rhs shared across the batch, and dynamic sizes.
+
+// CHECK-LABEL: func.func @scaled_matmul_batch
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} : tensor<4x128x256xf8E4M3FN>, tensor<4x256x64xf8E4M3FN> -> tensor<4x128x64xf32>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} {transpose_rhs} : tensor<4x128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN> -> tensor<4x128x64xbf16>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} : tensor<2x3x8x16xf8E4M3FN>, tensor<2x3x16x4xf8E4M3FN> -> tensor<2x3x8x4xf32>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} : tensor<?x?x?xf8E4M3FN>, tensor<?x64xf8E4M3FN> -> tensor<?x?x64xbf16>
+func.func @scaled_matmul_batch(
+    %a: tensor<4x128x256xf8E4M3FN>, %b: tensor<4x256x64xf8E4M3FN>,
+    %w: tensor<64x256xf8E4M3FN>, %c: tensor<2x3x8x16xf8E4M3FN>,
+    %d: tensor<2x3x16x4xf8E4M3FN>, %e: tensor<?x?x?xf8E4M3FN>,
+    %f: tensor<?x64xf8E4M3FN>, %s: f32)
+    -> (tensor<4x128x64xf32>, tensor<4x128x64xbf16>, tensor<2x3x8x4xf32>,
+        tensor<?x?x64xbf16>) {
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<4x128x256xf8E4M3FN>, tensor<4x256x64xf8E4M3FN>
+      -> tensor<4x128x64xf32>
+  %1 = fp8.scaled_matmul %a, %w scales %s, %s {transpose_rhs}
+      : tensor<4x128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>
+      -> tensor<4x128x64xbf16>
+  %2 = fp8.scaled_matmul %c, %d scales %s, %s
+      : tensor<2x3x8x16xf8E4M3FN>, tensor<2x3x16x4xf8E4M3FN>
+      -> tensor<2x3x8x4xf32>
+  %3 = fp8.scaled_matmul %e, %f scales %s, %s
+      : tensor<?x?x?xf8E4M3FN>, tensor<?x64xf8E4M3FN> -> tensor<?x?x64xbf16>
+  return %0, %1, %2, %3 : tensor<4x128x64xf32>, tensor<4x128x64xbf16>,
+      tensor<2x3x8x4xf32>, tensor<?x?x64xbf16>
+}
+
+// -----
+
+// Mixed formats: E5M2 gradients times E4M3 activations, both ways.
+
+// CHECK-LABEL: func.func @scaled_matmul_mixed
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} : tensor<64x32xf8E5M2>, tensor<32x16xf8E4M3FN> -> tensor<64x16xbf16>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} {transpose_lhs} : tensor<32x64xf8E4M3FN>, tensor<32x16xf8E5M2> -> tensor<64x16xf32>
+func.func @scaled_matmul_mixed(%g: tensor<64x32xf8E5M2>,
+                               %x: tensor<32x16xf8E4M3FN>,
+                               %xt: tensor<32x64xf8E4M3FN>,
+                               %g2: tensor<32x16xf8E5M2>, %s: f32)
+    -> (tensor<64x16xbf16>, tensor<64x16xf32>) {
+  %0 = fp8.scaled_matmul %g, %x scales %s, %s
+      : tensor<64x32xf8E5M2>, tensor<32x16xf8E4M3FN> -> tensor<64x16xbf16>
+  %1 = fp8.scaled_matmul %xt, %g2 scales %s, %s {transpose_lhs}
+      : tensor<32x64xf8E4M3FN>, tensor<32x16xf8E5M2> -> tensor<64x16xf32>
+  return %0, %1 : tensor<64x16xbf16>, tensor<64x16xf32>
+}
+
+// -----
+
+// The recipe attribute with every field, with defaults (elided when
+// printed), and the enum attributes on their own.
+
+// CHECK-LABEL: func.func @recipes
+// CHECK-SAME: fp8.all = #fp8.recipe<format = e4m3, scaling = current, history = 16, algo = most_recent, margin = 2, power_of_two = true>
+// CHECK-SAME: fp8.default = #fp8.recipe<>
+// CHECK-SAME: fp8.explicit_defaults = #fp8.recipe<>
+// CHECK-SAME: fp8.partial = #fp8.recipe<history = 16>
+// CHECK-SAME: fp8.wide_margin = #fp8.recipe<margin = 127>
+func.func @recipes() attributes {
+    fp8.all = #fp8.recipe<format = e4m3, scaling = current, history = 16,
+                          algo = most_recent, margin = 2, power_of_two = true>,
+    fp8.default = #fp8.recipe<>,
+    fp8.explicit_defaults = #fp8.recipe<format = hybrid, scaling = delayed,
+                                        history = 1024, algo = max, margin = 0,
+                                        power_of_two = false>,
+    fp8.partial = #fp8.recipe<scaling = delayed, history = 16>,
+    fp8.wide_margin = #fp8.recipe<margin = 127>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @enums
+// CHECK-SAME: a0 = #fp8.format<hybrid>
+// CHECK-SAME: a1 = #fp8.format<e4m3>
+// CHECK-SAME: a2 = #fp8.scaling<delayed>
+// CHECK-SAME: a3 = #fp8.scaling<current>
+// CHECK-SAME: a4 = #fp8.amax_algo<max>
+// CHECK-SAME: a5 = #fp8.amax_algo<most_recent>
+func.func @enums() attributes {
+    a0 = #fp8.format<hybrid>, a1 = #fp8.format<e4m3>,
+    a2 = #fp8.scaling<delayed>, a3 = #fp8.scaling<current>,
+    a4 = #fp8.amax_algo<max>, a5 = #fp8.amax_algo<most_recent>} {
+  return
+}
+
+// -----
+
+// A recipe on the module, as the passes read it.
+
+// CHECK: module attributes {fp8.recipe = #fp8.recipe<scaling = current, history = 1>}
+// CHECK-LABEL: func.func @module_recipe
+module attributes {fp8.recipe = #fp8.recipe<scaling = current, history = 1>} {
+  func.func @module_recipe() {
+    return
+  }
+}
