@@ -48,3 +48,11 @@
 // RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fp8-attention report=%t.attn8.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=ATTN-FP8 < %t.attn8.json
 // ATTN-FP8-COUNT-2: "reason": "k_or_n_not_multiple_of_16"
+
+// The bundled example (README quick start): three projections to FP8, RMSNorm,
+// SiLU and the residual add untouched.
+// RUN: fp8-opt %fp8_src_root/examples/llama-ffn-block.mlir --fp8-pipeline="history=16" | FileCheck %s --check-prefix=EXAMPLE
+// EXAMPLE-LABEL: func.func @llama_ffn
+// EXAMPLE: math.rsqrt
+// EXAMPLE-COUNT-3: fp8.scaled_matmul {{.*}} {transpose_rhs} : tensor<16x{{64|128}}xf8E4M3FN>, tensor<{{64|128}}x{{64|128}}xf8E4M3FN> -> tensor<16x{{64|128}}xbf16>
+// EXAMPLE: arith.addf %{{.+}}, %{{.+}} : bf16
