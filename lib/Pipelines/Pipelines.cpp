@@ -42,6 +42,7 @@ void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
   quantize.algo = options.algo;
   quantize.margin = options.margin;
   quantize.powerOfTwo = options.powerOfTwo;
+  quantize.state = options.state;
   quantize.fp8Attention = options.fp8Attention;
   quantize.keepFirstLast = options.keepFirstLast;
   quantize.minFlops = options.minFlops;

@@ -31,6 +31,9 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
   PassOptions::Option<bool> powerOfTwo{
       *this, "power-of-two", llvm::cl::desc("Power-of-two scales"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> state{
+      *this, "state", llvm::cl::desc("globals | arguments"),
+      llvm::cl::init("globals")};
   PassOptions::Option<bool> fp8Attention{
       *this, "fp8-attention",
       llvm::cl::desc("Also convert activation x activation GEMMs"),

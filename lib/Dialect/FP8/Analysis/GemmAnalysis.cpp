@@ -49,8 +49,6 @@ StringRef mlir::fp8::stringifyGemmReason(GemmReason reason) {
     return "unsupported_element_type";
   case GemmReason::UnsupportedLayout:
     return "unsupported_layout";
-  case GemmReason::AccumulatesIntoTensor:
-    return "accumulates_into_tensor";
   case GemmReason::BufferSemantics:
     return "buffer_semantics";
   case GemmReason::ZeroSized:
@@ -396,8 +394,7 @@ static std::optional<GemmReason> checkStructure(linalg::LinalgOp op,
     return GemmReason::BufferSemantics;
   if (failed(matchLayout(op, info)))
     return GemmReason::UnsupportedLayout;
-  if (!isZeroFill(op.getDpsInitOperand(0)->get()))
-    return GemmReason::AccumulatesIntoTensor;
+  info.accumulates = !isZeroFill(op.getDpsInitOperand(0)->get());
   if (llvm::is_contained(info.getSizes(), 0))
     return GemmReason::ZeroSized;
   return std::nullopt;
@@ -557,6 +554,7 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       };
       record["lhs"] = operandJson(gemm.lhs);
       record["rhs"] = operandJson(gemm.rhs);
+      record["accumulates"] = gemm.accumulates;
       if (std::optional<int64_t> flops = gemm.getFlops()) {
         record["flops"] = *flops;
         totalFlops += *flops;

@@ -12,9 +12,12 @@
 #include "fp8/Dialect/FP8/Transforms/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8QUANTIZE
@@ -31,32 +34,124 @@ struct Quantized {
   Value scaleInv;
 };
 
+/// Where delayed scaling keeps its state: loads give the state at the start
+/// of the step, stores take the state for the next one.
+class StateStorage {
+public:
+  virtual ~StateStorage() = default;
+  virtual Value load(OpBuilder &builder, Location loc, StringRef name,
+                     RankedTensorType type, Attribute init) = 0;
+  /// Errors are reported on `user`, the GEMM that needed the state.
+  virtual LogicalResult store(OpBuilder &builder, Location loc, StringRef name,
+                              Value value, Operation *user) = 0;
+  /// Completes what loads and stores started.
+  virtual void finalize() {}
+};
+
+/// Public mutable ml_program globals at the top of the module.
+class GlobalStateStorage : public StateStorage {
+public:
+  explicit GlobalStateStorage(ModuleOp module)
+      : symbols(module), builder(module.getBodyRegion()) {}
+
+  Value load(OpBuilder &b, Location loc, StringRef name, RankedTensorType type,
+             Attribute init) override {
+    auto global = ml_program::GlobalOp::create(
+        builder, loc, name, type, /*is_mutable=*/true, init,
+        /*sym_visibility=*/StringAttr());
+    symbols.insert(global, builder.getInsertionPoint());
+    builder.setInsertionPointAfter(global);
+    auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
+    refs[name] = ref;
+    return ml_program::GlobalLoadOp::create(b, loc, type, ref);
+  }
+
+  LogicalResult store(OpBuilder &b, Location loc, StringRef name, Value value,
+                      Operation *) override {
+    ml_program::GlobalStoreOp::create(b, loc, refs.lookup(name), value);
+    return success();
+  }
+
+private:
+  SymbolTable symbols;
+  /// Globals are created in order, after the previous ones.
+  OpBuilder builder;
+  llvm::StringMap<FlatSymbolRefAttr> refs;
+};
+
+/// Extra function arguments (the state in) and results (the state out), both
+/// named by an `fp8.state` attribute.
+class ArgumentStateStorage : public StateStorage {
+public:
+  Value load(OpBuilder &b, Location loc, StringRef name, RankedTensorType type,
+             Attribute init) override {
+    Operation *parent = b.getInsertionBlock()->getParentOp();
+    auto func = dyn_cast<func::FuncOp>(parent);
+    if (!func)
+      func = parent->getParentOfType<func::FuncOp>();
+    unsigned index = func.getNumArguments();
+    (void)func.insertArgument(index, type, stateAttr(b, name), loc);
+    return func.getArgument(index);
+  }
+
+  LogicalResult store(OpBuilder &b, Location loc, StringRef name, Value value,
+                      Operation *user) override {
+    Block *block = b.getInsertionBlock();
+    auto func = dyn_cast<func::FuncOp>(block->getParentOp());
+    if (!func || !func.getBody().hasOneBlock())
+      return user->emitError("state=arguments needs the quantized tensor in "
+                            "the body of a single-block func.func (it is "
+                            "returned with the function's results); use "
+                            "state=globals");
+    pending[func].push_back({name.str(), value});
+    return success();
+  }
+
+  void finalize() override {
+    for (auto &[func, outputs] : pending) {
+      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+      OpBuilder b(ret);
+      for (auto &[name, value] : outputs) {
+        unsigned index = func.getNumResults();
+        (void)func.insertResult(index, value.getType(), stateAttr(b, name));
+        ret.getOperandsMutable().append(value);
+      }
+    }
+  }
+
+private:
+  static DictionaryAttr stateAttr(OpBuilder &b, StringRef name) {
+    return b.getDictionaryAttr(
+        b.getNamedAttr("fp8.state", b.getStringAttr(name)));
+  }
+
+  llvm::MapVector<func::FuncOp, SmallVector<std::pair<std::string, Value>>>
+      pending;
+};
+
 /// Emits the quantization of GEMM operands for one module, sharing the casts
 /// of tensors that feed several GEMMs.
 class OperandQuantizer {
 public:
-  OperandQuantizer(ModuleOp module, RecipeAttr recipe)
-      : module(module), symbols(module), recipe(recipe),
-        stateBuilder(module.getBodyRegion()) {}
+  OperandQuantizer(ModuleOp module, RecipeAttr recipe, StateStorage &state)
+      : module(module), recipe(recipe), state(state) {}
 
-  Quantized quantize(const GemmInfo &gemm, const GemmOperand &operand,
-                     StringRef side);
+  FailureOr<Quantized> quantize(const GemmInfo &gemm,
+                                const GemmOperand &operand, StringRef side);
 
 private:
   Quantized quantizeWithCurrentScale(OpBuilder &builder, Location loc,
                                      Value value, FloatType fp8Type);
-  Quantized quantizeWithDelayedScale(OpBuilder &builder, Location loc,
-                                     Value value, FloatType fp8Type,
-                                     StringRef stateName);
-  ml_program::GlobalOp createState(Location loc, StringRef name,
-                                   RankedTensorType type, Attribute init);
+  FailureOr<Quantized> quantizeWithDelayedScale(OpBuilder &builder,
+                                                Location loc, Value value,
+                                                FloatType fp8Type,
+                                                StringRef stateName,
+                                                Operation *user);
   std::string getStateName(const GemmInfo &gemm, Value value, StringRef side);
 
   ModuleOp module;
-  SymbolTable symbols;
   RecipeAttr recipe;
-  /// Scaling state goes at the top of the module, in creation order.
-  OpBuilder stateBuilder;
+  StateStorage &state;
   DenseMap<std::pair<Value, Type>, Quantized> cache;
 };
 } // namespace
@@ -89,37 +184,18 @@ Quantized OperandQuantizer::quantizeWithCurrentScale(OpBuilder &builder,
   return {quantized.getResult(), createScaleInv(builder, loc, scale)};
 }
 
-ml_program::GlobalOp OperandQuantizer::createState(Location loc, StringRef name,
-                                                   RankedTensorType type,
-                                                   Attribute init) {
-  auto global = ml_program::GlobalOp::create(
-      stateBuilder, loc, name, type, /*is_mutable=*/true, init,
-      /*sym_visibility=*/StringAttr());
-  symbols.insert(global, stateBuilder.getInsertionPoint());
-  stateBuilder.setInsertionPointAfter(global);
-  return global;
-}
-
-Quantized OperandQuantizer::quantizeWithDelayedScale(OpBuilder &builder,
-                                                     Location loc, Value value,
-                                                     FloatType fp8Type,
-                                                     StringRef stateName) {
+FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
+    OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
+    StringRef stateName, Operation *user) {
   Type f32 = builder.getF32Type();
   auto historyType = RankedTensorType::get({recipe.getHistory()}, f32);
   auto scaleType = RankedTensorType::get({}, f32);
-  ml_program::GlobalOp historyState = createState(
-      loc, (stateName + ".amax_history").str(), historyType,
-      DenseElementsAttr::get(historyType, 0.0f));
-  ml_program::GlobalOp scaleState =
-      createState(loc, (stateName + ".scale").str(), scaleType,
-                  DenseElementsAttr::get(scaleType, 1.0f));
-  auto historyRef = FlatSymbolRefAttr::get(historyState.getSymNameAttr());
-  auto scaleRef = FlatSymbolRefAttr::get(scaleState.getSymNameAttr());
-
-  Value history =
-      ml_program::GlobalLoadOp::create(builder, loc, historyType, historyRef);
-  Value scaleTensor =
-      ml_program::GlobalLoadOp::create(builder, loc, scaleType, scaleRef);
+  std::string historyName = (stateName + ".amax_history").str();
+  std::string scaleName = (stateName + ".scale").str();
+  Value history = state.load(builder, loc, historyName, historyType,
+                             DenseElementsAttr::get(historyType, 0.0f));
+  Value scaleTensor = state.load(builder, loc, scaleName, scaleType,
+                                 DenseElementsAttr::get(scaleType, 1.0f));
   Value scale = tensor::ExtractOp::create(builder, loc, scaleTensor);
 
   // The cast measures the amax as it goes: one pass over the data.
@@ -139,9 +215,10 @@ Quantized OperandQuantizer::quantizeWithDelayedScale(OpBuilder &builder,
   Value rolled = RollHistoryOp::create(builder, loc, recorded);
   Value nextScaleTensor = tensor::FromElementsOp::create(
       builder, loc, scaleType, ValueRange{nextScale.getResult()});
-  ml_program::GlobalStoreOp::create(builder, loc, historyRef, rolled);
-  ml_program::GlobalStoreOp::create(builder, loc, scaleRef, nextScaleTensor);
-  return {quantized.getResult(), createScaleInv(builder, loc, scale)};
+  if (failed(state.store(builder, loc, historyName, rolled, user)) ||
+      failed(state.store(builder, loc, scaleName, nextScaleTensor, user)))
+    return failure();
+  return Quantized{quantized.getResult(), createScaleInv(builder, loc, scale)};
 }
 
 std::string OperandQuantizer::getStateName(const GemmInfo &gemm, Value value,
@@ -155,9 +232,9 @@ std::string OperandQuantizer::getStateName(const GemmInfo &gemm, Value value,
   return name + ".gemm" + std::to_string(gemm.index) + "." + side.str();
 }
 
-Quantized OperandQuantizer::quantize(const GemmInfo &gemm,
-                                     const GemmOperand &operand,
-                                     StringRef side) {
+FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
+                                                const GemmOperand &operand,
+                                                StringRef side) {
   FloatType fp8Type =
       getOperandFloat8Type(module.getContext(), recipe, operand.role);
   auto key = std::make_pair(operand.value, Type(fp8Type));
@@ -169,13 +246,51 @@ Quantized OperandQuantizer::quantize(const GemmInfo &gemm,
   OpBuilder builder(module.getContext());
   builder.setInsertionPointAfterValue(operand.value);
   Location loc = operand.value.getLoc();
-  Quantized result =
+  FailureOr<Quantized> result =
       recipe.getScaling() == Scaling::current || isConstant(operand.value)
           ? quantizeWithCurrentScale(builder, loc, operand.value, fp8Type)
           : quantizeWithDelayedScale(builder, loc, operand.value, fp8Type,
-                                     getStateName(gemm, operand.value, side));
-  cache[key] = result;
+                                     getStateName(gemm, operand.value, side),
+                                     gemm.op);
+  if (succeeded(result))
+    cache[key] = *result;
   return result;
+}
+
+/// The GEMM as fp8.scaled_matmul. C += A B becomes the scaled product in f32
+/// plus the accumulator, rounded once to its type.
+static Value createScaledMatmul(OpBuilder &builder, const GemmInfo &gemm,
+                                Quantized lhs, Quantized rhs) {
+  Location loc = gemm.op->getLoc();
+  auto resultType = cast<RankedTensorType>(gemm.op->getResult(0).getType());
+  auto productType =
+      gemm.accumulates ? resultType.clone(builder.getF32Type()) : resultType;
+  Value product = ScaledMatmulOp::create(
+      builder, loc, productType, /*result_amax=*/Type(), lhs.value, rhs.value,
+      lhs.scaleInv, rhs.scaleInv, /*bias=*/Value(), gemm.lhs.transposed,
+      gemm.rhs.transposed, /*accumulator_type=*/TypeAttr())
+                      .getResult();
+  if (!gemm.accumulates)
+    return product;
+
+  Value init = cast<linalg::LinalgOp>(gemm.op).getDpsInitOperand(0)->get();
+  auto map = builder.getMultiDimIdentityMap(resultType.getRank());
+  SmallVector<utils::IteratorType> parallel(resultType.getRank(),
+                                            utils::IteratorType::parallel);
+  auto sum = linalg::GenericOp::create(
+      builder, loc, resultType, ValueRange{product, init}, ValueRange{init},
+      ArrayRef<AffineMap>{map, map, map}, parallel,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Type elementType = resultType.getElementType();
+        Value acc = args[1];
+        if (!elementType.isF32())
+          acc = arith::ExtFOp::create(b, l, b.getF32Type(), acc);
+        Value total = arith::AddFOp::create(b, l, args[0], acc);
+        if (!elementType.isF32())
+          total = arith::TruncFOp::create(b, l, elementType, total);
+        linalg::YieldOp::create(b, l, total);
+      });
+  return sum.getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -202,6 +317,25 @@ buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
       *scalingKind, history, *algoKind, margin, powerOfTwo);
 }
 
+/// Threading state through a function's signature would break its callers.
+static LogicalResult checkNoCallers(ModuleOp module,
+                                    ArrayRef<GemmInfo> gemms) {
+  SymbolTableCollection symbolTables;
+  SymbolUserMap users(symbolTables, module);
+  for (const GemmInfo &gemm : gemms) {
+    if (!gemm.isFP8())
+      continue;
+    auto func = gemm.op->getParentOfType<func::FuncOp>();
+    if (!func)
+      return gemm.op->emitError(
+          "state=arguments needs GEMMs inside a func.func");
+    for (Operation *user : users.getUsers(func))
+      return user->emitError("state=arguments would change the signature of @")
+             << func.getName() << ", which this op uses; use state=globals";
+  }
+  return success();
+}
+
 namespace {
 struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
   using Base::Base;
@@ -224,23 +358,35 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
         failed(writeGemmReport(module, report, *gemms, *recipe)))
       return signalPassFailure();
 
-    OperandQuantizer quantizer(module, *recipe);
+    std::unique_ptr<StateStorage> storage;
+    if (state == "globals") {
+      storage = std::make_unique<GlobalStateStorage>(module);
+    } else if (state == "arguments") {
+      if (failed(checkNoCallers(module, *gemms)))
+        return signalPassFailure();
+      storage = std::make_unique<ArgumentStateStorage>();
+    } else {
+      module.emitError("unknown state '")
+          << state << "' (expected globals or arguments)";
+      return signalPassFailure();
+    }
+
+    OperandQuantizer quantizer(module, *recipe, *storage);
     bool changed = false;
     for (const GemmInfo &gemm : *gemms) {
       if (!gemm.isFP8())
         continue;
-      Quantized lhs = quantizer.quantize(gemm, gemm.lhs, "lhs");
-      Quantized rhs = quantizer.quantize(gemm, gemm.rhs, "rhs");
+      FailureOr<Quantized> lhs = quantizer.quantize(gemm, gemm.lhs, "lhs");
+      FailureOr<Quantized> rhs = quantizer.quantize(gemm, gemm.rhs, "rhs");
+      if (failed(lhs) || failed(rhs))
+        return signalPassFailure();
       OpBuilder builder(gemm.op);
-      auto matmul = ScaledMatmulOp::create(
-          builder, gemm.op->getLoc(), gemm.op->getResult(0).getType(),
-          /*result_amax=*/Type(), lhs.value, rhs.value, lhs.scaleInv,
-          rhs.scaleInv, /*bias=*/Value(), gemm.lhs.transposed,
-          gemm.rhs.transposed, /*accumulator_type=*/TypeAttr());
-      gemm.op->replaceAllUsesWith(matmul->getResults().take_front());
+      gemm.op->getResult(0).replaceAllUsesWith(
+          createScaledMatmul(builder, gemm, *lhs, *rhs));
       gemm.op->erase();
       changed = true;
     }
+    storage->finalize();
     if (changed)
       module->setAttr("fp8.recipe", *recipe);
   }

@@ -43,7 +43,6 @@ enum class GemmReason {
   UnalignedKOrN,       // K or N not a multiple of 16 (Hopper FP8 tiles)
   UnsupportedElementType, // not f32 / bf16 / f16 (integer GEMMs, f64, ...)
   UnsupportedLayout,   // several M/N/K dims or an operand layout we can't map
-  AccumulatesIntoTensor, // the accumulator is not a zero fill
   BufferSemantics,     // linalg on memrefs
   ZeroSized,           // an empty dimension: nothing to compute
   Convolution,         // reported, never converted
@@ -73,6 +72,8 @@ struct GemmInfo {
   SmallVector<int64_t> batch;
   /// Index among the function's GEMMs, in walk order: part of state names.
   unsigned index = 0;
+  /// C += A B: the accumulator is a live tensor, not a zero fill.
+  bool accumulates = false;
   GemmReason reason = GemmReason::UnsupportedLayout;
 
   bool isFP8() const { return isFP8Reason(reason); }

@@ -81,11 +81,18 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
       scale and measures the amax in the same pass; the update then follows
       Transformer Engine: record the amax in row 0, compute the new scale from
       the history, roll the history.
+    - `state=arguments` threads the same state through the function instead:
+      one extra argument (state in) and one extra result (state out) per
+      global, in that order, each named by an `fp8.state` attribute. The
+      function must not be called from the module and the GEMM operands must
+      be in its body.
     - `scaling=current`: amax of the tensor itself, then the cast; no state.
 
     Constant weights are always scaled from their own amax, so the
     canonicalizer folds them to FP8 constants. A tensor feeding several GEMMs
-    is quantized once. The module records the recipe as `fp8.recipe`.
+    is quantized once. A GEMM accumulating into a live tensor (C += A B)
+    becomes the scaled product in f32 plus C, rounded once. The module
+    records the recipe as `fp8.recipe`.
   }];
   let options = !listconcat(FP8PolicyOptions, [
     Option<"scaling", "scaling", "std::string", /*default=*/"\"delayed\"",
@@ -100,6 +107,9 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
            "Scale headroom in powers of two">,
     Option<"powerOfTwo", "power-of-two", "bool", /*default=*/"false",
            "Round scales down to powers of two">,
+    Option<"state", "state", "std::string", /*default=*/"\"globals\"",
+           "Delayed-scaling state: globals (ml_program) | arguments (extra "
+           "function arguments and results)">,
   ]);
   let dependentDialects = [
     "::mlir::fp8::FP8Dialect",
