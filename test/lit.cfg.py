@@ -31,8 +31,17 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
-tools = ["fp8-opt", "mlir-opt", ToolSubst("FP8NumericsTests", unresolved="ignore")]
+tools = ["fp8-gen", "fp8-opt", "mlir-opt", "mlir-runner",
+         ToolSubst("FP8NumericsTests", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The runtime libraries that CPU runs (fp8-lower-to-cpu | mlir-runner) print
+# with, next to the LLVM tools.
+mlir_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    ("%mlir_runner_libs",
+     ",".join(os.path.join(mlir_lib_dir, lib) for lib in
+              ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])))
 
 # The CUDA toolkit is optional: tests that need ptxas say REQUIRES: ptxas.
 cuda_bin = os.environ.get("CUDA_BIN", "/usr/local/cuda/bin")

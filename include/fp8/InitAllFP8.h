@@ -15,6 +15,7 @@
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -24,6 +25,7 @@ namespace mlir::fp8 {
 inline void registerAllFP8Dialects(DialectRegistry &registry) {
   registry.insert<FP8Dialect>();
   registerLowerToCPUDialectExtensions(registry);
+  registerFP8ToNVVMDialectExtensions(registry);
 }
 
 inline void registerAllFP8Passes() {
@@ -31,6 +33,7 @@ inline void registerAllFP8Passes() {
   registerFP8ConversionPasses();
   registerFP8Pipelines();
   registerLowerToCPUPipeline();
+  registerLowerToNVVMPipeline();
 }
 
 } // namespace mlir::fp8

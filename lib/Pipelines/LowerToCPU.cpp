@@ -47,12 +47,15 @@ void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // vector.print (timers in exported graphs) and any vector code.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -17,7 +17,7 @@ using namespace mlir::fp8;
 /// TOSA to linalg on tensors. MLIR 22's stock tosa-to-linalg-pipeline runs a
 /// validation that rejects tosa.cast i64->f32 found in real exports; this
 /// sequence converts the same graphs completely.
-static void addTosaFrontEnd(OpPassManager &pm) {
+void mlir::fp8::buildTosaFrontEnd(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(tosa::createTosaOptionalDecompositionsPass());
   func.addPass(tosa::createTosaToLinalgNamed());
@@ -27,13 +27,13 @@ static void addTosaFrontEnd(OpPassManager &pm) {
   func.addPass(tosa::createTosaToLinalg());
   func.addPass(createTosaToArithPass());
   func.addPass(createTosaToTensorPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
                                  const FP8PipelineOptions &options) {
-  addTosaFrontEnd(pm);
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  buildTosaFrontEnd(pm);
 
   FP8QuantizeOptions quantize;
   quantize.scaling = options.scaling;

@@ -42,4 +42,52 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// FP8ToNVVM
+//===----------------------------------------------------------------------===//
+
+def ConvertFP8ToNVVM : Pass<"convert-fp8-to-nvvm", "ModuleOp"> {
+  let summary = "Lower fp8 ops to GPU kernels for Hopper and a host launcher";
+  let description = [{
+    Every function that contains `fp8` ops (other than `fp8.scaled_matmul`)
+    is rewritten into a host function on memrefs that launches one kernel per
+    op, in program order, from a `gpu.module @fp8_kernels` with an NVVM
+    target. Kernels are `llvm.func`s built from NVVM, LLVM, arith, math and
+    scf ops, generic over the tensor sizes (passed as i64 arguments), so
+    dynamic shapes work:
+
+    - `fp8.quantize` (with its fused amax) and `fp8.amax`: a grid-stride
+      loop over 16-element chunks with 16-byte loads and stores,
+      `nvvm.convert.f32x2.to.f8x2` rn/satfinite, a per-thread NaN-ignoring
+      max, five `nvvm.shfl.sync bfly` steps and an `atomicrmw umax` on the
+      f32 bits (`atom.global.max.u32`); a scalar tail for odd sizes and
+      unaligned buffers;
+    - `fp8.cast_transpose`: 64x64 tiles, coalesced 16-byte row reads and
+      writes, the transpose through shared memory;
+    - `fp8.dequantize`: `nvvm.convert.f8x2.to.f16x2`, exact widening, the
+      f32 multiply and one rounding to the result type;
+    - `fp8.compute_scale`, `fp8.record_amax`, `fp8.roll_history`: tiny
+      kernels that read their scalars from device memory (no host sync).
+
+    Function arguments and results become memrefs (results are appended
+    out-parameters); f32 scalars become `memref<f32>` in device memory.
+    Unsupported ops or types are a located error. See docs/hopper-lowering.md.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "NVVM target chip">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVVM target features (PTX version)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 #endif // FP8_CONVERSION_PASSES_TD

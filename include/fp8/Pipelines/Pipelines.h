@@ -56,8 +56,10 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// TOSA to linalg (a no-op on linalg input), fp8-quantize, cleanup,
-/// fp8-verify.
+/// TOSA to linalg on tensors (a no-op on linalg input), then cleanup.
+void buildTosaFrontEnd(OpPassManager &pm);
+
+/// buildTosaFrontEnd, fp8-quantize, cleanup, fp8-verify.
 void buildFP8Pipeline(OpPassManager &pm, const FP8PipelineOptions &options);
 
 /// Registers `fp8-pipeline`.

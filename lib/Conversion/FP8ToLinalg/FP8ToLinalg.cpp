@@ -114,13 +114,14 @@ static Value createAmax(OpBuilder &builder, Location loc, Value input) {
 
 /// `scale` is replaced by FLT_MAX when infinite, as Transformer Engine does.
 static Value clampInfiniteScale(OpBuilder &builder, Location loc, Value scale) {
-  Value isInf = arith::CmpFOp::create(
-      builder, loc, arith::CmpFPredicate::OEQ,
-      math::AbsFOp::create(builder, loc, scale),
-      createF32Constant(builder, loc, std::numeric_limits<float>::infinity()));
-  return arith::SelectOp::create(
-      builder, loc, isInf,
-      createF32Constant(builder, loc, std::numeric_limits<float>::max()), scale);
+  Value inf =
+      createF32Constant(builder, loc, std::numeric_limits<float>::infinity());
+  Value magnitude = math::AbsFOp::create(builder, loc, scale);
+  Value isInf = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                      magnitude, inf);
+  Value floatMax =
+      createF32Constant(builder, loc, std::numeric_limits<float>::max());
+  return arith::SelectOp::create(builder, loc, isInf, floatMax, scale);
 }
 
 /// Keeps the sign and exponent bits: the power of two at or below |scale|.
@@ -141,12 +142,11 @@ Value mlir::fp8::createSaturatingTruncF(OpBuilder &builder, Location loc,
       num::getFormatInfo(*getNumericsFormat(float8Type)).maxFinite;
   // minimumf / maximumf keep NaN, so the clamp cannot hide one; the select
   // then replaces every NaN, whatever its sign and payload.
+  Value upper = createF32Constant(builder, loc, type, APFloat(maxFinite));
+  Value lower = createF32Constant(builder, loc, type, APFloat(-maxFinite));
   Value clamped = arith::MaximumFOp::create(
-      builder, loc,
-      arith::MinimumFOp::create(
-          builder, loc, value,
-          createF32Constant(builder, loc, type, APFloat(maxFinite))),
-      createF32Constant(builder, loc, type, APFloat(-maxFinite)));
+      builder, loc, arith::MinimumFOp::create(builder, loc, value, upper),
+      lower);
   Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
                                       value, value);
   Value nan = createF32Constant(
@@ -284,12 +284,11 @@ struct RecordAmaxOpLowering : OpConversionPattern<RecordAmaxOp> {
     Value row = tensor::ExtractOp::create(rewriter, loc, adaptor.getHistory(),
                                           index);
     // The folder's computeAmax({row, amax}): |.|, NaN ignored, from 0.
-    Value merged = arith::MaxNumFOp::create(
-        rewriter, loc,
-        arith::MaxNumFOp::create(rewriter, loc,
-                                 createF32Constant(rewriter, loc, 0.0f),
-                                 math::AbsFOp::create(rewriter, loc, row)),
-        math::AbsFOp::create(rewriter, loc, adaptor.getAmax()));
+    Value zero = createF32Constant(rewriter, loc, 0.0f);
+    Value rowMagnitude = math::AbsFOp::create(rewriter, loc, row);
+    Value merged = arith::MaxNumFOp::create(rewriter, loc, zero, rowMagnitude);
+    Value amaxMagnitude = math::AbsFOp::create(rewriter, loc, adaptor.getAmax());
+    merged = arith::MaxNumFOp::create(rewriter, loc, merged, amaxMagnitude);
     rewriter.replaceOpWithNewOp<tensor::InsertOp>(op, merged,
                                                   adaptor.getHistory(), index);
     return success();
@@ -495,8 +494,9 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
         SmallVector<AffineMap>{lhsMap, rhsMap, accMap}, iterators,
         [](OpBuilder &b, Location l, ValueRange args) {
           // FP8 x FP8 products are exact in f32; the sum rounds per step.
-          Value product = arith::MulFOp::create(b, l, widenToF32(b, l, args[0]),
-                                                widenToF32(b, l, args[1]));
+          Value lhsValue = widenToF32(b, l, args[0]);
+          Value rhsValue = widenToF32(b, l, args[1]);
+          Value product = arith::MulFOp::create(b, l, lhsValue, rhsValue);
           linalg::YieldOp::create(
               b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
         });

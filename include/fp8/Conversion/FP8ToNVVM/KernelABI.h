@@ -1,0 +1,75 @@
+//===- KernelABI.h - The FP8 Hopper kernels' launch contract ----*- C++ -*-===//
+//
+// What convert-fp8-to-nvvm generates and what a host that launches the
+// kernels without MLIR (bench/gpu, fp8-run) must agree on: kernel names,
+// parameter lists and launch geometry. Header-only, no MLIR dependency.
+//
+// Every pointer parameter is a device address (CUdeviceptr, 8 bytes); sizes
+// are i64 element counts; scalars (scales, amaxes) live in device memory.
+//
+//   quantize_<in>_<fp8>        (x, q, scale, n)               1-D, grid-stride
+//   quantize_amax_<in>_<fp8>   (x, q, scale, amax, n)         amax must be 0
+//   amax_<in>                  (x, amax, n)                   amax must be 0
+//   dequantize_<fp8>_<out>     (q, y, scale_inv, n)
+//   cast_transpose_<in>_<fp8>[_amax]
+//                              (x, q, qt, scale, [amax,] rows, cols)  2-D tiles
+//   compute_scale              (amax, len, previous, scale, scaled_max,
+//                               epsilon, flags)               one warp
+//   record_amax                (history, amax, result, len)
+//   roll_history               (history, result, len)
+//
+// <in>/<out> is f32, bf16 or f16; <fp8> is e4m3 or e5m2. Buffers from
+// cuMemAlloc (256-byte aligned) take the 16-byte vector path; any other
+// alignment is still correct through the scalar path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_FP8TONVVM_KERNELABI_H
+#define FP8_CONVERSION_FP8TONVVM_KERNELABI_H
+
+#include <algorithm>
+#include <cstdint>
+
+namespace mlir::fp8::nvvm_abi {
+
+/// Name of the gpu.module that holds every kernel.
+inline constexpr const char *kKernelModuleName = "fp8_kernels";
+
+/// Element-wise kernels: threads per block, elements per thread and
+/// iteration (one 16-byte FP8 store), and the grid cap of the grid-stride
+/// loop (8 resident 256-thread blocks on each of an H100/H200's 132 SMs;
+/// fewer blocks means fewer amax atomics).
+inline constexpr int64_t kBlockSize = 256;
+inline constexpr int64_t kChunk = 16;
+inline constexpr int64_t kMaxGridSize = 132 * 8;
+
+/// cast_transpose: square tiles of kTile x kTile elements, kBlockSize
+/// threads, each thread one 16-element row segment of the tile.
+inline constexpr int64_t kTile = 64;
+/// Row pitch of the shared-memory transposed tile in bytes (16-byte aligned
+/// rows for vector reads).
+inline constexpr int64_t kTilePitch = kTile + 16;
+
+/// Small kernels: compute_scale runs one warp; record/roll 256 threads.
+inline constexpr int64_t kWarpSize = 32;
+
+/// compute_scale `flags` bits.
+inline constexpr int32_t kScaleDelayed = 1;
+inline constexpr int32_t kScalePowerOfTwo = 2;
+inline constexpr int32_t kScaleMostRecent = 4;
+
+/// Grid of the element-wise kernels for `n` elements.
+inline constexpr int64_t elementwiseGridSize(int64_t n) {
+  return std::clamp<int64_t>((n + kBlockSize * kChunk - 1) /
+                                 (kBlockSize * kChunk),
+                             1, kMaxGridSize);
+}
+
+/// Grid of cast_transpose: x over column tiles, y over row tiles.
+inline constexpr int64_t tileGridSize(int64_t extent) {
+  return std::max<int64_t>((extent + kTile - 1) / kTile, 1);
+}
+
+} // namespace mlir::fp8::nvvm_abi
+
+#endif // FP8_CONVERSION_FP8TONVVM_KERNELABI_H

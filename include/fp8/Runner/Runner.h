@@ -1,0 +1,110 @@
+//===- Runner.h - JIT-run functions on host data ----------------*- C++ -*-===//
+//
+// What fp8-run is built from: host tensors with seeded generators and .npy
+// input, a JIT-compiled function (lowered with fp8-lower-to-cpu) called on
+// them, and the accuracy metrics that compare two runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_RUNNER_RUNNER_H
+#define FP8_RUNNER_RUNNER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::fp8::runner {
+
+/// A dense row-major tensor (or scalar: rank 0) in host memory, stored in its
+/// element type's bytes.
+class HostTensor {
+public:
+  HostTensor() = default;
+  HostTensor(Type elementType, ArrayRef<int64_t> shape);
+
+  Type getElementType() const { return elementType; }
+  ArrayRef<int64_t> getShape() const { return shape; }
+  int64_t getNumElements() const;
+  unsigned getElementBytes() const;
+  char *data() { return bytes.data(); }
+  const char *data() const { return bytes.data(); }
+
+  /// Element `i` converted to / from double (floats widen exactly).
+  double get(int64_t i) const;
+  void set(int64_t i, double value);
+
+private:
+  Type elementType;
+  SmallVector<int64_t> shape;
+  std::vector<char> bytes;
+};
+
+enum class Distribution { Normal, Uniform, Outliers, Zeros };
+std::optional<Distribution> parseDistribution(StringRef name);
+
+/// Fills `tensor` from `rng`: N(0, scale^2); U(-scale, scale); normal with
+/// 0.1% of the elements (at least one) multiplied by 100; or zeros. Integer
+/// tensors get uniform values in [0, integerRange).
+void fill(HostTensor &tensor, Distribution distribution, double scale,
+          int64_t integerRange, std::mt19937_64 &rng);
+
+/// Reads a .npy file (little-endian f4 / f8 / f2 / i4 / i8, C order) and
+/// converts it to `elementType`.
+FailureOr<HostTensor> readNpy(StringRef path, Type elementType,
+                              std::string &error);
+
+/// A function of a module lowered to LLVM and compiled in-process.
+class CompiledFunction {
+public:
+  ~CompiledFunction();
+
+  /// `module` holds the function `name` with tensor/scalar signature
+  /// `signature` (taken before lowering); it is lowered with
+  /// fp8-lower-to-cpu and JIT-compiled at -O3.
+  static std::unique_ptr<CompiledFunction>
+  compile(ModuleOp module, StringRef name, std::string &error);
+
+  /// The function's original signature.
+  FunctionType getSignature() const { return signature; }
+
+  /// Calls the function. Inputs must match the signature (dynamic sizes are
+  /// taken from the inputs); results come back as host tensors.
+  FailureOr<SmallVector<HostTensor>> call(ArrayRef<HostTensor> inputs,
+                                          std::string &error);
+
+  /// Reads a tensor global (e.g. fp8 scaling state) of the given type.
+  FailureOr<HostTensor> readGlobal(StringRef name, RankedTensorType type,
+                                   std::string &error) const;
+
+private:
+  CompiledFunction() = default;
+
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string name;
+  FunctionType signature;
+};
+
+/// Accuracy of `out` against `ref`.
+struct Comparison {
+  /// 20 log10(||ref|| / ||ref - out||); +inf when equal.
+  double sqnrDb = 0;
+  double maxAbsError = 0;
+  /// max |ref - out| / |ref| over elements with |ref| > 1e-6 * max |ref|.
+  double maxRelError = 0;
+  /// Non-finite elements in `out` where `ref` is finite.
+  int64_t nonFinite = 0;
+};
+Comparison compare(const HostTensor &ref, const HostTensor &out);
+
+} // namespace mlir::fp8::runner
+
+#endif // FP8_RUNNER_RUNNER_H

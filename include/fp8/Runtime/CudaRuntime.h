@@ -1,0 +1,124 @@
+//===- CudaRuntime.h - CUDA driver API, loaded at run time ------*- C++ -*-===//
+//
+// The host side of GPU runs: a thin wrapper over the CUDA driver API that
+// loads libcuda.so.1 with dlopen when a runtime is created, so nothing in the
+// build needs CUDA headers or libraries. On a machine without a driver or a
+// GPU, create() returns an error that says so; nothing crashes.
+//
+// Every failing call becomes an llvm::Error "<call>: <CUDA_ERROR_NAME> (<code>):
+// <cuGetErrorString>".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_RUNTIME_CUDARUNTIME_H
+#define FP8_RUNTIME_CUDARUNTIME_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace mlir::fp8::runtime {
+
+/// A device address (CUdeviceptr).
+using DevicePtr = uint64_t;
+
+/// Opaque driver handles.
+using ModuleHandle = struct CudaModuleOpaque *;
+using FunctionHandle = struct CudaFunctionOpaque *;
+using EventHandle = struct CudaEventOpaque *;
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+/// Kernel parameters in cuLaunchKernel's form: each argument copied into
+/// owned storage, `pointers()` the array of their addresses.
+class KernelArgs {
+public:
+  template <typename T>
+  KernelArgs &add(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    auto &slot = storage.emplace_back(sizeof(T));
+    std::memcpy(slot.data(), &value, sizeof(T));
+    return *this;
+  }
+  /// Valid until the next add().
+  void **pointers() {
+    addresses.clear();
+    for (auto &slot : storage)
+      addresses.push_back(slot.data());
+    return addresses.data();
+  }
+  size_t size() const { return storage.size(); }
+
+private:
+  std::vector<std::vector<unsigned char>> storage;
+  std::vector<void *> addresses;
+};
+
+class CudaRuntime {
+public:
+  /// Loads the driver ($FP8_CUDA_DRIVER, else libcuda.so.1), initializes it
+  /// and makes `device`'s primary context current on this thread.
+  static llvm::Expected<std::unique_ptr<CudaRuntime>> create(int device = 0);
+  ~CudaRuntime();
+  CudaRuntime(const CudaRuntime &) = delete;
+  CudaRuntime &operator=(const CudaRuntime &) = delete;
+
+  const std::string &getDeviceName() const { return deviceName; }
+  /// major * 10 + minor (90 for Hopper).
+  int getComputeCapability() const { return computeCapability; }
+  int getMultiprocessorCount() const { return multiprocessors; }
+
+  /// A PTX (text) or cubin / fatbin image. PTX is JIT-compiled by the
+  /// driver; its log is part of the error.
+  llvm::Expected<ModuleHandle> loadModule(llvm::StringRef image);
+  llvm::Error unloadModule(ModuleHandle module);
+  llvm::Expected<FunctionHandle> getFunction(ModuleHandle module,
+                                             llvm::StringRef name);
+
+  llvm::Expected<DevicePtr> allocate(size_t bytes);
+  llvm::Error free(DevicePtr ptr);
+  llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes);
+  llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes);
+  /// Asynchronous on the default stream (time it with events).
+  llvm::Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes);
+  llvm::Error memsetD32(DevicePtr dst, uint32_t value, size_t count);
+
+  /// Launches on the default stream; returns when queued.
+  llvm::Error launch(FunctionHandle function, Dim3 grid, Dim3 block,
+                     unsigned sharedBytes, KernelArgs &args);
+  llvm::Error synchronize();
+
+  llvm::Expected<EventHandle> createEvent();
+  llvm::Error destroyEvent(EventHandle event);
+  /// Records on the default stream.
+  llvm::Error recordEvent(EventHandle event);
+  /// Waits for `end`, then the time from `start` to `end` in milliseconds.
+  llvm::Expected<float> elapsedMilliseconds(EventHandle start,
+                                            EventHandle end);
+
+  struct Driver;
+
+private:
+  CudaRuntime(std::unique_ptr<Driver> driver) : driver(std::move(driver)) {}
+
+  std::unique_ptr<Driver> driver;
+  int device = 0;
+  void *context = nullptr;
+  std::string deviceName;
+  int computeCapability = 0;
+  int multiprocessors = 0;
+};
+
+} // namespace mlir::fp8::runtime
+
+#endif // FP8_RUNTIME_CUDARUNTIME_H

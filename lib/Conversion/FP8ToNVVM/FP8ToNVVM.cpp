@@ -1,0 +1,1207 @@
+//===- FP8ToNVVM.cpp - fp8 ops to Hopper kernels and a host launcher ------===//
+//
+// convert-fp8-to-nvvm: every function that computes with fp8 ops becomes a
+// host function on memrefs that launches one kernel per op, in program
+// order, from `gpu.module @fp8_kernels`. The kernels are `llvm.func`s with
+// raw global pointers (KernelABI.h is the contract), so a host without MLIR
+// can launch them too; their numerics are those of lib/Numerics, which the
+// GPU bench checks byte for byte.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+#include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
+#include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+#include "fp8/Numerics/Float8.h"
+#include "fp8/Numerics/Scaling.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cfloat>
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_CONVERTFP8TONVVM
+#include "fp8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+namespace abi = mlir::fp8::nvvm_abi;
+namespace num = mlir::fp8::numerics;
+
+static constexpr unsigned kGlobalSpace = 1;
+static constexpr unsigned kSharedSpace = 3;
+
+/// Short type names used in kernel names (KernelABI.h).
+static StringRef getTypeTag(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (isa<Float8E4M3FNType>(type))
+    return "e4m3";
+  if (isa<Float8E5M2Type>(type))
+    return "e5m2";
+  return "";
+}
+
+static Type getElementType(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel bodies
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds the body of one kernel: LLVM and NVVM ops on raw global pointers,
+/// with arith/math/scf for arithmetic and loops (lowered with the rest of
+/// the gpu.module by fp8-lower-to-nvvm).
+class KernelEmitter {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b) : b(b) {}
+
+  Type i8() { return b.getI8Type(); }
+  Type i16() { return b.getI16Type(); }
+  Type i32() { return b.getI32Type(); }
+  Type i64() { return b.getI64Type(); }
+  Type f32() { return b.getF32Type(); }
+  Type globalPtr() {
+    return LLVM::LLVMPointerType::get(b.getContext(), kGlobalSpace);
+  }
+
+  Value i32(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value f32Bits(uint32_t bits) {
+    return f32(llvm::bit_cast<float>(bits));
+  }
+
+  Value tid() { return zext64(NVVM::ThreadIdXOp::create(b, i32())); }
+  Value ctaid() { return zext64(NVVM::BlockIdXOp::create(b, i32())); }
+  Value ntid() { return zext64(NVVM::BlockDimXOp::create(b, i32())); }
+  Value nctaid() { return zext64(NVVM::GridDimXOp::create(b, i32())); }
+  Value zext64(Value v) { return arith::ExtUIOp::create(b, i64(), v); }
+
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
+  Value remU(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
+  }
+  Value ule(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ule, x, y);
+  }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+  }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value orI(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, c, x, y);
+  }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value fmax(Value x, Value y) { return arith::MaxNumFOp::create(b, x, y); }
+  Value fabs(Value x) { return math::AbsFOp::create(b, x); }
+
+  /// Pointer to element `index` (elements of `elementType`) of `base`.
+  Value gep(Value base, Type elementType, Value index) {
+    return LLVM::GEPOp::create(b, base.getType(), elementType, base,
+                               ValueRange{index});
+  }
+  Value load(Type type, Value ptr, unsigned alignment) {
+    return LLVM::LoadOp::create(b, type, ptr, alignment);
+  }
+  void store(Value value, Value ptr, unsigned alignment) {
+    LLVM::StoreOp::create(b, value, ptr, alignment);
+  }
+  Value extract(Value vector, int64_t i) {
+    return LLVM::ExtractElementOp::create(b, vector, i32(i));
+  }
+  Value insert(Value vector, Value value, int64_t i) {
+    return LLVM::InsertElementOp::create(b, vector, value, i32(i));
+  }
+  Value undef(Type type) { return LLVM::UndefOp::create(b, type); }
+
+  /// A scalar in device memory (scales, amaxes).
+  Value loadScalar(Value ptr) { return load(f32(), ptr, 4); }
+
+  /// Element `index` of `base` widened to f32 (exact).
+  Value loadWide(Value base, Type elementType, Value index) {
+    return widen(load(elementType, gep(base, elementType, index),
+                      elementType.getIntOrFloatBitWidth() / 8));
+  }
+  Value widen(Value v) {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, f32(), v);
+  }
+
+  /// `count` consecutive elements of `elementType` starting at element
+  /// `index` (16-byte aligned), widened to f32, read with 16-byte loads.
+  SmallVector<Value> loadChunk(Value base, Type elementType, Value index,
+                               int64_t count) {
+    int64_t width = elementType.getIntOrFloatBitWidth() / 8;
+    int64_t perVector = 16 / width;
+    auto vectorType = VectorType::get({perVector}, elementType);
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < count / perVector; ++v) {
+      Value ptr = gep(base, elementType, add(index, i64(v * perVector)));
+      Value vec = load(vectorType, ptr, 16);
+      for (int64_t e = 0; e < perVector; ++e)
+        values.push_back(widen(extract(vec, e)));
+    }
+    return values;
+  }
+
+  /// cvt.rn.satfinite.<fp8>x2.f32: `lo` in the low byte, `hi` in the high.
+  Value cvtPair(Value hi, Value lo, Type float8Type) {
+    return NVVM::ConvertF32x2ToF8x2Op::create(
+        b, i16(), hi, lo, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, float8Type);
+  }
+
+  /// 16 f32 values -> 16 FP8 bytes as four little-endian i32 words.
+  Value quantizeChunk(ArrayRef<Value> scaled, Type float8Type) {
+    Value words = undef(VectorType::get({4}, i32()));
+    for (int64_t w = 0; w < 4; ++w) {
+      Value lo = zext32(cvtPair(scaled[4 * w + 1], scaled[4 * w], float8Type));
+      Value hi =
+          zext32(cvtPair(scaled[4 * w + 3], scaled[4 * w + 2], float8Type));
+      Value word = orI(lo, arith::ShLIOp::create(b, hi, i32(16)));
+      words = insert(words, word, w);
+    }
+    return words;
+  }
+  Value zext32(Value v) { return arith::ExtUIOp::create(b, i32(), v); }
+
+  /// One f32 value -> its FP8 byte.
+  Value quantizeOne(Value scaled, Type float8Type) {
+    return arith::TruncIOp::create(b, i8(),
+                                   cvtPair(f32(0.0f), scaled, float8Type));
+  }
+
+  /// Two FP8 bytes (an i16, element 0 in the low byte) -> two f32 (exact,
+  /// through cvt.rn.f16x2.<fp8>x2).
+  std::pair<Value, Value> dequantizePair(Value pair, Type float8Type) {
+    Value bytes =
+        LLVM::BitcastOp::create(b, VectorType::get({2}, i8()), pair);
+    Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+        b, VectorType::get({2}, b.getF16Type()), bytes, /*relu=*/false,
+        float8Type);
+    return {widen(extract(halves, 0)), widen(extract(halves, 1))};
+  }
+
+  /// Rounds an f32 to `type` (nearest even).
+  Value narrow(Value v, Type type) {
+    if (type.isF32())
+      return v;
+    return arith::TruncFOp::create(b, type, v);
+  }
+
+  /// Warp max (five butterfly shuffles) and one `atom.global.max.u32` per
+  /// warp on the f32 bits, which order like unsigned integers for the
+  /// non-negative values an amax has. NaN never reaches the bits.
+  void atomicAmax(Value threadMax, Value amaxPtr) {
+    Value warpMax = warpReduceMax(threadMax);
+    Value isNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, warpMax,
+                                        warpMax);
+    warpMax = select(isNaN, f32(0.0f), warpMax);
+    Value bits = arith::BitcastOp::create(b, i32(), warpMax);
+    Value lane = remU(tid(), i64(abi::kWarpSize));
+    ifThen(eq(lane, i64(0)), [&]() {
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::umax, amaxPtr, bits,
+                                LLVM::AtomicOrdering::monotonic);
+    });
+  }
+
+  Value warpReduceMax(Value value) {
+    for (int offset = 16; offset >= 1; offset /= 2) {
+      Value other = NVVM::ShflOp::create(b, f32(), i32(-1), value, i32(offset),
+                                         i32(31), NVVM::ShflKind::bfly,
+                                         UnitAttr());
+      value = fmax(value, other);
+    }
+    return value;
+  }
+
+  /// for (i = start; i < end; i += step) with one f32 carried value.
+  Value forLoop(Value start, Value end, Value step, Value carried,
+                function_ref<Value(Value, Value)> body) {
+    auto loop = scf::ForOp::create(
+        b, start, end, step, ValueRange{carried},
+        [&](OpBuilder &nested, Location loc, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value next = body(iv, args[0]);
+          scf::YieldOp::create(b, next);
+        });
+    return loop.getResult(0);
+  }
+
+  /// if (cond) { then } with nothing yielded.
+  void ifThen(Value cond, function_ref<void()> then) {
+    scf::IfOp::create(b, cond, [&](OpBuilder &nested, Location) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(nested.getInsertionBlock(),
+                          nested.getInsertionPoint());
+      then();
+      scf::YieldOp::create(b);
+    });
+  }
+
+  /// if (cond) { then } else { other }, yielding one value.
+  Value ifElse(Value cond, function_ref<Value()> then,
+               function_ref<Value()> other) {
+    auto ifOp = scf::IfOp::create(
+        b, cond,
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, then());
+        },
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, other());
+        });
+    return ifOp.getResult(0);
+  }
+
+  /// True when every pointer is 16-byte aligned.
+  Value allAligned(ArrayRef<Value> ptrs) {
+    Value bits = i64(0);
+    for (Value ptr : ptrs)
+      bits = orI(bits, LLVM::PtrToIntOp::create(b, i64(), ptr));
+    return eq(andI(bits, i64(15)), i64(0));
+  }
+
+  ImplicitLocOpBuilder &b;
+};
+
+/// Creates (once) and returns the kernels of one gpu.module.
+class KernelLibrary {
+public:
+  KernelLibrary(gpu::GPUModuleOp module) : module(module) {}
+
+  /// quantize_<in>_<fp8>[_amax] / amax_<in>: see KernelABI.h.
+  StringRef getQuantize(Type in, Type out, bool withAmax);
+  StringRef getAmax(Type in);
+  StringRef getDequantize(Type in, Type out);
+  StringRef getCastTranspose(Type in, Type out, bool withAmax);
+  StringRef getComputeScale();
+  StringRef getRecordAmax();
+  StringRef getRollHistory();
+
+private:
+  /// Looks `name` up or creates an empty kernel with these parameters and
+  /// calls `build` to fill it.
+  StringRef getOrCreate(StringRef name, ArrayRef<Type> params,
+                        int64_t blockSize,
+                        function_ref<void(KernelEmitter &, ValueRange)> build);
+
+  void buildElementwise(KernelEmitter &k, ValueRange args, Type in, Type out,
+                        bool quantize, bool withAmax);
+  void buildDequantize(KernelEmitter &k, ValueRange args, Type in, Type out);
+  void buildCastTranspose(KernelEmitter &k, ValueRange args, Type in,
+                          Type out, bool withAmax);
+  Value getSharedTile(ImplicitLocOpBuilder &b);
+
+  gpu::GPUModuleOp module;
+  llvm::StringMap<LLVM::LLVMFuncOp> kernels;
+};
+} // namespace
+
+StringRef KernelLibrary::getOrCreate(
+    StringRef name, ArrayRef<Type> params, int64_t blockSize,
+    function_ref<void(KernelEmitter &, ValueRange)> build) {
+  auto it = kernels.find(name);
+  if (it != kernels.end())
+    return it->second.getSymName();
+  MLIRContext *ctx = module.getContext();
+  ImplicitLocOpBuilder b(module.getLoc(), ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = LLVM::LLVMFuncOp::create(
+      b, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
+  Block *entry = func.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  KernelEmitter k(b);
+  build(k, entry->getArguments());
+  LLVM::ReturnOp::create(b, ValueRange{});
+  kernels[name] = func;
+  return func.getSymName();
+}
+
+void KernelLibrary::buildElementwise(KernelEmitter &k, ValueRange args,
+                                     Type in, Type out, bool quantize,
+                                     bool withAmax) {
+  // quantize: (x, q, scale, [amax,] n); amax: (x, amax, n).
+  Value x = args[0];
+  Value q = quantize ? args[1] : Value();
+  Value scale = quantize ? k.loadScalar(args[2]) : Value();
+  Value amaxPtr = withAmax ? args[quantize ? 3 : 1] : Value();
+  Value n = args.back();
+
+  Value gtid = k.add(k.mul(k.ctaid(), k.ntid()), k.tid());
+  Value stride = k.mul(k.nctaid(), k.ntid());
+  Value chunk = k.i64(abi::kChunk);
+  // Misaligned views take the scalar path for every element.
+  SmallVector<Value> ptrs{x};
+  if (q)
+    ptrs.push_back(q);
+  Value chunks = k.select(k.allAligned(ptrs), k.divU(n, chunk), k.i64(0));
+
+  Value acc = k.forLoop(gtid, chunks, stride, k.f32(0.0f), [&](Value c,
+                                                                 Value acc) {
+    Value start = k.mul(c, chunk);
+    SmallVector<Value> values = k.loadChunk(x, in, start, abi::kChunk);
+    if (withAmax)
+      for (Value v : values)
+        acc = k.fmax(acc, k.fabs(v));
+    if (quantize) {
+      SmallVector<Value> scaled;
+      for (Value v : values)
+        scaled.push_back(k.fmul(v, scale));
+      k.store(k.quantizeChunk(scaled, out), k.gep(q, k.i8(), start), 16);
+    }
+    return acc;
+  });
+  acc = k.forLoop(k.add(k.mul(chunks, chunk), gtid), n, stride, acc,
+                  [&](Value i, Value acc) {
+                    Value v = k.loadWide(x, in, i);
+                    if (withAmax)
+                      acc = k.fmax(acc, k.fabs(v));
+                    if (quantize)
+                      k.store(k.quantizeOne(k.fmul(v, scale), out),
+                              k.gep(q, k.i8(), i), 1);
+                    return acc;
+                  });
+  if (withAmax)
+    k.atomicAmax(acc, amaxPtr);
+}
+
+StringRef KernelLibrary::getQuantize(Type in, Type out, bool withAmax) {
+  std::string name = ("quantize_" + Twine(withAmax ? "amax_" : "") +
+                      getTypeTag(in) + "_" + getTypeTag(out))
+                         .str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  SmallVector<Type> params{ptr, ptr, ptr};
+  if (withAmax)
+    params.push_back(ptr);
+  params.push_back(IntegerType::get(ctx, 64));
+  return getOrCreate(name, params, abi::kBlockSize,
+                     [&](KernelEmitter &k, ValueRange args) {
+                       buildElementwise(k, args, in, out, /*quantize=*/true,
+                                        withAmax);
+                     });
+}
+
+StringRef KernelLibrary::getAmax(Type in) {
+  std::string name = ("amax_" + getTypeTag(in)).str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  return getOrCreate(name, {ptr, ptr, IntegerType::get(ctx, 64)},
+                     abi::kBlockSize, [&](KernelEmitter &k, ValueRange args) {
+                       buildElementwise(k, args, in, Type(),
+                                        /*quantize=*/false, /*withAmax=*/true);
+                     });
+}
+
+void KernelLibrary::buildDequantize(KernelEmitter &k, ValueRange args,
+                                    Type in, Type out) {
+  // (q, y, scale_inv, n)
+  Value q = args[0], y = args[1], n = args[3];
+  Value scaleInv = k.loadScalar(args[2]);
+  Value gtid = k.add(k.mul(k.ctaid(), k.ntid()), k.tid());
+  Value stride = k.mul(k.nctaid(), k.ntid());
+  Value chunk = k.i64(abi::kChunk);
+  Value chunks = k.select(k.allAligned({q, y}), k.divU(n, chunk), k.i64(0));
+  int64_t perVector = 16 / (out.getIntOrFloatBitWidth() / 8);
+  auto outVector = VectorType::get({perVector}, out);
+
+  k.forLoop(gtid, chunks, stride, k.f32(0.0f), [&](Value c, Value unused) {
+    Value start = k.mul(c, chunk);
+    Value words =
+        k.load(VectorType::get({4}, k.i32()), k.gep(q, k.i8(), start), 16);
+    SmallVector<Value> values;
+    for (int64_t w = 0; w < 4; ++w) {
+      Value word = k.extract(words, w);
+      for (int64_t half = 0; half < 2; ++half) {
+        Value pair = arith::TruncIOp::create(
+            k.b, k.i16(),
+            arith::ShRUIOp::create(k.b, word, k.i32(16 * half)));
+        auto [lo, hi] = k.dequantizePair(pair, in);
+        values.push_back(k.narrow(k.fmul(lo, scaleInv), out));
+        values.push_back(k.narrow(k.fmul(hi, scaleInv), out));
+      }
+    }
+    for (int64_t v = 0; v < abi::kChunk / perVector; ++v) {
+      Value vec = k.undef(outVector);
+      for (int64_t e = 0; e < perVector; ++e)
+        vec = k.insert(vec, values[v * perVector + e], e);
+      k.store(vec, k.gep(y, out, k.add(start, k.i64(v * perVector))), 16);
+    }
+    return unused;
+  });
+  k.forLoop(k.add(k.mul(chunks, chunk), gtid), n, stride, k.f32(0.0f),
+            [&](Value i, Value unused) {
+              Value byte = k.load(k.i8(), k.gep(q, k.i8(), i), 1);
+              Value pair = arith::ExtUIOp::create(k.b, k.i16(), byte);
+              Value value = k.dequantizePair(pair, in).first;
+              k.store(k.narrow(k.fmul(value, scaleInv), out),
+                      k.gep(y, out, i), out.getIntOrFloatBitWidth() / 8);
+              return unused;
+            });
+}
+
+StringRef KernelLibrary::getDequantize(Type in, Type out) {
+  std::string name =
+      ("dequantize_" + getTypeTag(in) + "_" + getTypeTag(out)).str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  return getOrCreate(name, {ptr, ptr, ptr, IntegerType::get(ctx, 64)},
+                     abi::kBlockSize, [&](KernelEmitter &k, ValueRange args) {
+                       buildDequantize(k, args, in, out);
+                     });
+}
+
+/// The shared-memory tile of cast_transpose: kTile rows (input columns) of
+/// kTilePitch bytes.
+Value KernelLibrary::getSharedTile(ImplicitLocOpBuilder &b) {
+  StringRef name = "fp8_transpose_tile";
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(),
+                                       abi::kTile * abi::kTilePitch);
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(b, type, /*isConstant=*/false,
+                           LLVM::Linkage::Internal, name, Attribute(),
+                           /*alignment=*/16, kSharedSpace);
+  }
+  return LLVM::AddressOfOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), kSharedSpace), name);
+}
+
+void KernelLibrary::buildCastTranspose(KernelEmitter &k, ValueRange args,
+                                       Type in, Type out, bool withAmax) {
+  // (x, q, qt, scale, [amax,] rows, cols). Persistent blocks walk the tiles
+  // so that the amax costs one atomic per warp, not per tile.
+  Value x = args[0], q = args[1], qt = args[2];
+  Value scale = k.loadScalar(args[3]);
+  Value amaxPtr = withAmax ? args[4] : Value();
+  Value rows = args[args.size() - 2], cols = args.back();
+  Value tile = getSharedTile(k.b);
+
+  Value tileSize = k.i64(abi::kTile);
+  Value tileLast = k.i64(abi::kTile - 1);
+  Value colTiles = k.divU(k.add(cols, tileLast), tileSize);
+  Value rowTiles = k.divU(k.add(rows, tileLast), tileSize);
+  Value numTiles = k.mul(colTiles, rowTiles);
+  Value segments = k.i64(abi::kTile / abi::kChunk);
+  Value tid = k.tid();
+  Value r = k.divU(tid, segments);                 // row within the tile
+  Value seg = k.mul(k.remU(tid, segments), k.i64(abi::kChunk));
+  Value pitch = k.i64(abi::kTilePitch);
+  Value sixteen = k.i64(15);
+  Value dimsAligned =
+      k.eq(k.andI(k.orI(rows, cols), sixteen), k.i64(0));
+  Value aligned = k.andI(dimsAligned, k.allAligned({x, q, qt}));
+
+  Value acc = k.forLoop(k.ctaid(), numTiles, k.nctaid(), k.f32(0.0f),
+                        [&](Value t, Value acc) {
+    Value r0 = k.mul(k.divU(t, colTiles), tileSize);
+    Value c0 = k.mul(k.remU(t, colTiles), tileSize);
+    Value full = k.andI(k.ule(k.add(r0, tileSize), rows),
+                        k.ule(k.add(c0, tileSize), cols));
+    Value fast = k.andI(full, aligned);
+    Value row = k.add(r0, r);
+    Value col = k.add(c0, seg);
+    Value rowStart = k.add(k.mul(row, cols), col);
+
+    // Phase 1: read a 16-element row segment, write it quantized to q and
+    // byte by byte into the transposed shared tile.
+    acc = k.ifElse(
+        fast,
+        [&]() {
+          Value a = acc;
+          SmallVector<Value> values = k.loadChunk(x, in, rowStart, 16);
+          SmallVector<Value> scaled;
+          for (Value v : values) {
+            if (withAmax)
+              a = k.fmax(a, k.fabs(v));
+            scaled.push_back(k.fmul(v, scale));
+          }
+          Value words = k.quantizeChunk(scaled, out);
+          k.store(words, k.gep(q, k.i8(), rowStart), 16);
+          for (int64_t j = 0; j < abi::kChunk; ++j) {
+            Value word = k.extract(words, j / 4);
+            Value byte = arith::TruncIOp::create(
+                k.b, k.i8(),
+                arith::ShRUIOp::create(k.b, word, k.i32(8 * (j % 4))));
+            Value slot = k.add(k.mul(k.add(seg, k.i64(j)), pitch), r);
+            k.store(byte, k.gep(tile, k.i8(), slot), 1);
+          }
+          return a;
+        },
+        [&]() {
+          return k.forLoop(k.i64(0), k.i64(abi::kChunk), k.i64(1), acc,
+                           [&](Value j, Value a) {
+            Value inside =
+                k.andI(k.ult(row, rows), k.ult(k.add(col, j), cols));
+            return k.ifElse(
+                inside,
+                [&]() {
+                  Value index = k.add(rowStart, j);
+                  Value v = k.loadWide(x, in, index);
+                  Value byte = k.quantizeOne(k.fmul(v, scale), out);
+                  k.store(byte, k.gep(q, k.i8(), index), 1);
+                  Value slot = k.add(k.mul(k.add(seg, j), pitch), r);
+                  k.store(byte, k.gep(tile, k.i8(), slot), 1);
+                  return withAmax ? k.fmax(a, k.fabs(v)) : a;
+                },
+                [&]() { return a; });
+          });
+        });
+    NVVM::Barrier0Op::create(k.b);
+
+    // Phase 2: tile row r is input column c0 + r; write its 16-byte segment
+    // of input rows r0 + seg.. to qt.
+    Value tcol = k.add(c0, r);
+    Value trow = k.add(r0, seg);
+    Value tStart = k.add(k.mul(tcol, rows), trow);
+    Value tSlot = k.add(k.mul(r, pitch), seg);
+    k.ifElse(
+        fast,
+        [&]() {
+          Value words = k.load(VectorType::get({4}, k.i32()),
+                               k.gep(tile, k.i8(), tSlot), 16);
+          k.store(words, k.gep(qt, k.i8(), tStart), 16);
+          return acc;
+        },
+        [&]() {
+          return k.forLoop(k.i64(0), k.i64(abi::kChunk), k.i64(1), acc,
+                           [&](Value j, Value a) {
+            Value inside =
+                k.andI(k.ult(tcol, cols), k.ult(k.add(trow, j), rows));
+            k.ifThen(inside, [&]() {
+              Value byte =
+                  k.load(k.i8(), k.gep(tile, k.i8(), k.add(tSlot, j)), 1);
+              k.store(byte, k.gep(qt, k.i8(), k.add(tStart, j)), 1);
+            });
+            return a;
+          });
+        });
+    // The next tile overwrites the shared tile.
+    NVVM::Barrier0Op::create(k.b);
+    return acc;
+  });
+  if (withAmax)
+    k.atomicAmax(acc, amaxPtr);
+}
+
+StringRef KernelLibrary::getCastTranspose(Type in, Type out, bool withAmax) {
+  std::string name = ("cast_transpose_" + getTypeTag(in) + "_" +
+                      getTypeTag(out) + (withAmax ? "_amax" : ""))
+                         .str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  SmallVector<Type> params{ptr, ptr, ptr, ptr};
+  if (withAmax)
+    params.push_back(ptr);
+  params.append({i64, i64});
+  return getOrCreate(name, params, abi::kBlockSize,
+                     [&](KernelEmitter &k, ValueRange args) {
+                       buildCastTranspose(k, args, in, out, withAmax);
+                     });
+}
+
+StringRef KernelLibrary::getComputeScale() {
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  Type i32 = IntegerType::get(ctx, 32);
+  Type f32 = Float32Type::get(ctx);
+  // (amax, len, previous, scale, scaled_max, epsilon, flags): one warp.
+  return getOrCreate(
+      "compute_scale", {ptr, i64, ptr, ptr, f32, f32, i32}, abi::kWarpSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        Value history = args[0], len = args[1], previousPtr = args[2];
+        Value scalePtr = args[3], scaledMax = args[4], epsilon = args[5];
+        Value flags = args[6];
+        auto flag = [&](int32_t bit) {
+          return arith::CmpIOp::create(k.b, arith::CmpIPredicate::ne,
+                                       k.andI(flags, k.i32(bit)), k.i32(0));
+        };
+        auto cmpF = [&](arith::CmpFPredicate p, Value x, Value y) {
+          return arith::CmpFOp::create(k.b, p, x, y);
+        };
+        // The NaN-ignoring max over the history from a NaN start: an
+        // all-NaN history stays NaN, as reduceAmaxHistory does.
+        Value nan = k.f32Bits(0x7FC00000u);
+        Value lanes = k.forLoop(k.tid(), len, k.i64(abi::kWarpSize), nan,
+                                [&](Value i, Value a) {
+                                  return k.fmax(a, k.load(k.f32(),
+                                                          k.gep(history,
+                                                                k.f32(), i),
+                                                          4));
+                                });
+        Value reduced = k.warpReduceMax(lanes);
+        Value amax =
+            k.select(flag(abi::kScaleMostRecent), k.loadScalar(history),
+                     reduced);
+        Value inf = k.f32(std::numeric_limits<float>::infinity());
+        Value one = k.f32(1.0f);
+
+        // Delayed: a new scale only from a finite, positive amax.
+        Value usable = k.andI(cmpF(arith::CmpFPredicate::OGT, amax, k.f32(0)),
+                              cmpF(arith::CmpFPredicate::OLT, amax, inf));
+        Value delayed = k.ifElse(
+            flag(abi::kScaleDelayed),
+            [&]() {
+              return k.select(usable,
+                              arith::DivFOp::create(k.b, scaledMax, amax),
+                              k.loadScalar(previousPtr));
+            },
+            [&]() { return one; });
+        // Current: amax raised to epsilon; 0, Inf or NaN give 1.
+        Value raised = k.select(
+            cmpF(arith::CmpFPredicate::OLT, amax, epsilon), epsilon, amax);
+        Value bad = k.orI(
+            cmpF(arith::CmpFPredicate::UEQ, raised, k.f32(0.0f)),
+            cmpF(arith::CmpFPredicate::OEQ, k.fabs(raised), inf));
+        Value current = k.select(
+            bad, one, arith::DivFOp::create(k.b, scaledMax, raised));
+        Value scale = k.select(flag(abi::kScaleDelayed), delayed, current);
+        scale = k.select(cmpF(arith::CmpFPredicate::OEQ, k.fabs(scale), inf),
+                         k.f32(FLT_MAX), scale);
+        Value bits = arith::BitcastOp::create(k.b, k.i32(), scale);
+        Value truncated = arith::BitcastOp::create(
+            k.b, k.f32(),
+            k.andI(bits, k.i32(static_cast<int32_t>(0xFF800000u))));
+        scale = k.select(flag(abi::kScalePowerOfTwo), truncated, scale);
+        k.ifThen(k.eq(k.tid(), k.i64(0)),
+                 [&]() { k.store(scale, scalePtr, 4); });
+      });
+}
+
+StringRef KernelLibrary::getRecordAmax() {
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  // (history, amax, result, len): row 0 = max(0, |row 0|, |amax|), NaN
+  // ignored; the other rows copied.
+  return getOrCreate(
+      "record_amax", {ptr, ptr, ptr, IntegerType::get(ctx, 64)},
+      abi::kBlockSize, [&](KernelEmitter &k, ValueRange args) {
+        Value history = args[0], amaxPtr = args[1], result = args[2];
+        Value len = args[3];
+        k.forLoop(k.tid(), len, k.ntid(), k.f32(0.0f), [&](Value i, Value u) {
+          Value v = k.load(k.f32(), k.gep(history, k.f32(), i), 4);
+          Value slot = k.fmax(k.fmax(k.f32(0.0f), k.fabs(v)),
+                              k.fabs(k.loadScalar(amaxPtr)));
+          v = k.select(k.eq(i, k.i64(0)), slot, v);
+          k.store(v, k.gep(result, k.f32(), i), 4);
+          return u;
+        });
+      });
+}
+
+StringRef KernelLibrary::getRollHistory() {
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  // (history, result, len): new[i] = old[i+1], new[len-1] = old[0],
+  // new[0] = 0.
+  return getOrCreate(
+      "roll_history", {ptr, ptr, IntegerType::get(ctx, 64)}, abi::kBlockSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        Value history = args[0], result = args[1], len = args[2];
+        k.forLoop(k.tid(), len, k.ntid(), k.f32(0.0f), [&](Value i, Value u) {
+          Value last = k.eq(k.add(i, k.i64(1)), len);
+          Value source = k.select(last, k.i64(0), k.add(i, k.i64(1)));
+          Value v = k.load(k.f32(), k.gep(history, k.f32(), source), 4);
+          v = k.select(k.eq(i, k.i64(0)), k.f32(0.0f), v);
+          k.store(v, k.gep(result, k.f32(), i), 4);
+          return u;
+        });
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+/// The memref that carries `type` on the device: tensors keep their shape,
+/// f32 scalars become memref<f32>.
+static MemRefType getDeviceType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (getTypeTag(tensor.getElementType()).empty())
+      return {};
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  }
+  if (type.isF32())
+    return MemRefType::get({}, type);
+  return {};
+}
+
+namespace {
+/// Rewrites one function into its host launcher.
+class HostLowering {
+public:
+  HostLowering(func::FuncOp func, KernelLibrary &kernels)
+      : func(func), kernels(kernels) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult checkSupported();
+  LogicalResult lower(Operation *op);
+  /// A device buffer for `result`: the out-parameter when the function
+  /// returns it (first use), a gpu.alloc otherwise.
+  Value allocate(Value result, ValueRange dynamicSizes);
+  Value dims(Value memref, int64_t dim);
+  Value numElements(Value memref);
+  Value pointer(Value memref);
+  Value computePointer(Value memref);
+  Value toI64(Value index);
+  Value constIndex(int64_t v);
+  void launch(StringRef kernel, Value gridX, int64_t blockX,
+              ArrayRef<Value> args);
+  Value elementwiseGrid(Value n);
+
+  func::FuncOp func;
+  KernelLibrary &kernels;
+  std::optional<ImplicitLocOpBuilder> b;
+  IRMapping buffers;
+  llvm::DenseMap<Value, Value> outParams;
+  llvm::DenseMap<Value, Value> pointers;
+  SmallVector<Value> temporaries;
+};
+} // namespace
+
+LogicalResult HostLowering::checkSupported() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError()
+           << "has control flow; fp8-lower-to-nvvm lowers straight-line "
+              "functions only";
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (!getDeviceType(type))
+      return func.emitOpError() << "argument #" << i << " has type " << type
+                                << ", which the GPU lowering does not support "
+                                   "(tensors of f32, bf16, f16, f8E4M3FN, "
+                                   "f8E5M2 and f32 scalars)";
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (!getDeviceType(type))
+      return func.emitOpError() << "result #" << i << " has type " << type
+                                << ", which the GPU lowering does not support "
+                                   "(tensors of f32, bf16, f16, f8E4M3FN, "
+                                   "f8E5M2 and f32 scalars)";
+  for (Operation &op : func.getBody().front()) {
+    if (isa<ScaledMatmulOp>(op))
+      return op.emitOpError()
+             << "has no GPU lowering yet (the Hopper wgmma GEMM is issue 7); "
+                "use fp8-lower-to-cpu for reference runs";
+    if (isa<FP8Dialect>(op.getDialect()) || isa<func::ReturnOp>(op))
+      continue;
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      if (constant.getType().isF32())
+        continue;
+    return op.emitOpError()
+           << "cannot run in a function lowered by fp8-lower-to-nvvm: only "
+              "fp8 ops and f32 constants become GPU kernels";
+  }
+  return success();
+}
+
+Value HostLowering::constIndex(int64_t v) {
+  return arith::ConstantIndexOp::create(*b, v);
+}
+
+Value HostLowering::toI64(Value index) {
+  return arith::IndexCastOp::create(*b, b->getI64Type(), index);
+}
+
+Value HostLowering::dims(Value memref, int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return constIndex(type.getDimSize(dim));
+  return memref::DimOp::create(*b, memref, dim);
+}
+
+Value HostLowering::numElements(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value n = constIndex(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    n = arith::MulIOp::create(*b, n, dims(memref, d));
+  return n;
+}
+
+/// The device address of a memref's first element.
+Value HostLowering::pointer(Value memref) {
+  Value &cached = pointers[memref];
+  if (!cached)
+    cached = computePointer(memref);
+  return cached;
+}
+
+Value HostLowering::computePointer(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(*b, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(*b, memref);
+  Value bytes = constIndex(type.getElementTypeBitWidth() / 8);
+  Value offset = arith::MulIOp::create(*b, meta.getOffset(), bytes);
+  Value address = toI64(arith::AddIOp::create(*b, base, offset));
+  return LLVM::IntToPtrOp::create(
+      *b, LLVM::LLVMPointerType::get(b->getContext(), kGlobalSpace), address);
+}
+
+Value HostLowering::allocate(Value result, ValueRange dynamicSizes) {
+  MemRefType type = getDeviceType(result.getType());
+  auto it = outParams.find(result);
+  if (it != outParams.end() && it->second) {
+    Value out = it->second;
+    it->second = Value();
+    return out;
+  }
+  Value buffer = gpu::AllocOp::create(*b, type, Type(), ValueRange{},
+                                      dynamicSizes, ValueRange{})
+                     .getMemref();
+  temporaries.push_back(buffer);
+  return buffer;
+}
+
+void HostLowering::launch(StringRef kernel, Value gridX, int64_t blockX,
+                          ArrayRef<Value> args) {
+  auto symbol = SymbolRefAttr::get(
+      b->getContext(), abi::kKernelModuleName,
+      {FlatSymbolRefAttr::get(b->getContext(), kernel)});
+  Value one = constIndex(1);
+  gpu::LaunchFuncOp::create(*b, symbol, gpu::KernelDim3{gridX, one, one},
+                            gpu::KernelDim3{constIndex(blockX), one, one},
+                            Value(), args, Value());
+}
+
+Value HostLowering::elementwiseGrid(Value n) {
+  Value perBlock = constIndex(abi::kBlockSize * abi::kChunk);
+  Value grid = arith::CeilDivUIOp::create(*b, n, perBlock);
+  grid = arith::MaxUIOp::create(*b, grid, constIndex(1));
+  return arith::MinUIOp::create(*b, grid, constIndex(abi::kMaxGridSize));
+}
+
+/// The dynamic sizes of a buffer shaped like `like` (dims swapped when
+/// `transposed`).
+static SmallVector<int64_t> dynamicDims(ShapedType type) {
+  SmallVector<int64_t> result;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      result.push_back(d);
+  return result;
+}
+
+LogicalResult HostLowering::lower(Operation *op) {
+  auto sizesLike = [&](Value memref, Type resultType, bool transposed) {
+    SmallVector<Value> sizes;
+    auto shaped = cast<ShapedType>(resultType);
+    for (int64_t d : dynamicDims(shaped))
+      sizes.push_back(dims(memref, transposed ? 1 - d : d));
+    return sizes;
+  };
+  auto zeroAmax = [&](Value amax) {
+    gpu::MemsetOp::create(*b, Type(), ValueRange{}, amax,
+                          arith::ConstantOp::create(*b, b->getF32FloatAttr(0)));
+  };
+  Type i64 = b->getI64Type();
+  auto i64Const = [&](int64_t v) {
+    return arith::ConstantOp::create(*b, b->getIntegerAttr(i64, v));
+  };
+  auto f32Const = [&](float v) {
+    return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
+  };
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](arith::ConstantOp constant) {
+        Value buffer = allocate(constant.getResult(), {});
+        gpu::MemsetOp::create(*b, Type(), ValueRange{}, buffer,
+                              arith::ConstantOp::create(*b, constant.getValue()));
+        buffers.map(constant.getResult(), buffer);
+        return success();
+      })
+      .Case([&](AmaxOp amax) {
+        Value x = buffers.lookup(amax.getInput());
+        Value out = allocate(amax.getResult(), {});
+        zeroAmax(out);
+        Value n = numElements(x);
+        launch(kernels.getAmax(getElementType(x)), elementwiseGrid(n),
+               abi::kBlockSize, {pointer(x), pointer(out), toI64(n)});
+        buffers.map(amax.getResult(), out);
+        return success();
+      })
+      .Case([&](QuantizeOp quantize) {
+        Value x = buffers.lookup(quantize.getInput());
+        Value scale = buffers.lookup(quantize.getScale());
+        Value q = allocate(quantize.getResult(),
+                           sizesLike(x, quantize.getResult().getType(), false));
+        Type out = getElementType(quantize.getResult());
+        Value n = numElements(x);
+        SmallVector<Value> args{pointer(x), pointer(q), pointer(scale)};
+        bool withAmax = static_cast<bool>(quantize.getAmax());
+        if (withAmax) {
+          Value amax = allocate(quantize.getAmax(), {});
+          zeroAmax(amax);
+          args.push_back(pointer(amax));
+          buffers.map(quantize.getAmax(), amax);
+        }
+        args.push_back(toI64(n));
+        launch(kernels.getQuantize(getElementType(x), out, withAmax),
+               elementwiseGrid(n), abi::kBlockSize, args);
+        buffers.map(quantize.getResult(), q);
+        return success();
+      })
+      .Case([&](DequantizeOp dequantize) {
+        Value q = buffers.lookup(dequantize.getInput());
+        Value scaleInv = buffers.lookup(dequantize.getScaleInv());
+        Value y =
+            allocate(dequantize.getResult(),
+                     sizesLike(q, dequantize.getResult().getType(), false));
+        Value n = numElements(q);
+        launch(kernels.getDequantize(getElementType(q),
+                                     getElementType(dequantize.getResult())),
+               elementwiseGrid(n), abi::kBlockSize,
+               {pointer(q), pointer(y), pointer(scaleInv), toI64(n)});
+        buffers.map(dequantize.getResult(), y);
+        return success();
+      })
+      .Case([&](CastTransposeOp castTranspose) {
+        Value x = buffers.lookup(castTranspose.getInput());
+        Value scale = buffers.lookup(castTranspose.getScale());
+        Value q = allocate(
+            castTranspose.getResult(),
+            sizesLike(x, castTranspose.getResult().getType(), false));
+        Value qt = allocate(
+            castTranspose.getTransposed(),
+            sizesLike(x, castTranspose.getTransposed().getType(), true));
+        SmallVector<Value> args{pointer(x), pointer(q), pointer(qt),
+                                pointer(scale)};
+        bool withAmax = static_cast<bool>(castTranspose.getAmax());
+        if (withAmax) {
+          Value amax = allocate(castTranspose.getAmax(), {});
+          zeroAmax(amax);
+          args.push_back(pointer(amax));
+          buffers.map(castTranspose.getAmax(), amax);
+        }
+        Value rows = dims(x, 0), cols = dims(x, 1);
+        args.append({toI64(rows), toI64(cols)});
+        Value tileSize = constIndex(abi::kTile);
+        Value tiles = arith::MulIOp::create(
+            *b, arith::CeilDivUIOp::create(*b, rows, tileSize),
+            arith::CeilDivUIOp::create(*b, cols, tileSize));
+        Value grid = arith::MinUIOp::create(
+            *b, arith::MaxUIOp::create(*b, tiles, constIndex(1)),
+            constIndex(abi::kMaxGridSize));
+        launch(kernels.getCastTranspose(getElementType(x),
+                                        getElementType(q), withAmax),
+               grid, abi::kBlockSize, args);
+        buffers.map(castTranspose.getResult(), q);
+        buffers.map(castTranspose.getTransposed(), qt);
+        return success();
+      })
+      .Case([&](ComputeScaleOp computeScale) {
+        Value amax = buffers.lookup(computeScale.getAmax());
+        Value scale = allocate(computeScale.getScale(), {});
+        bool history = isa<RankedTensorType>(computeScale.getAmax().getType());
+        Value len = history ? toI64(dims(amax, 0)) : i64Const(1);
+        Value previous =
+            computeScale.isDelayed()
+                ? pointer(buffers.lookup(computeScale.getPrevious()))
+                : LLVM::ZeroOp::create(*b, LLVM::LLVMPointerType::get(
+                                               b->getContext(), kGlobalSpace))
+                      .getResult();
+        auto format = isa<Float8E4M3FNType>(computeScale.getFp8Type())
+                          ? num::Format::E4M3FN
+                          : num::Format::E5M2;
+        float scaledMax = num::scaledMax(num::getFormatInfo(format).maxFinite,
+                                         static_cast<int32_t>(
+                                             computeScale.getMargin()));
+        int32_t flags = 0;
+        if (computeScale.isDelayed())
+          flags |= abi::kScaleDelayed;
+        if (computeScale.getPowerOfTwo())
+          flags |= abi::kScalePowerOfTwo;
+        if (!history || computeScale.getAlgo() == AmaxAlgo::most_recent)
+          flags |= abi::kScaleMostRecent;
+        launch(kernels.getComputeScale(), constIndex(1), abi::kWarpSize,
+               {pointer(amax), len, previous, pointer(scale),
+                f32Const(scaledMax),
+                f32Const(computeScale.getEpsilon().convertToFloat()),
+                arith::ConstantOp::create(*b, b->getI32IntegerAttr(flags))});
+        buffers.map(computeScale.getScale(), scale);
+        return success();
+      })
+      .Case([&](RecordAmaxOp record) {
+        Value history = buffers.lookup(record.getHistory());
+        Value amax = buffers.lookup(record.getAmax());
+        Value result = allocate(record.getResult(), {});
+        launch(kernels.getRecordAmax(), constIndex(1), abi::kBlockSize,
+               {pointer(history), pointer(amax), pointer(result),
+                toI64(dims(history, 0))});
+        buffers.map(record.getResult(), result);
+        return success();
+      })
+      .Case([&](RollHistoryOp roll) {
+        Value history = buffers.lookup(roll.getHistory());
+        Value result = allocate(roll.getResult(), {});
+        launch(kernels.getRollHistory(), constIndex(1), abi::kBlockSize,
+               {pointer(history), pointer(result), toI64(dims(history, 0))});
+        buffers.map(roll.getResult(), result);
+        return success();
+      })
+      .Default([&](Operation *op) {
+        return op->emitOpError() << "has no GPU lowering";
+      });
+}
+
+LogicalResult HostLowering::run() {
+  if (failed(checkSupported()))
+    return failure();
+  MLIRContext *ctx = func.getContext();
+  b.emplace(func.getLoc(), ctx);
+
+  // Arguments, then one out-parameter per result.
+  SmallVector<Type> argTypes;
+  for (Type type : func.getArgumentTypes())
+    argTypes.push_back(getDeviceType(type));
+  for (Type type : func.getResultTypes())
+    argTypes.push_back(getDeviceType(type));
+  Block *oldBody = &func.getBody().front();
+  auto returnOp = cast<func::ReturnOp>(oldBody->getTerminator());
+
+  auto *newBody = new Block();
+  SmallVector<Location> locs(argTypes.size(), func.getLoc());
+  newBody->addArguments(argTypes, locs);
+  for (auto [oldArg, newArg] :
+       llvm::zip(oldBody->getArguments(), newBody->getArguments()))
+    buffers.map(oldArg, newArg);
+  unsigned numInputs = func.getNumArguments();
+  for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
+    if (!outParams.count(value))
+      outParams[value] = newBody->getArgument(numInputs + i);
+
+  b->setInsertionPointToStart(newBody);
+  for (Operation &op : oldBody->without_terminator()) {
+    b->setLoc(op.getLoc());
+    if (failed(lower(&op))) {
+      delete newBody;
+      return failure();
+    }
+  }
+  // Results the kernels did not write in place (arguments returned as they
+  // are, a value returned twice) are copied.
+  b->setLoc(returnOp.getLoc());
+  for (auto [i, value] : llvm::enumerate(returnOp.getOperands())) {
+    Value out = newBody->getArgument(numInputs + i);
+    Value buffer = buffers.lookup(value);
+    if (buffer != out)
+      gpu::MemcpyOp::create(*b, Type(), ValueRange{}, out, buffer);
+  }
+  for (Value temporary : temporaries)
+    gpu::DeallocOp::create(*b, Type(), ValueRange{}, temporary);
+  func::ReturnOp::create(*b);
+
+  oldBody->dropAllDefinedValueUses();
+  oldBody->erase();
+  func.getBody().push_back(newBody);
+  func.setFunctionType(FunctionType::get(ctx, argTypes, {}));
+  func.removeArgAttrsAttr();
+  func.removeResAttrsAttr();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvertFP8ToNVVMPass
+    : public fp8::impl::ConvertFP8ToNVVMBase<ConvertFP8ToNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      bool usesFP8 = false;
+      func.walk([&](Operation *op) {
+        if (isa<FP8Dialect>(op->getDialect()))
+          usesFP8 = true;
+      });
+      if (usesFP8)
+        funcs.push_back(func);
+    }
+    if (funcs.empty())
+      return;
+
+    MLIRContext *ctx = &getContext();
+    if (module.lookupSymbol(abi::kKernelModuleName)) {
+      module.emitError() << "already contains a symbol named '"
+                         << abi::kKernelModuleName << "'";
+      return signalPassFailure();
+    }
+    OpBuilder builder(ctx);
+    builder.setInsertionPointToStart(module.getBody());
+    auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                            "nvptx64-nvidia-cuda", chip,
+                                            features);
+    auto gpuModule = gpu::GPUModuleOp::create(
+        builder, module.getLoc(), abi::kKernelModuleName,
+        builder.getArrayAttr({target}));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    builder.getUnitAttr());
+
+    KernelLibrary kernels(gpuModule);
+    for (func::FuncOp func : funcs)
+      if (failed(HostLowering(func, kernels).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::fp8::registerFP8ToNVVMDialectExtensions(DialectRegistry &registry) {
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}

@@ -1,0 +1,501 @@
+//===- Runner.cpp - JIT-run functions on host data ------------------------===//
+
+#include "fp8/Runner/Runner.h"
+#include "fp8/Numerics/Float8.h"
+#include "fp8/Pipelines/LowerToCPU.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::runner;
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+static unsigned getStorageBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  return std::max(1u, (type.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+HostTensor::HostTensor(Type elementType, ArrayRef<int64_t> shape)
+    : elementType(elementType), shape(shape) {
+  bytes.assign(getNumElements() * getElementBytes(), 0);
+}
+
+int64_t HostTensor::getNumElements() const {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+unsigned HostTensor::getElementBytes() const {
+  return getStorageBytes(elementType);
+}
+
+double HostTensor::get(int64_t i) const {
+  const char *p = bytes.data() + i * getElementBytes();
+  if (elementType.isF32()) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (elementType.isF64()) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (elementType.isF16() || elementType.isBF16()) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    uint32_t wide = elementType.isF16() ? numerics::f16BitsToF32Bits(bits)
+                                        : numerics::bf16BitsToF32Bits(bits);
+    float v;
+    std::memcpy(&v, &wide, 4);
+    return v;
+  }
+  int64_t v = 0;
+  std::memcpy(&v, p, getElementBytes());
+  unsigned width = elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
+  if (width < 64 && width > 1 && (v >> (width - 1) & 1))
+    v |= ~int64_t(0) << width; // sign-extend
+  return static_cast<double>(v);
+}
+
+void HostTensor::set(int64_t i, double value) {
+  char *p = bytes.data() + i * getElementBytes();
+  if (elementType.isF64()) {
+    std::memcpy(p, &value, 8);
+    return;
+  }
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    // Round once, to nearest even, from the double.
+    llvm::APFloat converted(value);
+    bool losesInfo;
+    converted.convert(floatType.getFloatSemantics(),
+                      llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    uint64_t raw = converted.bitcastToAPInt().getZExtValue();
+    std::memcpy(p, &raw, getElementBytes());
+    return;
+  }
+  int64_t v = static_cast<int64_t>(value);
+  std::memcpy(p, &v, getElementBytes());
+}
+
+std::optional<Distribution> runner::parseDistribution(StringRef name) {
+  return llvm::StringSwitch<std::optional<Distribution>>(name)
+      .Case("normal", Distribution::Normal)
+      .Case("uniform", Distribution::Uniform)
+      .Case("outliers", Distribution::Outliers)
+      .Case("zeros", Distribution::Zeros)
+      .Default(std::nullopt);
+}
+
+void runner::fill(HostTensor &tensor, Distribution distribution, double scale,
+                  int64_t integerRange, std::mt19937_64 &rng) {
+  int64_t count = tensor.getNumElements();
+  if (!isa<FloatType>(tensor.getElementType())) {
+    std::uniform_int_distribution<int64_t> uniform(
+        0, std::max<int64_t>(integerRange, 1) - 1);
+    for (int64_t i = 0; i < count; ++i)
+      tensor.set(i, distribution == Distribution::Zeros ? 0 : uniform(rng));
+    return;
+  }
+  std::normal_distribution<double> normal(0.0, scale);
+  std::uniform_real_distribution<double> uniform(-scale, scale);
+  for (int64_t i = 0; i < count; ++i) {
+    switch (distribution) {
+    case Distribution::Normal:
+    case Distribution::Outliers:
+      tensor.set(i, normal(rng));
+      break;
+    case Distribution::Uniform:
+      tensor.set(i, uniform(rng));
+      break;
+    case Distribution::Zeros:
+      tensor.set(i, 0.0);
+      break;
+    }
+  }
+  if (distribution == Distribution::Outliers && count > 0) {
+    std::uniform_int_distribution<int64_t> index(0, count - 1);
+    for (int64_t n = 0, e = std::max<int64_t>(1, count / 1000); n < e; ++n) {
+      int64_t i = index(rng);
+      tensor.set(i, tensor.get(i) * 100.0);
+    }
+  }
+}
+
+FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
+                                      std::string &error) {
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file) {
+    error = ("cannot read '" + path + "': " + file.getError().message()).str();
+    return failure();
+  }
+  StringRef data = (*file)->getBuffer();
+  if (!data.starts_with("\x93NUMPY") || data.size() < 10) {
+    error = ("'" + path + "' is not a .npy file").str();
+    return failure();
+  }
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t headerLength, headerStart;
+  if (major == 1) {
+    headerLength = static_cast<unsigned char>(data[8]) |
+                   static_cast<unsigned char>(data[9]) << 8;
+    headerStart = 10;
+  } else {
+    if (data.size() < 12) {
+      error = ("'" + path + "': truncated .npy header").str();
+      return failure();
+    }
+    uint32_t length;
+    std::memcpy(&length, data.data() + 8, 4);
+    headerLength = length;
+    headerStart = 12;
+  }
+  if (headerStart + headerLength > data.size()) {
+    error = ("'" + path + "': truncated .npy header").str();
+    return failure();
+  }
+  StringRef header = data.substr(headerStart, headerLength);
+  auto field = [&](StringRef key) -> StringRef {
+    size_t at = header.find(("'" + key + "':").str());
+    if (at == StringRef::npos)
+      return {};
+    return header.drop_front(at + key.size() + 3).ltrim();
+  };
+  StringRef descr = field("descr");
+  if (!descr.consume_front("'")) {
+    error = ("'" + path + "': no dtype in the .npy header").str();
+    return failure();
+  }
+  descr = descr.take_until([](char c) { return c == '\''; });
+  if (field("fortran_order").starts_with("True")) {
+    error = ("'" + path + "': Fortran-order arrays are not supported").str();
+    return failure();
+  }
+  StringRef shapeText = field("shape");
+  if (!shapeText.consume_front("(")) {
+    error = ("'" + path + "': no shape in the .npy header").str();
+    return failure();
+  }
+  shapeText = shapeText.take_until([](char c) { return c == ')'; });
+  SmallVector<int64_t> shape;
+  for (StringRef dim : llvm::split(shapeText, ',')) {
+    dim = dim.trim();
+    if (dim.empty())
+      continue;
+    int64_t size;
+    if (dim.getAsInteger(10, size) || size < 0) {
+      error = ("'" + path + "': bad shape in the .npy header").str();
+      return failure();
+    }
+    shape.push_back(size);
+  }
+
+  unsigned width;
+  char kind;
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|') ||
+      descr.drop_front(2).getAsInteger(10, width) ||
+      !StringRef("fi").contains(kind = descr[1]) ||
+      (kind == 'f' && width != 2 && width != 4 && width != 8) ||
+      (kind == 'i' && width != 4 && width != 8)) {
+    error = ("'" + path + "': unsupported dtype '" + descr +
+             "' (expected little-endian f2, f4, f8, i4 or i8)")
+                .str();
+    return failure();
+  }
+  HostTensor tensor(elementType, shape);
+  StringRef payload = data.drop_front(headerStart + headerLength);
+  if (payload.size() < static_cast<size_t>(tensor.getNumElements()) * width) {
+    error = ("'" + path + "': fewer elements than its shape says").str();
+    return failure();
+  }
+  Builder builder(elementType.getContext());
+  Type fileType = kind == 'i' ? Type(builder.getIntegerType(width * 8))
+                  : width == 2 ? Type(builder.getF16Type())
+                  : width == 4 ? Type(builder.getF32Type())
+                               : Type(builder.getF64Type());
+  HostTensor raw(fileType, shape);
+  std::memcpy(raw.data(), payload.data(), raw.getNumElements() * width);
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+    tensor.set(i, raw.get(i));
+  return tensor;
+}
+
+//===----------------------------------------------------------------------===//
+// CompiledFunction
+//===----------------------------------------------------------------------===//
+
+CompiledFunction::~CompiledFunction() = default;
+
+static bool isSupportedType(Type type) {
+  Type element = type;
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    element = tensor.getElementType();
+  else if (isa<ShapedType>(type))
+    return false;
+  return element.isF32() || element.isF64() || element.isF16() ||
+         element.isBF16() || element.isInteger(1) || element.isInteger(8) ||
+         element.isInteger(16) || element.isInteger(32) ||
+         element.isInteger(64) || element.isIndex();
+}
+
+std::unique_ptr<CompiledFunction>
+CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  auto func = clone->lookupSymbol<func::FuncOp>(name);
+  if (!func || func.isExternal()) {
+    error = ("no function @" + name + " with a body in the module").str();
+    return nullptr;
+  }
+  for (Type type : llvm::concat<const Type>(func.getArgumentTypes(),
+                                            func.getResultTypes())) {
+    if (!isSupportedType(type)) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "@" << name << " has an argument or result of unsupported type "
+         << type << " (ranked tensors and scalars of f32, f64, f16, bf16 and "
+         << "integers are supported)";
+      error = text;
+      return nullptr;
+    }
+  }
+  std::unique_ptr<CompiledFunction> compiled(new CompiledFunction());
+  compiled->name = name.str();
+  compiled->signature = func.getFunctionType();
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
+
+  MLIRContext *context = clone->getContext();
+  PassManager pm(context);
+  buildLowerToCPUPipeline(pm);
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      os << diag.getLocation() << ": " << diag << "\n";
+      return success();
+    });
+    if (failed(pm.run(*clone))) {
+      error = "lowering to the CPU failed:\n" + diagnostics;
+      return nullptr;
+    }
+  }
+
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  ExecutionEngineOptions options;
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
+                                               /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  options.transformer = transformer;
+  auto engine = ExecutionEngine::create(*clone, options);
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  compiled->engine = std::move(*engine);
+  return compiled;
+}
+
+namespace {
+/// The C layout of one argument or result of an `llvm.emit_c_interface`
+/// function: a memref descriptor {allocated, aligned, offset, sizes[rank],
+/// strides[rank]} or a scalar.
+struct Slot {
+  size_t offset = 0, size = 0, align = 0;
+};
+
+Slot getSlot(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return {0, (3 + 2 * static_cast<size_t>(tensor.getRank())) * 8, 8};
+  unsigned bytes = getStorageBytes(type);
+  return {0, bytes, bytes};
+}
+
+/// Lays out `types` as the fields of a C struct.
+size_t layoutStruct(TypeRange types, SmallVectorImpl<Slot> &slots) {
+  size_t offset = 0, align = 1;
+  for (Type type : types) {
+    Slot slot = getSlot(type);
+    offset = llvm::alignTo(offset, slot.align);
+    slot.offset = offset;
+    offset += slot.size;
+    align = std::max(align, slot.align);
+    slots.push_back(slot);
+  }
+  return llvm::alignTo(offset, align);
+}
+} // namespace
+
+/// Copies a returned memref (any strides) into a dense host tensor and frees
+/// the buffer, which the callee allocated for the caller.
+static HostTensor takeMemRef(const int64_t *descriptor,
+                             RankedTensorType type) {
+  int64_t rank = type.getRank();
+  auto *aligned = reinterpret_cast<const char *>(descriptor[1]);
+  int64_t offset = descriptor[2];
+  ArrayRef<int64_t> sizes(descriptor + 3, rank);
+  ArrayRef<int64_t> strides(descriptor + 3 + rank, rank);
+  HostTensor tensor(type.getElementType(), sizes);
+  unsigned bytes = tensor.getElementBytes();
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    int64_t element = offset;
+    for (int64_t d = 0; d < rank; ++d)
+      element += index[d] * strides[d];
+    std::memcpy(tensor.data() + i * bytes, aligned + element * bytes, bytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  std::free(reinterpret_cast<void *>(descriptor[0]));
+  return tensor;
+}
+
+FailureOr<SmallVector<HostTensor>>
+CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
+  ArrayRef<Type> argTypes = signature.getInputs();
+  ArrayRef<Type> resultTypes = signature.getResults();
+  if (inputs.size() != argTypes.size()) {
+    error = "@" + name + " takes " + std::to_string(argTypes.size()) +
+            " arguments, got " + std::to_string(inputs.size());
+    return failure();
+  }
+
+  // Storage for every C parameter, then a pointer to each for invokePacked.
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> descriptorPointers;
+  std::vector<int64_t> scalars(inputs.size());
+  descriptors.reserve(inputs.size());
+  descriptorPointers.reserve(inputs.size());
+  SmallVector<void *> params;
+
+  SmallVector<Slot> resultSlots;
+  size_t resultBytes = layoutStruct(resultTypes, resultSlots);
+  std::vector<int64_t> resultStorage(resultBytes / 8 + 1, 0);
+  void *resultPointer = resultStorage.data();
+  bool resultsByPointer =
+      resultTypes.size() > 1 ||
+      (resultTypes.size() == 1 && isa<RankedTensorType>(resultTypes[0]));
+  if (resultsByPointer)
+    params.push_back(&resultPointer);
+
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    Type type = argTypes[index];
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType) {
+      std::memcpy(&scalars[index], input.data(), input.getElementBytes());
+      params.push_back(&scalars[index]);
+      continue;
+    }
+    ArrayRef<int64_t> shape = input.getShape();
+    if (input.getElementType() != tensorType.getElementType() ||
+        static_cast<int64_t>(shape.size()) != tensorType.getRank() ||
+        failed(verifyCompatibleShape(shape, tensorType.getShape()))) {
+      error = "argument #" + std::to_string(index) +
+              " does not match the function's type";
+      return failure();
+    }
+    int64_t rank = tensorType.getRank();
+    std::vector<int64_t> descriptor(3 + 2 * rank);
+    auto *data = const_cast<char *>(input.data());
+    descriptor[0] = descriptor[1] = reinterpret_cast<int64_t>(data);
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      descriptor[3 + d] = shape[d];
+      descriptor[3 + rank + d] = stride;
+      stride *= shape[d];
+    }
+    descriptors.push_back(std::move(descriptor));
+    descriptorPointers.push_back(descriptors.back().data());
+    params.push_back(&descriptorPointers.back());
+  }
+  if (!resultsByPointer && !resultTypes.empty())
+    params.push_back(resultStorage.data());
+
+  if (llvm::Error callError =
+          engine->invokePacked("_mlir_ciface_" + name, params)) {
+    error = "call failed: " + llvm::toString(std::move(callError));
+    return failure();
+  }
+
+  SmallVector<HostTensor> results;
+  const char *base = reinterpret_cast<const char *>(resultStorage.data());
+  for (auto [type, slot] : llvm::zip(resultTypes, resultSlots)) {
+    if (auto tensorType = dyn_cast<RankedTensorType>(type)) {
+      results.push_back(takeMemRef(
+          reinterpret_cast<const int64_t *>(base + slot.offset), tensorType));
+      continue;
+    }
+    HostTensor scalar(type, {});
+    std::memcpy(scalar.data(), base + slot.offset, slot.size);
+    results.push_back(std::move(scalar));
+  }
+  return results;
+}
+
+FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
+                                                   RankedTensorType type,
+                                                   std::string &error) const {
+  llvm::Expected<void *> address = engine->lookup(global);
+  if (!address) {
+    error = ("no global @" + global + ": " +
+             llvm::toString(address.takeError()))
+                .str();
+    return failure();
+  }
+  HostTensor tensor(type.getElementType(), type.getShape());
+  std::memcpy(tensor.data(), *address,
+              tensor.getNumElements() * tensor.getElementBytes());
+  return tensor;
+}
+
+//===----------------------------------------------------------------------===//
+// Metrics
+//===----------------------------------------------------------------------===//
+
+Comparison runner::compare(const HostTensor &ref, const HostTensor &out) {
+  Comparison result;
+  double signal = 0, noise = 0, refMax = 0;
+  int64_t count = std::min(ref.getNumElements(), out.getNumElements());
+  for (int64_t i = 0; i < count; ++i)
+    if (std::isfinite(ref.get(i)))
+      refMax = std::max(refMax, std::fabs(ref.get(i)));
+  for (int64_t i = 0; i < count; ++i) {
+    double r = ref.get(i), o = out.get(i);
+    if (!std::isfinite(r))
+      continue;
+    if (!std::isfinite(o)) {
+      ++result.nonFinite;
+      continue;
+    }
+    double diff = std::fabs(r - o);
+    signal += r * r;
+    noise += diff * diff;
+    result.maxAbsError = std::max(result.maxAbsError, diff);
+    if (std::fabs(r) > 1e-6 * refMax)
+      result.maxRelError = std::max(result.maxRelError, diff / std::fabs(r));
+  }
+  result.sqnrDb = noise == 0 ? INFINITY
+                             : 10.0 * std::log10(signal / noise);
+  return result;
+}

@@ -1,0 +1,331 @@
+//===- CudaRuntime.cpp - CUDA driver API, loaded at run time --------------===//
+//
+// The few driver types and entry points used here are declared below from
+// the driver API's documented C ABI (cuda.h), so the build needs no CUDA.
+// Versioned entry points are looked up under the names cuda.h maps them to
+// (cuMemAlloc -> cuMemAlloc_v2, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Runtime/CudaRuntime.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+using namespace mlir::fp8::runtime;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUevent = void *;
+using CUstream = void *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+} // namespace
+
+/// The driver entry points, resolved from the loaded library.
+struct CudaRuntime::Driver {
+  void *library = nullptr;
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                                 void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+
+  ~Driver() {
+    // libcuda is never unloaded once initialized (it keeps threads); only a
+    // library that failed to initialize is closed.
+    if (library && !initialized)
+      dlclose(library);
+  }
+  bool initialized = false;
+
+  /// "<call>: CUDA_ERROR_X (<code>): <description>".
+  Error check(CUresult result, llvm::StringRef call) const {
+    if (result == CUDA_SUCCESS)
+      return Error::success();
+    const char *name = nullptr, *text = nullptr;
+    if (cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
+      name = "unknown CUDA error";
+    if (cuGetErrorString(result, &text) != CUDA_SUCCESS || !text)
+      text = "no description";
+    return llvm::createStringError(
+        llvm::formatv("{0}: {1} ({2}): {3}", call, name, result, text).str());
+  }
+};
+
+template <typename Fn>
+static bool resolve(void *library, const char *name, Fn *&fn) {
+  fn = reinterpret_cast<Fn *>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+static Expected<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
+  const char *path = std::getenv("FP8_CUDA_DRIVER");
+  if (!path || !*path)
+    path = "libcuda.so.1";
+  auto driver = std::make_unique<CudaRuntime::Driver>();
+  driver->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!driver->library) {
+    const char *reason = dlerror();
+    return llvm::createStringError(
+        llvm::formatv("no CUDA driver: cannot load {0} ({1}); this machine "
+                      "has no NVIDIA driver, so no GPU can be used",
+                      path, reason ? reason : "unknown reason")
+            .str());
+  }
+  void *lib = driver->library;
+  CudaRuntime::Driver &d = *driver;
+  bool ok = resolve(lib, "cuInit", d.cuInit) &&
+            resolve(lib, "cuGetErrorName", d.cuGetErrorName) &&
+            resolve(lib, "cuGetErrorString", d.cuGetErrorString) &&
+            resolve(lib, "cuDeviceGetCount", d.cuDeviceGetCount) &&
+            resolve(lib, "cuDeviceGet", d.cuDeviceGet) &&
+            resolve(lib, "cuDeviceGetName", d.cuDeviceGetName) &&
+            resolve(lib, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
+            resolve(lib, "cuDevicePrimaryCtxRetain",
+                    d.cuDevicePrimaryCtxRetain) &&
+            resolve(lib, "cuDevicePrimaryCtxRelease_v2",
+                    d.cuDevicePrimaryCtxRelease) &&
+            resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
+            resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+            resolve(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
+            resolve(lib, "cuModuleUnload", d.cuModuleUnload) &&
+            resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction) &&
+            resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc) &&
+            resolve(lib, "cuMemFree_v2", d.cuMemFree) &&
+            resolve(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
+            resolve(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
+            resolve(lib, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync) &&
+            resolve(lib, "cuMemsetD32_v2", d.cuMemsetD32) &&
+            resolve(lib, "cuLaunchKernel", d.cuLaunchKernel) &&
+            resolve(lib, "cuEventCreate", d.cuEventCreate) &&
+            resolve(lib, "cuEventDestroy_v2", d.cuEventDestroy) &&
+            resolve(lib, "cuEventRecord", d.cuEventRecord) &&
+            resolve(lib, "cuEventSynchronize", d.cuEventSynchronize) &&
+            resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime);
+  if (!ok)
+    return llvm::createStringError(
+        llvm::formatv("no usable CUDA driver: {0} lacks a driver API entry "
+                      "point ({1})",
+                      path, dlerror())
+            .str());
+  return std::move(driver);
+}
+
+Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
+  auto driver = loadDriver();
+  if (!driver)
+    return driver.takeError();
+  std::unique_ptr<CudaRuntime> runtime(new CudaRuntime(std::move(*driver)));
+  Driver &d = *runtime->driver;
+
+  if (Error err = d.check(d.cuInit(0), "cuInit"))
+    return llvm::joinErrors(
+        llvm::createStringError("no GPU: the CUDA driver did not initialize"),
+        std::move(err));
+  d.initialized = true;
+  int count = 0;
+  if (Error err = d.check(d.cuDeviceGetCount(&count), "cuDeviceGetCount"))
+    return std::move(err);
+  if (count == 0)
+    return llvm::createStringError("no GPU: the CUDA driver sees no device");
+  if (device < 0 || device >= count)
+    return llvm::createStringError(
+        llvm::formatv("no GPU #{0}: the CUDA driver sees {1} device(s)",
+                      device, count)
+            .str());
+
+  CUdevice handle;
+  if (Error err = d.check(d.cuDeviceGet(&handle, device), "cuDeviceGet"))
+    return std::move(err);
+  runtime->device = handle;
+  char name[256] = {};
+  if (Error err =
+          d.check(d.cuDeviceGetName(name, sizeof(name) - 1, handle),
+                  "cuDeviceGetName"))
+    return std::move(err);
+  runtime->deviceName = name;
+  int major = 0, minor = 0;
+  if (Error err = d.check(
+          d.cuDeviceGetAttribute(
+              &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
+          "cuDeviceGetAttribute"))
+    return std::move(err);
+  if (Error err = d.check(
+          d.cuDeviceGetAttribute(
+              &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
+          "cuDeviceGetAttribute"))
+    return std::move(err);
+  runtime->computeCapability = major * 10 + minor;
+  if (Error err = d.check(d.cuDeviceGetAttribute(
+                              &runtime->multiprocessors,
+                              CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
+                          "cuDeviceGetAttribute"))
+    return std::move(err);
+
+  CUcontext context = nullptr;
+  if (Error err = d.check(d.cuDevicePrimaryCtxRetain(&context, handle),
+                          "cuDevicePrimaryCtxRetain"))
+    return std::move(err);
+  runtime->context = context;
+  if (Error err = d.check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+    return std::move(err);
+  return std::move(runtime);
+}
+
+CudaRuntime::~CudaRuntime() {
+  if (context)
+    (void)driver->cuDevicePrimaryCtxRelease(device);
+}
+
+Expected<ModuleHandle> CudaRuntime::loadModule(llvm::StringRef image) {
+  // PTX must be NUL-terminated; a binary image is passed as it is.
+  std::string copy;
+  const void *data = image.data();
+  if (!image.starts_with("\x7f"
+                         "ELF") &&
+      !image.ends_with(llvm::StringRef("\0", 1))) {
+    copy = image.str();
+    data = copy.c_str();
+  }
+  char log[8192] = {};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
+  CUmodule module = nullptr;
+  if (Error err = driver->check(
+          driver->cuModuleLoadDataEx(&module, data, 2, options, values),
+          "cuModuleLoadDataEx")) {
+    if (!*log)
+      return std::move(err);
+    return llvm::joinErrors(std::move(err),
+                            llvm::createStringError(
+                                (llvm::Twine("JIT log: ") + log).str()));
+  }
+  return static_cast<ModuleHandle>(module);
+}
+
+Error CudaRuntime::unloadModule(ModuleHandle module) {
+  return driver->check(driver->cuModuleUnload(module), "cuModuleUnload");
+}
+
+Expected<FunctionHandle> CudaRuntime::getFunction(ModuleHandle module,
+                                                  llvm::StringRef name) {
+  CUfunction function = nullptr;
+  std::string symbol = name.str();
+  if (Error err = driver->check(
+          driver->cuModuleGetFunction(&function, module, symbol.c_str()),
+          ("cuModuleGetFunction(" + symbol + ")").c_str()))
+    return std::move(err);
+  return static_cast<FunctionHandle>(function);
+}
+
+Expected<DevicePtr> CudaRuntime::allocate(size_t bytes) {
+  CUdeviceptr ptr = 0;
+  if (Error err = driver->check(driver->cuMemAlloc(&ptr, bytes),
+                                llvm::formatv("cuMemAlloc({0} bytes)", bytes)
+                                    .str()))
+    return std::move(err);
+  return ptr;
+}
+
+Error CudaRuntime::free(DevicePtr ptr) {
+  return driver->check(driver->cuMemFree(ptr), "cuMemFree");
+}
+
+Error CudaRuntime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {
+  return driver->check(driver->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+Error CudaRuntime::copyToHost(void *dst, DevicePtr src, size_t bytes) {
+  return driver->check(driver->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+Error CudaRuntime::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) {
+  return driver->check(driver->cuMemcpyDtoDAsync(dst, src, bytes, nullptr),
+                       "cuMemcpyDtoDAsync");
+}
+
+Error CudaRuntime::memsetD32(DevicePtr dst, uint32_t value, size_t count) {
+  return driver->check(driver->cuMemsetD32(dst, value, count), "cuMemsetD32");
+}
+
+Error CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
+                          unsigned sharedBytes, KernelArgs &args) {
+  return driver->check(
+      driver->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
+                             block.y, block.z, sharedBytes, nullptr,
+                             args.pointers(), nullptr),
+      "cuLaunchKernel");
+}
+
+Error CudaRuntime::synchronize() {
+  return driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+Expected<EventHandle> CudaRuntime::createEvent() {
+  CUevent event = nullptr;
+  if (Error err = driver->check(driver->cuEventCreate(&event, CU_EVENT_DEFAULT),
+                                "cuEventCreate"))
+    return std::move(err);
+  return static_cast<EventHandle>(event);
+}
+
+Error CudaRuntime::destroyEvent(EventHandle event) {
+  return driver->check(driver->cuEventDestroy(event), "cuEventDestroy");
+}
+
+Error CudaRuntime::recordEvent(EventHandle event) {
+  return driver->check(driver->cuEventRecord(event, nullptr), "cuEventRecord");
+}
+
+Expected<float> CudaRuntime::elapsedMilliseconds(EventHandle start,
+                                                 EventHandle end) {
+  if (Error err =
+          driver->check(driver->cuEventSynchronize(end), "cuEventSynchronize"))
+    return std::move(err);
+  float ms = 0;
+  if (Error err = driver->check(driver->cuEventElapsedTime(&ms, start, end),
+                                "cuEventElapsedTime"))
+    return std::move(err);
+  return ms;
+}

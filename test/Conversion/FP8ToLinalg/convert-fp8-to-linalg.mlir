@@ -1,0 +1,268 @@
+// RUN: fp8-opt %s --convert-fp8-to-linalg --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @amax
+// CHECK-SAME: (%[[X:.+]]: tensor<4x?xbf16>)
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<f32>)
+// CHECK: %[[RED:.+]] = linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "reduction"]
+// CHECK-SAME: ins(%[[X]] : tensor<4x?xbf16>) outs(%[[INIT]] : tensor<f32>)
+// CHECK: ^bb0(%[[IN:.+]]: bf16, %[[ACC:.+]]: f32):
+// CHECK:   %[[W:.+]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK:   %[[ABS:.+]] = math.absf %[[W]] : f32
+// CHECK:   %[[MAX:.+]] = arith.maxnumf %[[ACC]], %[[ABS]] : f32
+// CHECK:   linalg.yield %[[MAX]] : f32
+// CHECK: %[[AMAX:.+]] = tensor.extract %[[RED]][] : tensor<f32>
+// CHECK: return %[[AMAX]]
+// CHECK-NOT: fp8.
+func.func @amax(%x: tensor<4x?xbf16>) -> f32 {
+  %a = fp8.amax %x : tensor<4x?xbf16>
+  return %a : f32
+}
+
+// -----
+
+// Delayed scaling: a new scale only from a finite positive amax, FLT_MAX
+// for an infinite one, then the power-of-two mask.
+// CHECK-LABEL: func.func @compute_scale_delayed
+// CHECK-SAME: (%[[AMAX:.+]]: f32, %[[PREV:.+]]: f32)
+// CHECK-DAG: %[[SMAX:.+]] = arith.constant 2.240000e+02 : f32
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[INF:.+]] = arith.constant 0x7F800000 : f32
+// CHECK: %[[POS:.+]] = arith.cmpf ogt, %[[AMAX]], %[[ZERO]] : f32
+// CHECK: %[[FIN:.+]] = arith.cmpf olt, %[[AMAX]], %[[INF]] : f32
+// CHECK: %[[OK:.+]] = arith.andi %[[POS]], %[[FIN]] : i1
+// CHECK: %[[NEW:.+]] = arith.divf %[[SMAX]], %[[AMAX]] : f32
+// CHECK: %[[S:.+]] = arith.select %[[OK]], %[[NEW]], %[[PREV]] : f32
+// CHECK: %[[ABS:.+]] = math.absf %[[S]] : f32
+// CHECK: %[[ISINF:.+]] = arith.cmpf oeq, %[[ABS]]
+// CHECK: %[[S2:.+]] = arith.select %[[ISINF]], %{{.+}}, %[[S]] : f32
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[S2]] : f32 to i32
+// CHECK: %[[MASK:.+]] = arith.constant -8388608 : i32
+// CHECK: %[[M:.+]] = arith.andi %[[BITS]], %[[MASK]] : i32
+// CHECK: %[[P2:.+]] = arith.bitcast %[[M]] : i32 to f32
+// CHECK: return %[[P2]]
+func.func @compute_scale_delayed(%amax: f32, %prev: f32) -> f32 {
+  %s = fp8.compute_scale %amax, %prev for f8E4M3FN {margin = 1 : i32, power_of_two} : f32
+  return %s : f32
+}
+
+// -----
+
+// Current scaling: epsilon first, then 1 for amax 0, Inf or NaN.
+// CHECK-LABEL: func.func @compute_scale_current
+// CHECK-SAME: (%[[AMAX:.+]]: f32)
+// CHECK-DAG: %[[SMAX:.+]] = arith.constant 5.734400e+04 : f32
+// CHECK-DAG: %[[EPS:.+]] = arith.constant 9.99999996E-13 : f32
+// CHECK: %[[BELOW:.+]] = arith.cmpf olt, %[[AMAX]], %[[EPS]] : f32
+// CHECK: %[[A:.+]] = arith.select %[[BELOW]], %[[EPS]], %[[AMAX]] : f32
+// CHECK: arith.cmpf uno, %[[A]], %[[A]] : f32
+// CHECK: %[[DIV:.+]] = arith.divf %[[SMAX]], %[[A]] : f32
+// CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[S:.+]] = arith.select %{{.+}}, %[[ONE]], %{{.+}} : f32
+// CHECK: return %[[S]]
+func.func @compute_scale_current(%amax: f32) -> f32 {
+  %s = fp8.compute_scale %amax for f8E5M2 {epsilon = 1.0e-12 : f32} : f32
+  return %s : f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compute_scale_history
+// CHECK-SAME: (%[[H:.+]]: tensor<16xf32>, %[[PREV:.+]]: f32)
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[FIRST:.+]] = tensor.extract %[[H]][%[[C0]]] : tensor<16xf32>
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[FIRST]] : f32)
+// CHECK: %[[RED:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%[[H]] : tensor<16xf32>) outs(%[[INIT]] : tensor<f32>)
+// CHECK:   arith.maxnumf
+// CHECK: tensor.extract %[[RED]][] : tensor<f32>
+// CHECK: %[[C0B:.+]] = arith.constant 0 : index
+// CHECK: %[[RECENT:.+]] = tensor.extract %[[H]][%[[C0B]]] : tensor<16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: arith.cmpf ogt, %[[RECENT]]
+func.func @compute_scale_history(%h: tensor<16xf32>, %prev: f32) -> (f32, f32) {
+  %m = fp8.compute_scale %h, %prev for f8E4M3FN : tensor<16xf32>
+  %r = fp8.compute_scale %h, %prev for f8E4M3FN {algo = #fp8.amax_algo<most_recent>} : tensor<16xf32>
+  return %m, %r : f32, f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @record_and_roll
+// CHECK-SAME: (%[[H:.+]]: tensor<4xf32>, %[[AMAX:.+]]: f32)
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[ROW:.+]] = tensor.extract %[[H]][%[[C0]]]
+// CHECK: %[[A1:.+]] = math.absf %[[ROW]]
+// CHECK: %[[M1:.+]] = arith.maxnumf %{{.+}}, %[[A1]] : f32
+// CHECK: %[[A2:.+]] = math.absf %[[AMAX]]
+// CHECK: %[[M2:.+]] = arith.maxnumf %[[M1]], %[[A2]] : f32
+// CHECK: %[[REC:.+]] = tensor.insert %[[M2]] into %[[H]][%[[C0]]]
+// CHECK: %[[TAIL:.+]] = tensor.extract_slice %[[REC]][1] [3] [1] : tensor<4xf32> to tensor<3xf32>
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<4xf32>
+// CHECK: %[[SHIFTED:.+]] = tensor.insert_slice %[[TAIL]] into %[[EMPTY]][0] [3] [1]
+// CHECK: %[[OLD0:.+]] = tensor.extract %[[REC]][%{{.+}}]
+// CHECK: %[[C3:.+]] = arith.constant 3 : index
+// CHECK: %[[BACK:.+]] = tensor.insert %[[OLD0]] into %[[SHIFTED]][%[[C3]]]
+// CHECK: %[[ROLLED:.+]] = tensor.insert %{{.+}} into %[[BACK]][%{{.+}}]
+// CHECK: return %[[REC]], %[[ROLLED]]
+func.func @record_and_roll(%h: tensor<4xf32>, %amax: f32) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r = fp8.record_amax %h, %amax : tensor<4xf32>
+  %o = fp8.roll_history %r : tensor<4xf32>
+  return %r, %o : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A one-row history rolls to [0].
+// CHECK-LABEL: func.func @roll_one
+// CHECK-NOT: tensor.extract_slice
+// CHECK: tensor.insert %{{.+}} into %{{.+}}[%{{.+}}] : tensor<1xf32>
+func.func @roll_one(%h: tensor<1xf32>) -> tensor<1xf32> {
+  %o = fp8.roll_history %h : tensor<1xf32>
+  return %o : tensor<1xf32>
+}
+
+// -----
+
+// The saturating cast: clamp (NaN kept), every NaN to 0x7FE00000, truncf.
+// CHECK-LABEL: func.func @quantize
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8xf16>, %[[S:.+]]: f32)
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[D0:.+]] = tensor.dim %[[X]], %[[C0]]
+// CHECK: %[[EMPTY:.+]] = tensor.empty(%[[D0]]) : tensor<?x8xf8E4M3FN>
+// CHECK: %[[Q:.+]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: ins(%[[X]] : tensor<?x8xf16>) outs(%[[EMPTY]] : tensor<?x8xf8E4M3FN>)
+// CHECK: ^bb0(%[[IN:.+]]: f16, %{{.+}}: f8E4M3FN):
+// CHECK:   %[[W:.+]] = arith.extf %[[IN]] : f16 to f32
+// CHECK:   %[[P:.+]] = arith.mulf %[[W]], %[[S]] : f32
+// CHECK-DAG: %[[NMAX:.+]] = arith.constant -4.480000e+02 : f32
+// CHECK-DAG: %[[MAX:.+]] = arith.constant 4.480000e+02 : f32
+// CHECK:   %[[LO:.+]] = arith.minimumf %[[P]], %[[MAX]] : f32
+// CHECK:   %[[CL:.+]] = arith.maximumf %[[LO]], %[[NMAX]] : f32
+// CHECK:   %[[ISNAN:.+]] = arith.cmpf uno, %[[P]], %[[P]] : f32
+// CHECK:   %[[NAN:.+]] = arith.constant 0x7FE00000 : f32
+// CHECK:   %[[SEL:.+]] = arith.select %[[ISNAN]], %[[NAN]], %[[CL]] : f32
+// CHECK:   %[[T:.+]] = arith.truncf %[[SEL]] : f32 to f8E4M3FN
+// CHECK:   linalg.yield %[[T]] : f8E4M3FN
+// The amax result is a separate reduction over the input.
+// CHECK: %[[RED:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<?x8xf16>)
+// CHECK: %[[AMAX:.+]] = tensor.extract %[[RED]][]
+// CHECK: return %[[Q]], %[[AMAX]]
+// CHECK-NOT: fp8.
+func.func @quantize(%x: tensor<?x8xf16>, %s: f32) -> (tensor<?x8xf8E4M3FN>, f32) {
+  %q, %a = fp8.quantize %x, %s : tensor<?x8xf16> -> tensor<?x8xf8E4M3FN>, f32
+  return %q, %a : tensor<?x8xf8E4M3FN>, f32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @quantize_e5m2
+// CHECK: arith.constant 5.734400e+04 : f32
+// CHECK: arith.constant -5.734400e+04 : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f8E5M2
+func.func @quantize_e5m2(%x: tensor<8xf32>, %s: f32) -> tensor<8xf8E5M2> {
+  %q = fp8.quantize %x, %s : tensor<8xf32> -> tensor<8xf8E5M2>
+  return %q : tensor<8xf8E5M2>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dequantize
+// CHECK-SAME: (%[[Q:.+]]: tensor<4x?xf8E5M2>, %[[S:.+]]: f32)
+// CHECK: %[[C1:.+]] = arith.constant 1 : index
+// CHECK: %[[D1:.+]] = tensor.dim %[[Q]], %[[C1]]
+// CHECK: %[[EMPTY:.+]] = tensor.empty(%[[D1]]) : tensor<4x?xbf16>
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[Q]] : tensor<4x?xf8E5M2>) outs(%[[EMPTY]] : tensor<4x?xbf16>)
+// CHECK: ^bb0(%[[IN:.+]]: f8E5M2, %{{.+}}: bf16):
+// CHECK:   %[[W:.+]] = arith.extf %[[IN]] : f8E5M2 to f32
+// CHECK:   %[[P:.+]] = arith.mulf %[[W]], %[[S]] : f32
+// CHECK:   %[[N:.+]] = arith.truncf %[[P]] : f32 to bf16
+// CHECK:   linalg.yield %[[N]] : bf16
+// CHECK: return %[[R]]
+func.func @dequantize(%q: tensor<4x?xf8E5M2>, %s: f32) -> tensor<4x?xbf16> {
+  %x = fp8.dequantize %q, %s : tensor<4x?xf8E5M2> -> tensor<4x?xbf16>
+  return %x : tensor<4x?xbf16>
+}
+
+// -----
+
+// One generic writes both layouts.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[TR:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @cast_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<?x64xbf16>, %[[S:.+]]: f32)
+// CHECK: %[[D0:.+]] = tensor.dim %[[X]], %{{.+}}
+// CHECK: %[[E:.+]] = tensor.empty(%[[D0]]) : tensor<?x64xf8E4M3FN>
+// CHECK: %[[ET:.+]] = tensor.empty(%[[D0]]) : tensor<64x?xf8E4M3FN>
+// CHECK: %[[R:.+]]:2 = linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[TR]]]
+// CHECK-SAME: ins(%[[X]] : tensor<?x64xbf16>) outs(%[[E]], %[[ET]] : tensor<?x64xf8E4M3FN>, tensor<64x?xf8E4M3FN>)
+// CHECK:   %[[T:.+]] = arith.truncf %{{.+}} : f32 to f8E4M3FN
+// CHECK:   linalg.yield %[[T]], %[[T]] : f8E4M3FN, f8E4M3FN
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @cast_transpose(%x: tensor<?x64xbf16>, %s: f32) -> (tensor<?x64xf8E4M3FN>, tensor<64x?xf8E4M3FN>) {
+  %q, %qt = fp8.cast_transpose %x, %s : tensor<?x64xbf16> -> tensor<?x64xf8E4M3FN>, tensor<64x?xf8E4M3FN>
+  return %q, %qt : tensor<?x64xf8E4M3FN>, tensor<64x?xf8E4M3FN>
+}
+
+// -----
+
+// TN GEMM with bias and result amax: f32 accumulation from 0, then
+// acc * (sa * sb) + bias, rounded to bf16.
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @scaled_matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<?x32xf8E4M3FN>, %[[B:.+]]: tensor<16x32xf8E5M2>, %[[SA:.+]]: f32, %[[SB:.+]]: f32, %[[BIAS_V:.+]]: tensor<16xbf16>)
+// CHECK: %[[M:.+]] = tensor.dim %[[A]], %{{.+}}
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E:.+]] = tensor.empty(%[[M]]) : tensor<?x16xf32>
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<?x16xf32>)
+// CHECK: %[[ACCV:.+]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ACC]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<?x32xf8E4M3FN>, tensor<16x32xf8E5M2>) outs(%[[INIT]] : tensor<?x16xf32>)
+// CHECK: ^bb0(%[[L:.+]]: f8E4M3FN, %[[R:.+]]: f8E5M2, %[[O:.+]]: f32):
+// CHECK-DAG: %[[LW:.+]] = arith.extf %[[L]] : f8E4M3FN to f32
+// CHECK-DAG: %[[RW:.+]] = arith.extf %[[R]] : f8E5M2 to f32
+// CHECK:   %[[P:.+]] = arith.mulf %[[LW]], %[[RW]] : f32
+// CHECK:   %[[SUM:.+]] = arith.addf %[[O]], %[[P]] : f32
+// CHECK:   linalg.yield %[[SUM]] : f32
+// CHECK: %[[SCALE:.+]] = arith.mulf %[[SA]], %[[SB]] : f32
+// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[BIAS]], #{{.+}}], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[ACCV]], %[[BIAS_V]] : tensor<?x16xf32>, tensor<16xbf16>)
+// CHECK: ^bb0(%[[AV:.+]]: f32, %[[BV:.+]]: bf16, %{{.+}}: bf16):
+// CHECK:   %[[SC:.+]] = arith.mulf %[[AV]], %[[SCALE]] : f32
+// CHECK:   %[[BW:.+]] = arith.extf %[[BV]] : bf16 to f32
+// CHECK:   %[[ADD:.+]] = arith.addf %[[SC]], %[[BW]] : f32
+// CHECK:   %[[N:.+]] = arith.truncf %[[ADD]] : f32 to bf16
+// CHECK: %[[RED:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[OUT]] : tensor<?x16xbf16>)
+// CHECK: %[[AMAX:.+]] = tensor.extract %[[RED]][]
+// CHECK: return %[[OUT]], %[[AMAX]]
+// CHECK-NOT: fp8.
+func.func @scaled_matmul(%a: tensor<?x32xf8E4M3FN>, %b: tensor<16x32xf8E5M2>, %sa: f32, %sb: f32, %bias: tensor<16xbf16>) -> (tensor<?x16xbf16>, f32) {
+  %y, %amax = fp8.scaled_matmul %a, %b scales %sa, %sb bias %bias : tensor<16xbf16> {transpose_rhs}
+      : tensor<?x32xf8E4M3FN>, tensor<16x32xf8E5M2> -> tensor<?x16xbf16>, f32
+  return %y, %amax : tensor<?x16xbf16>, f32
+}
+
+// -----
+
+// Batched lhs stored [B, K, M] (transpose_lhs), rhs [K, N] shared by every
+// batch: its map has no batch dimension.
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @scaled_matmul_batch
+// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ACC]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x16xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @scaled_matmul_batch(%a: tensor<2x32x8xf8E4M3FN>, %b: tensor<32x16xf8E4M3FN>, %sa: f32, %sb: f32) -> tensor<2x8x16xf32> {
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb {transpose_lhs}
+      : tensor<2x32x8xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}

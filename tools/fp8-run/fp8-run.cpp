@@ -1,0 +1,532 @@
+//===- fp8-run.cpp - Run a function in high precision and in FP8 ----------===//
+//
+// JIT-compiles a function twice, as written and through fp8-pipeline, runs
+// both on the same seeded (or .npy) inputs, and reports per output the SQNR,
+// max abs / rel error, and per quantized tensor the fractions saturated and
+// flushed to zero. --steps runs several steps carrying the delayed-scaling
+// state. "It got faster" means nothing until this says the accuracy holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+#include "fp8/InitAllFP8.h"
+#include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Runner/Runner.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::runner;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string>
+    functionName("function", cl::desc("Function to run (default: the only "
+                                      "public function with a body)"));
+static cl::opt<std::string>
+    pipelineOptions("fp8-pipeline",
+                    cl::desc("Options for fp8-pipeline, as in fp8-opt "
+                             "(e.g. \"scaling=current format=e4m3\")"),
+                    cl::init(""));
+static cl::opt<std::string>
+    distribution("dist",
+                 cl::desc("Input generator: normal | uniform | outliers | "
+                          "zeros"),
+                 cl::init("normal"));
+static cl::opt<double> scale("scale",
+                             cl::desc("Generator scale (std dev, or bound)"),
+                             cl::init(1.0));
+static cl::list<std::string>
+    argOverrides("arg", cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy for "
+                                 "one argument (repeatable)"));
+static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(42));
+static cl::opt<int64_t> integerRange("int-range",
+                                     cl::desc("Integer inputs are uniform in "
+                                              "[0, N)"),
+                                     cl::init(2));
+static cl::opt<int64_t> dynamicSize("dynamic-size",
+                                    cl::desc("Size of every dynamic dimension"),
+                                    cl::init(16));
+static cl::opt<unsigned> steps("steps",
+                               cl::desc("Steps to run, carrying the "
+                                        "delayed-scaling state"),
+                               cl::init(1));
+static cl::opt<bool> sameInputs("same-inputs",
+                                cl::desc("Reuse step 0's inputs every step"));
+static cl::opt<int> spikeStep("spike-step",
+                              cl::desc("Multiply the float inputs of this "
+                                       "step by --spike-factor"),
+                              cl::init(-1));
+static cl::opt<double> spikeFactor("spike-factor", cl::init(1000.0),
+                                   cl::desc("See --spike-step"));
+static cl::opt<bool> json("json", cl::desc("Print JSON instead of a table"));
+static cl::list<std::string>
+    sharedLibs("shared-libs", cl::CommaSeparated,
+               cl::desc("Libraries providing external functions (default: "
+                        "MLIR's runner utils)"));
+
+namespace {
+/// Where one fp8.quantize's statistics are kept in the FP8 module.
+struct QuantizeProbe {
+  std::string name;
+  std::string global;
+};
+} // namespace
+
+static int fail(const Twine &message) {
+  llvm::errs() << "fp8-run: error: " << message << "\n";
+  return 1;
+}
+
+static void registerDialects(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
+                  ml_program::MLProgramDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect, tosa::TosaDialect,
+                  vector::VectorDialect>();
+  registerAllFP8Dialects(registry);
+  registerLowerToCPUDialectExtensions(registry);
+}
+
+static FailureOr<std::string> pickFunction(ModuleOp module) {
+  if (!functionName.empty())
+    return std::string(functionName);
+  SmallVector<std::string> candidates;
+  module.walk([&](func::FuncOp func) {
+    if (func.isPublic() && !func.isExternal())
+      candidates.push_back(func.getName().str());
+  });
+  if (candidates.size() == 1)
+    return candidates.front();
+  std::string message = "the module has " + std::to_string(candidates.size()) +
+                        " public functions; choose one with --function";
+  if (!candidates.empty())
+    message += " (" + llvm::join(candidates, ", ") + ")";
+  fail(message);
+  return failure();
+}
+
+/// External functions with no definition anywhere (e.g. buddy-mlir's
+/// record_timing) and no results run as no-ops, with a note.
+static void stubUnresolvedExternals(ModuleOp module) {
+  module.walk([&](func::FuncOp func) {
+    if (!func.isExternal() || func.getNumResults() != 0 ||
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            func.getName().str()))
+      return;
+    llvm::errs() << "fp8-run: note: @" << func.getName()
+                 << " has no definition; it runs as a no-op\n";
+    OpBuilder builder(func.getContext());
+    Block *body = func.addEntryBlock();
+    builder.setInsertionPointToEnd(body);
+    func::ReturnOp::create(builder, func.getLoc());
+    func.setPrivate();
+  });
+}
+
+/// Adds, after every fp8.quantize, the counts of elements saturated
+/// (|x * scale| > fp8 max) and flushed (x != 0 but quantized to 0), stored
+/// with the element count in a tensor<3xi64> global the runner reads back.
+static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
+  SmallVector<QuantizeProbe> probes;
+  SymbolTable symbols(module);
+  OpBuilder globals(module.getBodyRegion());
+  MLIRContext *context = module.getContext();
+  Type i64 = IntegerType::get(context, 64);
+  auto countsType = RankedTensorType::get({3}, i64);
+  module.walk([&](QuantizeOp quantize) {
+    Location loc = quantize.getLoc();
+    std::string name = "quantize#" + std::to_string(probes.size());
+    if (auto extract = quantize.getScale().getDefiningOp<tensor::ExtractOp>())
+      if (auto load = extract.getTensor()
+                          .getDefiningOp<ml_program::GlobalLoadOp>())
+        name = load.getGlobal().getLeafReference().getValue().drop_back(
+            StringRef(".scale").size());
+    auto global = ml_program::GlobalOp::create(
+        globals, loc, "fp8_run.probe" + std::to_string(probes.size()),
+        countsType, /*is_mutable=*/true,
+        DenseElementsAttr::get(countsType, int64_t(0)), StringAttr());
+    symbols.insert(global);
+    probes.push_back({name, global.getSymName().str()});
+
+    OpBuilder b(context);
+    b.setInsertionPointAfter(quantize);
+    auto inputType = quantize.getInput().getType();
+    int64_t rank = inputType.getRank();
+    auto scalarType = RankedTensorType::get({}, i64);
+    Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+    Value init = linalg::FillOp::create(
+                     b, loc, zero,
+                     tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64)
+                         .getResult())
+                     .getResult(0);
+    AffineMap all = b.getMultiDimIdentityMap(rank);
+    AffineMap none = AffineMap::get(rank, 0, context);
+    SmallVector<utils::IteratorType> reduction(rank,
+                                               utils::IteratorType::reduction);
+    float fp8Max =
+        numerics::getFormatInfo(
+            *getNumericsFormat(quantize.getResult().getType().getElementType()))
+            .maxFinite;
+    Value scaleValue = quantize.getScale();
+    auto counts = linalg::GenericOp::create(
+        b, loc, TypeRange{scalarType, scalarType, scalarType},
+        ValueRange{quantize.getInput(), quantize.getResult()},
+        ValueRange{init, init, init},
+        ArrayRef<AffineMap>{all, all, none, none, none}, reduction,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Type f32 = nb.getF32Type();
+          Value x = args[0];
+          if (!x.getType().isF32())
+            x = arith::ExtFOp::create(nb, l, f32, x);
+          Value scaled = arith::MulFOp::create(nb, l, x, scaleValue);
+          Value magnitude = math::AbsFOp::create(nb, l, scaled);
+          Value limit = arith::ConstantOp::create(nb, l,
+                                                  nb.getF32FloatAttr(fp8Max));
+          Value saturated = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OGT, magnitude, limit);
+          Value q = arith::ExtFOp::create(nb, l, f32, args[1]);
+          Value fzero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+          Value nonzero = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::ONE, x, fzero);
+          Value qzero = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                              q, fzero);
+          Value flushed = arith::AndIOp::create(nb, l, nonzero, qzero);
+          auto count = [&](Value flag, Value acc) -> Value {
+            Value one = arith::ExtUIOp::create(nb, l, nb.getI64Type(), flag);
+            return arith::AddIOp::create(nb, l, acc, one);
+          };
+          Value oneI1 = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+          linalg::YieldOp::create(nb, l,
+                                  ValueRange{count(saturated, args[2]),
+                                             count(flushed, args[3]),
+                                             count(oneI1, args[4])});
+        });
+    SmallVector<Value> elements;
+    for (Value result : counts.getResults())
+      elements.push_back(tensor::ExtractOp::create(b, loc, result));
+    Value packed =
+        tensor::FromElementsOp::create(b, loc, countsType, elements);
+    ml_program::GlobalStoreOp::create(
+        b, loc, FlatSymbolRefAttr::get(global.getSymNameAttr()), packed);
+  });
+  return probes;
+}
+
+/// The scale globals the FP8 pipeline created, by state name.
+static SmallVector<std::string> findScaleState(ModuleOp module) {
+  SmallVector<std::string> names;
+  module.walk([&](ml_program::GlobalOp global) {
+    if (global.getSymName().starts_with("fp8.") &&
+        global.getSymName().ends_with(".scale"))
+      names.push_back(global.getSymName().str());
+  });
+  return names;
+}
+
+static FailureOr<SmallVector<HostTensor>>
+makeInputs(FunctionType signature, unsigned step) {
+  Distribution dist = *parseDistribution(distribution);
+  std::mt19937_64 rng(seed + (sameInputs ? 0 : step));
+  struct Override {
+    std::string source;
+    double scale;
+  };
+  DenseMap<unsigned, Override> overrides;
+  for (StringRef spec : argOverrides) {
+    auto [index, what] = spec.split(':');
+    auto [source, scaleText] = what.split(':');
+    unsigned i;
+    double argScale = scale;
+    if (index.getAsInteger(10, i) || source.empty() ||
+        i >= signature.getNumInputs() ||
+        (!scaleText.empty() && scaleText.getAsDouble(argScale))) {
+      fail("bad --arg '" + spec + "' (expected INDEX:DIST[:SCALE] or "
+           "INDEX:file.npy with INDEX < " +
+           std::to_string(signature.getNumInputs()) + ")");
+      return failure();
+    }
+    overrides[i] = {source.str(), argScale};
+  }
+
+  SmallVector<HostTensor> inputs;
+  for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    Type elementType = tensorType ? tensorType.getElementType() : type;
+    SmallVector<int64_t> shape;
+    if (tensorType)
+      for (int64_t size : tensorType.getShape())
+        shape.push_back(ShapedType::isDynamic(size) ? dynamicSize : size);
+    Distribution argDist = dist;
+    double argScale = scale;
+    if (auto it = overrides.find(index); it != overrides.end()) {
+      StringRef what = it->second.source;
+      argScale = it->second.scale;
+      if (what.ends_with(".npy")) {
+        std::string error;
+        FailureOr<HostTensor> tensor = readNpy(what, elementType, error);
+        if (failed(tensor)) {
+          fail(error);
+          return failure();
+        }
+        if (!tensorType ||
+            failed(verifyCompatibleShape(tensor->getShape(),
+                                         tensorType.getShape()))) {
+          fail("'" + what + "' does not have the shape of argument #" +
+               std::to_string(index));
+          return failure();
+        }
+        inputs.push_back(std::move(*tensor));
+        continue;
+      }
+      std::optional<Distribution> parsed = parseDistribution(what);
+      if (!parsed) {
+        fail("unknown distribution '" + what + "' in --arg");
+        return failure();
+      }
+      argDist = *parsed;
+    }
+    HostTensor tensor(elementType, shape);
+    fill(tensor, argDist, argScale, integerRange, rng);
+    if (static_cast<int>(step) == spikeStep && isa<FloatType>(elementType))
+      for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+        tensor.set(i, tensor.get(i) * spikeFactor);
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+static double seconds(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fp8-run: run a function in high precision and through the FP8 "
+      "pipeline, and compare\n");
+
+  if (!parseDistribution(distribution))
+    return fail("unknown --dist '" + distribution +
+                "' (expected normal, uniform, outliers or zeros)");
+  if (steps == 0)
+    return fail("--steps must be at least 1");
+
+  SmallVector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
+  if (libs.empty())
+    for (const char *lib : {"/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so",
+                            "/usr/lib/llvm-22/lib/libmlir_runner_utils.so"})
+      if (llvm::sys::fs::exists(lib))
+        libs.push_back(lib);
+  for (const std::string &lib : libs) {
+    std::string error;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.c_str(), &error))
+      return fail("cannot load '" + lib + "': " + error);
+  }
+
+  DialectRegistry registry;
+  registerDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  std::string openError;
+  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!file)
+    return fail("cannot read '" + inputFile + "': " +
+                file.getError().message());
+  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse '" + inputFile + "'");
+  FailureOr<std::string> name = pickFunction(*module);
+  if (failed(name))
+    return 1;
+  auto func = module->lookupSymbol<func::FuncOp>(*name);
+  if (!func || func.isExternal())
+    return fail("no function @" + *name + " with a body in '" + inputFile +
+                "'");
+  stubUnresolvedExternals(*module);
+
+  // The reference: TOSA front end only. The FP8 version: the whole pipeline.
+  auto compileStart = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> reference = module->clone();
+  OwningOpRef<ModuleOp> quantized = module->clone();
+  {
+    PassManager pm(&context);
+    buildTosaFrontEnd(pm);
+    if (failed(pm.run(*reference)))
+      return fail("the TOSA front end failed on '" + inputFile + "'");
+  }
+  {
+    std::unique_ptr<FP8PipelineOptions> options =
+        FP8PipelineOptions::createFromString(pipelineOptions);
+    if (!options)
+      return fail("bad --fp8-pipeline options '" + pipelineOptions + "'");
+    PassManager pm(&context);
+    buildFP8Pipeline(pm, *options);
+    if (failed(pm.run(*quantized)))
+      return fail("fp8-pipeline failed on '" + inputFile + "'");
+  }
+  SmallVector<QuantizeProbe> probes = addQuantizeProbes(*quantized);
+  SmallVector<std::string> scaleState = findScaleState(*quantized);
+
+  std::string error;
+  std::unique_ptr<CompiledFunction> referenceFn =
+      CompiledFunction::compile(*reference, *name, error);
+  if (!referenceFn)
+    return fail(error);
+  std::unique_ptr<CompiledFunction> fp8Fn =
+      CompiledFunction::compile(*quantized, *name, error);
+  if (!fp8Fn)
+    return fail(error);
+  double compileSeconds = seconds(compileStart);
+
+  llvm::json::Array stepRecords;
+  double referenceSeconds = 0, fp8Seconds = 0;
+  auto f32 = Float32Type::get(&context);
+  auto countsType = RankedTensorType::get({3}, IntegerType::get(&context, 64));
+  auto scaleType = RankedTensorType::get({}, f32);
+  for (unsigned step = 0; step < steps; ++step) {
+    FailureOr<SmallVector<HostTensor>> inputs =
+        makeInputs(referenceFn->getSignature(), step);
+    if (failed(inputs))
+      return 1;
+    auto start = std::chrono::steady_clock::now();
+    FailureOr<SmallVector<HostTensor>> expected =
+        referenceFn->call(*inputs, error);
+    referenceSeconds += seconds(start);
+    if (failed(expected))
+      return fail(error);
+    start = std::chrono::steady_clock::now();
+    FailureOr<SmallVector<HostTensor>> actual = fp8Fn->call(*inputs, error);
+    fp8Seconds += seconds(start);
+    if (failed(actual))
+      return fail(error);
+
+    llvm::json::Array outputs;
+    for (auto [index, pair] : llvm::enumerate(llvm::zip(*expected, *actual))) {
+      Comparison c = compare(std::get<0>(pair), std::get<1>(pair));
+      outputs.push_back(llvm::json::Object{
+          {"output", static_cast<int64_t>(index)},
+          {"sqnr_db", std::isinf(c.sqnrDb) ? llvm::json::Value(nullptr)
+                                           : llvm::json::Value(c.sqnrDb)},
+          {"max_abs_error", c.maxAbsError},
+          {"max_rel_error", c.maxRelError},
+          {"non_finite", c.nonFinite}});
+    }
+    llvm::json::Array tensors;
+    for (const QuantizeProbe &probe : probes) {
+      FailureOr<HostTensor> counts =
+          fp8Fn->readGlobal(probe.global, countsType, error);
+      if (failed(counts))
+        return fail(error);
+      double total = std::max(1.0, counts->get(2));
+      llvm::json::Object record{{"tensor", probe.name},
+                                {"saturated", counts->get(0) / total},
+                                {"flushed_to_zero", counts->get(1) / total}};
+      std::string scaleGlobal = probe.name + ".scale";
+      if (llvm::is_contained(scaleState, scaleGlobal)) {
+        FailureOr<HostTensor> next =
+            fp8Fn->readGlobal(scaleGlobal, scaleType, error);
+        if (failed(next))
+          return fail(error);
+        record["next_scale"] = next->get(0);
+      }
+      tensors.push_back(std::move(record));
+    }
+    stepRecords.push_back(llvm::json::Object{{"step", step},
+                                             {"outputs", std::move(outputs)},
+                                             {"quantized", std::move(tensors)}});
+  }
+
+  llvm::json::Object report{
+      {"function", *name},
+      {"fp8_pipeline", pipelineOptions},
+      {"compile_seconds", compileSeconds},
+      {"reference_run_seconds", referenceSeconds / steps},
+      {"fp8_run_seconds", fp8Seconds / steps},
+      {"steps", std::move(stepRecords)}};
+  if (json) {
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
+                 << "\n";
+    return 0;
+  }
+
+  llvm::outs() << "fp8-run: @" << *name << "  fp8-pipeline{" << pipelineOptions
+               << "}\n"
+               << llvm::formatv("compile {0:f2} s; per step: reference "
+                                "{1:f4} s, fp8 {2:f4} s\n",
+                                compileSeconds, referenceSeconds / steps,
+                                fp8Seconds / steps);
+  for (const llvm::json::Value &stepValue : *report.getArray("steps")) {
+    const llvm::json::Object &stepRecord = *stepValue.getAsObject();
+    llvm::outs() << "step " << *stepRecord.getInteger("step") << "\n";
+    llvm::outs() << llvm::formatv("  {0,-8} {1,10} {2,13} {3,13} {4,10}\n",
+                                  "output", "SQNR dB", "max abs err",
+                                  "max rel err", "non-finite");
+    for (const llvm::json::Value &o : *stepRecord.getArray("outputs")) {
+      const llvm::json::Object &out = *o.getAsObject();
+      std::optional<double> sqnr = out.getNumber("sqnr_db");
+      llvm::outs() << llvm::formatv(
+          "  {0,-8} {1,10} {2,13:e3} {3,13:e3} {4,10}\n",
+          *out.getInteger("output"),
+          sqnr ? llvm::formatv("{0:f2}", *sqnr).str() : std::string("inf"),
+          *out.getNumber("max_abs_error"), *out.getNumber("max_rel_error"),
+          *out.getInteger("non_finite"));
+    }
+    const llvm::json::Array &tensors = *stepRecord.getArray("quantized");
+    if (tensors.empty())
+      continue;
+    llvm::outs() << llvm::formatv("  {0,-36} {1,10} {2,10} {3,12}\n",
+                                  "quantized tensor", "saturated", "flushed",
+                                  "next scale");
+    for (const llvm::json::Value &t : tensors) {
+      const llvm::json::Object &tensor = *t.getAsObject();
+      std::optional<double> next = tensor.getNumber("next_scale");
+      llvm::outs() << llvm::formatv(
+          "  {0,-36} {1,9:f4}% {2,9:f4}% {3,12}\n",
+          *tensor.getString("tensor"),
+          100 * *tensor.getNumber("saturated"),
+          100 * *tensor.getNumber("flushed_to_zero"),
+          next ? llvm::formatv("{0:g}", *next).str() : std::string("-"));
+    }
+  }
+  return 0;
+}
