@@ -32,7 +32,8 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
       indexing maps), then the scales and the bias.
 
     Dynamic shapes are supported. FP8 element types remain; run
-    `fp8-expand-float8` to lower them for a CPU.
+    `fp8-expand-float8` to lower them for a CPU. The module's `fp8.recipe`
+    attribute is dropped: the lowered ops carry the recipe.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -557,7 +557,10 @@ struct ConvertFP8ToLinalgPass
     populateFP8ToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // The recipe is baked into the lowered ops now; keeping the attribute
+    // would tie the output to the fp8 dialect.
+    getOperation()->removeAttr("fp8.recipe");
   }
 };
 } // namespace

@@ -49,6 +49,16 @@
 // RUN: FileCheck %s --check-prefix=ATTN-FP8 < %t.attn8.json
 // ATTN-FP8-COUNT-2: "reason": "k_or_n_not_multiple_of_16"
 
+// Once the fp8 ops are lowered, each output is plain upstream MLIR that
+// upstream mlir-opt parses and verifies.
+// RUN: fp8-opt %graphs/accelgen_llama3-8b-block0-ffn-prefill-b1s128.mlir --fp8-pipeline="history=16" | fp8-opt --convert-fp8-to-linalg --fp8-expand-float8 | mlir-opt --verify-each | FileCheck %s --check-prefix=UPSTREAM
+// RUN: fp8-opt %graphs/buddy_deepseek-r1-qwen1.5b_layer_tosa_timed.mlir --fp8-pipeline | fp8-opt --convert-fp8-to-linalg --fp8-expand-float8 | mlir-opt --verify-each | FileCheck %s --check-prefix=UPSTREAM
+// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline | fp8-opt --convert-fp8-to-linalg --fp8-expand-float8 | mlir-opt --verify-each | FileCheck %s --check-prefix=UPSTREAM
+// UPSTREAM-NOT: {{ fp8\.[a-z_]+ }}
+// UPSTREAM-NOT: #fp8
+// UPSTREAM-NOT: f8E
+// UPSTREAM: func.func
+
 // The bundled example (README quick start): three projections to FP8, RMSNorm,
 // SiLU and the residual add untouched.
 // RUN: fp8-opt %fp8_src_root/examples/llama-ffn-block.mlir --fp8-pipeline="history=16" | FileCheck %s --check-prefix=EXAMPLE
