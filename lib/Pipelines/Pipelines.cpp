@@ -50,6 +50,7 @@ void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
   quantize.report = options.report;
   quantize.remarks = options.remarks;
   pm.addPass(createFP8Quantize(quantize));
+  pm.addPass(createFP8Optimize());
 
   // Folds constant weights to FP8 constants and drops the views the GEMMs
   // no longer read.

@@ -225,15 +225,13 @@ static void peelLayout(GemmOperand &operand, bool allowBatchBroadcast) {
 // Structure
 //===----------------------------------------------------------------------===//
 
-static bool isZeroFill(Value init) {
+bool mlir::fp8::isZeroFill(Value init) {
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
     return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
   return matchPattern(init, m_AnyZeroFloat());
 }
 
-/// Matches the indexing maps to scaled_matmul's layouts. On success fills
-/// sizes and layout flags.
-static LogicalResult matchLayout(linalg::LinalgOp op, GemmInfo &info) {
+LogicalResult mlir::fp8::matchGemmLayout(linalg::LinalgOp op, GemmInfo &info) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
@@ -392,7 +390,7 @@ static std::optional<GemmReason> checkStructure(linalg::LinalgOp op,
       return GemmReason::UnsupportedElementType;
   if (!op.hasPureTensorSemantics())
     return GemmReason::BufferSemantics;
-  if (failed(matchLayout(op, info)))
+  if (failed(matchGemmLayout(op, info)))
     return GemmReason::UnsupportedLayout;
   info.accumulates = !isZeroFill(op.getDpsInitOperand(0)->get());
   if (llvm::is_contained(info.getSizes(), 0))

@@ -118,11 +118,6 @@ static FloatAttr getF32Attr(MLIRContext *context, float value) {
   return FloatAttr::get(Float32Type::get(context), value);
 }
 
-/// A dense f32 tensor attribute from host floats.
-static DenseElementsAttr getF32Tensor(ShapedType type, ArrayRef<float> values) {
-  return DenseElementsAttr::get(type, values);
-}
-
 /// A dense FP8 tensor attribute from raw codes (one byte per element, or one
 /// byte for a splat).
 static DenseElementsAttr getFloat8Tensor(ShapedType type,
@@ -255,7 +250,7 @@ OpFoldResult RecordAmaxOp::fold(FoldAdaptor adaptor) {
     return {};
   float slot[2] = {(*rows)[0], *amax};
   (*rows)[0] = num::computeAmax(slot, 2);
-  return getF32Tensor(getType(), *rows);
+  return DenseElementsAttr::get(getType(), ArrayRef<float>(*rows));
 }
 
 LogicalResult RollHistoryOp::verify() {
@@ -268,7 +263,7 @@ OpFoldResult RollHistoryOp::fold(FoldAdaptor adaptor) {
   if (!rows)
     return {};
   num::rollAmaxHistory(rows->data(), rows->size());
-  return getF32Tensor(getType(), *rows);
+  return DenseElementsAttr::get(getType(), ArrayRef<float>(*rows));
 }
 
 //===----------------------------------------------------------------------===//

@@ -93,6 +93,15 @@ struct GemmPolicy {
   SmallVector<std::string> exclude;
 };
 
+/// Matches a contraction's indexing maps to fp8.scaled_matmul's layouts
+/// (one M, N and K loop, batch loops, transposed or shared operands). On
+/// success fills `info`'s sizes, operands (unpeeled) and layout flags.
+LogicalResult matchGemmLayout(linalg::LinalgOp op, GemmInfo &info);
+
+/// `init` is a zero fill (or a zero constant): the GEMM does not accumulate
+/// into live data.
+bool isZeroFill(Value init);
+
 /// Classifies every GEMM (and convolution) in `module`, in walk order.
 /// Emits an error and fails on an invalid exclude pattern.
 FailureOr<SmallVector<GemmInfo>> analyzeGemms(ModuleOp module,

@@ -4,12 +4,16 @@
 #define FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::fp8 {
 
 #define GEN_PASS_DECL
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+
+/// fp8-optimize's rewrites, for reuse in other pipelines.
+void populateFP8OptimizePatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"

@@ -157,4 +157,24 @@ def FP8ExpandFloat8 : Pass<"fp8-expand-float8", "ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def FP8Optimize : Pass<"fp8-optimize"> {
+  let summary = "Exact clean-ups of FP8 IR: fused cast+transpose, scaled GEMMs";
+  let description = [{
+    Rewrites that keep every value bit-identical, for IR from fp8-quantize or
+    from elsewhere:
+
+    - a transpose of a quantized matrix, or a second quantization of its
+      transpose with the same scale, becomes one `fp8.cast_transpose` (the
+      input is read once and both layouts are written, as Hopper's backward
+      GEMMs need);
+    - a contraction of two `fp8.dequantize`d tensors (pre-quantized weights
+      imported as FP8 plus dequantize) accumulating from zero becomes an
+      `fp8.scaled_matmul` on the FP8 operands with their `scale_inv`s. This
+      one is not bit-identical: the products are formed from the FP8 values
+      and accumulated in f32 instead of rounding each dequantized operand to
+      the wide type first, which is at least as accurate.
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
 #endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_TD
