@@ -7,9 +7,16 @@
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8IMPORTTOSA
+#define GEN_PASS_REGISTRATION
+#include "fp8/Pipelines/Passes.h.inc"
+} // namespace mlir::fp8
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -31,9 +38,35 @@ void mlir::fp8::buildTosaFrontEnd(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+namespace {
+struct FP8ImportTosaPass : fp8::impl::FP8ImportTosaBase<FP8ImportTosaPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildTosaFrontEnd(pm);
+    pm.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    bool hasTosa = getOperation()
+                       ->walk([](Operation *op) {
+                         return isa<tosa::TosaDialect>(op->getDialect())
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       })
+                       .wasInterrupted();
+    if (!hasTosa)
+      return markAllAnalysesPreserved();
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildTosaFrontEnd(pm);
+    if (failed(runPipeline(pm, getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
+
 void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
                                  const FP8PipelineOptions &options) {
-  buildTosaFrontEnd(pm);
+  pm.addPass(createFP8ImportTosa());
 
   FP8QuantizeOptions quantize;
   quantize.scaling = options.scaling;
@@ -51,15 +84,11 @@ void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
   quantize.remarks = options.remarks;
   pm.addPass(createFP8Quantize(quantize));
   pm.addPass(createFP8Optimize());
-
-  // Folds constant weights to FP8 constants and drops the views the GEMMs
-  // no longer read.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   pm.addPass(createFP8Verify());
 }
 
 void mlir::fp8::registerFP8Pipelines() {
+  registerFP8PipelinesPasses();
   PassPipelineRegistration<FP8PipelineOptions>(
       "fp8-pipeline",
       "The FP8 rewrite: TOSA to linalg, quantize GEMMs per the recipe, "

@@ -10,6 +10,9 @@
 
 namespace mlir::fp8 {
 
+#define GEN_PASS_DECL
+#include "fp8/Pipelines/Passes.h.inc"
+
 /// Options of `fp8-pipeline`: the recipe and the GEMM policy, as in
 /// fp8-quantize.
 struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
@@ -59,10 +62,10 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
 /// TOSA to linalg on tensors (a no-op on linalg input), then cleanup.
 void buildTosaFrontEnd(OpPassManager &pm);
 
-/// buildTosaFrontEnd, fp8-quantize, cleanup, fp8-verify.
+/// fp8-import-tosa, fp8-quantize, fp8-optimize, fp8-verify.
 void buildFP8Pipeline(OpPassManager &pm, const FP8PipelineOptions &options);
 
-/// Registers `fp8-pipeline`.
+/// Registers `fp8-pipeline` and `fp8-import-tosa`.
 void registerFP8Pipelines();
 
 } // namespace mlir::fp8

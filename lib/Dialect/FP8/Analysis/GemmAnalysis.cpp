@@ -236,11 +236,44 @@ LogicalResult mlir::fp8::matchGemmLayout(linalg::LinalgOp op, GemmInfo &info) {
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1)
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1)
     return failure();
-  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  unsigned m = dims->m[0], n = dims->n[0];
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  info.lhs.value = op.getDpsInputOperand(0)->get();
+  info.rhs.value = op.getDpsInputOperand(1)->get();
+
+  // batch_reduce_matmul: C[m, n] = sum_b sum_k A[b, m, k] B[b, k, n], a GEMM
+  // over the combined reduction b*k.
+  if (dims->batch.empty() && dims->k.size() == 2) {
+    MLIRContext *context = op.getContext();
+    auto map = [&](ArrayRef<AffineExpr> results) {
+      return AffineMap::get(maps[0].getNumDims(), 0, results, context);
+    };
+    for (unsigned b : dims->k) {
+      unsigned k = dims->k[0] == b ? dims->k[1] : dims->k[0];
+      AffineExpr db = getAffineDimExpr(b, context),
+                 dm = getAffineDimExpr(m, context),
+                 dn = getAffineDimExpr(n, context),
+                 dk = getAffineDimExpr(k, context);
+      if (maps[0] != map({db, dm, dk}) || maps[1] != map({db, dk, dn}) ||
+          maps[2] != map({dm, dn}))
+        continue;
+      info.batchReduce = true;
+      info.m = ranges[m];
+      info.n = ranges[n];
+      info.k = ShapedType::isDynamic(ranges[b]) ||
+                       ShapedType::isDynamic(ranges[k])
+                   ? ShapedType::kDynamic
+                   : ranges[b] * ranges[k];
+      return success();
+    }
+    return failure();
+  }
+  if (dims->k.size() != 1)
+    return failure();
+  unsigned k = dims->k[0];
 
   auto positions = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
     SmallVector<unsigned> result;
@@ -284,14 +317,11 @@ LogicalResult mlir::fp8::matchGemmLayout(linalg::LinalgOp op, GemmInfo &info) {
       !matchOperand(*rhs, k, n, /*allowShared=*/true, info.rhs.transposed))
     return failure();
 
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   info.m = ranges[m];
   info.n = ranges[n];
   info.k = ranges[k];
   for (unsigned b : batchOrder)
     info.batch.push_back(ranges[b]);
-  info.lhs.value = op.getDpsInputOperand(0)->get();
-  info.rhs.value = op.getDpsInputOperand(1)->get();
   return success();
 }
 
@@ -336,7 +366,7 @@ private:
 } // namespace
 
 static void assignRole(GemmOperand &operand, Value gemmOperand,
-                       const GradientTaint &taint) {
+                       int64_t matrixRank, const GradientTaint &taint) {
   Origin origin = traceOrigin(operand.value);
   operand.origin = origin.description;
   if (taint.contains(gemmOperand) || taint.contains(operand.value)) {
@@ -360,12 +390,14 @@ static void assignRole(GemmOperand &operand, Value gemmOperand,
                                                      : OperandRole::Weight;
       return;
     }
-    // A weight is a matrix: an argument that still has batch dimensions
-    // after looking through broadcasts is a batch of activations (attention's
-    // Q, K, V passed in).
-    operand.role = cast<ShapedType>(operand.value.getType()).getRank() > 2
-                       ? OperandRole::Activation
-                       : OperandRole::Weight;
+    // A weight is a matrix: an argument that still has (non-unit) batch
+    // dimensions after looking through broadcasts is a batch of activations
+    // (attention's Q, K, V passed in).
+    ArrayRef<int64_t> shape =
+        cast<ShapedType>(operand.value.getType()).getShape();
+    bool batched = llvm::any_of(shape.drop_back(matrixRank),
+                                [](int64_t size) { return size != 1; });
+    operand.role = batched ? OperandRole::Activation : OperandRole::Weight;
     return;
   }
   }
@@ -418,8 +450,10 @@ static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
   bool hasGradient = info.lhs.role == OperandRole::Gradient ||
                      info.rhs.role == OperandRole::Gradient;
   // Attention's batched activation GEMMs (scores, context) stay high
-  // precision, forward and backward; a weight gradient (X^T dY) is 2-D.
-  bool activationGemm = !hasWeight && (!hasGradient || !info.batch.empty());
+  // precision, forward and backward; a weight gradient (X^T dY) is one
+  // matrix product (at most unit batch dimensions, as TOSA spells it).
+  bool batched = llvm::any_of(info.batch, [](int64_t size) { return size != 1; });
+  bool activationGemm = !hasWeight && (!hasGradient || batched);
   if (activationGemm && !policy.fp8Attention)
     return GemmReason::ActivationGemm;
 
@@ -463,10 +497,15 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
     } else if (std::optional<GemmReason> reason = checkStructure(op, info)) {
       info.reason = *reason;
     } else {
-      peelLayout(info.lhs, /*allowBatchBroadcast=*/false);
-      peelLayout(info.rhs, /*allowBatchBroadcast=*/!info.batch.empty());
-      assignRole(info.lhs, op.getDpsInputOperand(0)->get(), taint);
-      assignRole(info.rhs, op.getDpsInputOperand(1)->get(), taint);
+      // fp8-quantize reshapes batch-reduce operands itself.
+      if (!info.batchReduce) {
+        peelLayout(info.lhs, /*allowBatchBroadcast=*/false);
+        peelLayout(info.rhs, /*allowBatchBroadcast=*/!info.batch.empty());
+      }
+      // A batch-reduce GEMM's operands are stacks of matrices summed over.
+      int64_t matrixRank = info.batchReduce ? 3 : 2;
+      assignRole(info.lhs, op.getDpsInputOperand(0)->get(), matrixRank, taint);
+      assignRole(info.rhs, op.getDpsInputOperand(1)->get(), matrixRank, taint);
       // x W with both traced to arguments: by the linalg.matmul(x, W)
       // convention the lhs carries the tokens.
       if (info.lhs.role == OperandRole::Weight &&

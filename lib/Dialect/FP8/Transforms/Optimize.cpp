@@ -131,7 +131,14 @@ struct FP8OptimizePass : fp8::impl::FP8OptimizeBase<FP8OptimizePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateFP8OptimizePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // Only these rewrites: the rest of the program is not folded or
+    // simplified behind the user's back (and that would cost more than the
+    // pass itself on large graphs).
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
       signalPassFailure();
   }
 };

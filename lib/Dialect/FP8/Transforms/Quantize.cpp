@@ -17,7 +17,10 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8QUANTIZE
@@ -133,8 +136,9 @@ private:
 /// of tensors that feed several GEMMs.
 class OperandQuantizer {
 public:
-  OperandQuantizer(ModuleOp module, RecipeAttr recipe, StateStorage &state)
-      : module(module), recipe(recipe), state(state) {}
+  OperandQuantizer(ModuleOp module, RecipeAttr recipe, StateStorage &state,
+                   OpBuilder::Listener *listener)
+      : module(module), recipe(recipe), state(state), listener(listener) {}
 
   FailureOr<Quantized> quantize(const GemmInfo &gemm,
                                 const GemmOperand &operand, StringRef side);
@@ -152,6 +156,7 @@ private:
   ModuleOp module;
   RecipeAttr recipe;
   StateStorage &state;
+  OpBuilder::Listener *listener;
   DenseMap<std::pair<Value, Type>, Quantized> cache;
 };
 } // namespace
@@ -243,7 +248,7 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
 
   // Right after the tensor is defined, so the cast dominates every GEMM that
   // shares it.
-  OpBuilder builder(module.getContext());
+  OpBuilder builder(module.getContext(), listener);
   builder.setInsertionPointAfterValue(operand.value);
   Location loc = operand.value.getLoc();
   FailureOr<Quantized> result =
@@ -255,6 +260,27 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   if (succeeded(result))
     cache[key] = *result;
   return result;
+}
+
+/// batch_reduce_matmul's operands as one GEMM over K' = B * K:
+/// A [B, M, K] -> [M, B, K] -> [M, B*K] and B [B, K, N] -> [B*K, N].
+static std::pair<Value, Value> reshapeBatchReduce(OpBuilder &builder,
+                                                  Location loc, Value lhs,
+                                                  Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, lhs);
+  std::swap(sizes[0], sizes[1]);
+  Value init = tensor::EmptyOp::create(builder, loc, sizes,
+                                       lhsType.getElementType());
+  Value transposed =
+      linalg::TransposeOp::create(builder, loc, lhs, init,
+                                  ArrayRef<int64_t>{1, 0, 2})
+          .getResult()[0];
+  Value lhs2d = tensor::CollapseShapeOp::create(
+      builder, loc, transposed, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  Value rhs2d = tensor::CollapseShapeOp::create(
+      builder, loc, rhs, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  return {lhs2d, rhs2d};
 }
 
 /// The GEMM as fp8.scaled_matmul. C += A B becomes the scaled product in f32
@@ -317,6 +343,21 @@ buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
       *scalingKind, history, *algoKind, margin, powerOfTwo);
 }
 
+/// Erases what only the replaced GEMMs used (their zero fills, the broadcast
+/// and transposed weight copies), and so on up the chain. Nothing else of
+/// the input program is touched.
+static void eraseDeadProducers(llvm::SmallSetVector<Operation *, 16> &worklist) {
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.insert(def);
+    op->erase();
+  }
+}
+
 /// Threading state through a function's signature would break its callers.
 static LogicalResult checkNoCallers(ModuleOp module,
                                     ArrayRef<GemmInfo> gemms) {
@@ -371,22 +412,45 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       return signalPassFailure();
     }
 
-    OperandQuantizer quantizer(module, *recipe, *storage);
+    // Everything the rewrite creates is folded once at the end: constant
+    // weights become FP8 constants, constant scales fold away.
+    struct : OpBuilder::Listener {
+      void notifyOperationInserted(Operation *op,
+                                   OpBuilder::InsertPoint) override {
+        created.push_back(op);
+      }
+      SmallVector<Operation *> created;
+    } recorder;
+    OperandQuantizer quantizer(module, *recipe, *storage, &recorder);
+    llvm::SmallSetVector<Operation *, 16> maybeDead;
     bool changed = false;
     for (const GemmInfo &gemm : *gemms) {
       if (!gemm.isFP8())
         continue;
-      FailureOr<Quantized> lhs = quantizer.quantize(gemm, gemm.lhs, "lhs");
-      FailureOr<Quantized> rhs = quantizer.quantize(gemm, gemm.rhs, "rhs");
+      GemmOperand lhsOperand = gemm.lhs, rhsOperand = gemm.rhs;
+      OpBuilder builder(gemm.op, &recorder);
+      if (gemm.batchReduce)
+        std::tie(lhsOperand.value, rhsOperand.value) = reshapeBatchReduce(
+            builder, gemm.op->getLoc(), gemm.lhs.value, gemm.rhs.value);
+      FailureOr<Quantized> lhs = quantizer.quantize(gemm, lhsOperand, "lhs");
+      FailureOr<Quantized> rhs = quantizer.quantize(gemm, rhsOperand, "rhs");
       if (failed(lhs) || failed(rhs))
         return signalPassFailure();
-      OpBuilder builder(gemm.op);
+      builder.setInsertionPoint(gemm.op);
       gemm.op->getResult(0).replaceAllUsesWith(
           createScaledMatmul(builder, gemm, *lhs, *rhs));
+      for (Value operand : gemm.op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          maybeDead.insert(def);
       gemm.op->erase();
       changed = true;
     }
     storage->finalize();
+    eraseDeadProducers(maybeDead);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(recorder.created,
+                                  FrozenRewritePatternSet(), config);
     if (changed)
       module->setAttr("fp8.recipe", *recipe);
   }

@@ -218,15 +218,15 @@ func.func @buffers(%x: memref<32x32xf32>, %w: memref<32x32xf32>, %y: memref<32x3
 
 // -----
 
-// Two reductions (batch_reduce_matmul sums over the batch too): recognised,
-// kept with a reason.
+// batch_reduce_matmul sums over the batch too: a GEMM over K' = 4 * 32
+// (fp8-quantize reshapes its operands).
 // CHECK-LABEL: func.func @batch_reduce
-// CHECK: fp8.reason = "unsupported_layout"
+// CHECK: fp8.reason = "weight_gemm"
 func.func @batch_reduce(%x: tensor<4x16x32xf32>, %w: tensor<4x32x16xf32>) -> tensor<16x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16x16xf32>
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
-  // expected-remark @below {{kept in high precision: unsupported_layout}}
+  // expected-remark @below {{FP8 (weight_gemm)}}
   %y = linalg.batch_reduce_matmul ins(%x, %w : tensor<4x16x32xf32>, tensor<4x32x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %y : tensor<16x16xf32>
 }
@@ -245,4 +245,20 @@ func.func @dgrad(%dy: tensor<64x256xf32> {fp8.role = "grad"}, %w: tensor<128x256
   %dx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
           ins(%dy, %w : tensor<64x256xf32>, tensor<128x256xf32>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %dx : tensor<64x128xf32>
+}
+
+// -----
+
+// Several contraction dimensions that are not a batch reduction: recognised
+// as a contraction, kept with a reason.
+// CHECK-LABEL: func.func @two_k_dims
+// CHECK: fp8.reason = "unsupported_layout"
+func.func @two_k_dims(%x: tensor<16x4x8xf32>, %w: tensor<4x8x16xf32>) -> tensor<16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // expected-remark @below {{kept in high precision: unsupported_layout}}
+  %y = linalg.contract indexing_maps = [affine_map<(m, n, k1, k2) -> (m, k1, k2)>, affine_map<(m, n, k1, k2) -> (k1, k2, n)>, affine_map<(m, n, k1, k2) -> (m, n)>]
+         ins(%x, %w : tensor<16x4x8xf32>, tensor<4x8x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
 }

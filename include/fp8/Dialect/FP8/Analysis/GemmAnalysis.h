@@ -74,6 +74,9 @@ struct GemmInfo {
   unsigned index = 0;
   /// C += A B: the accumulator is a live tensor, not a zero fill.
   bool accumulates = false;
+  /// batch_reduce_matmul: A [B, M, K] and B [B, K, N] reduced over B and K,
+  /// a GEMM with K' = B * K once the operands are reshaped (`k` is K').
+  bool batchReduce = false;
   GemmReason reason = GemmReason::UnsupportedLayout;
 
   bool isFP8() const { return isFP8Reason(reason); }

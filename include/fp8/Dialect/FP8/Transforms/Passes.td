@@ -88,11 +88,14 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
       be in its body.
     - `scaling=current`: amax of the tensor itself, then the cast; no state.
 
-    Constant weights are always scaled from their own amax, so the
-    canonicalizer folds them to FP8 constants. A tensor feeding several GEMMs
-    is quantized once. A GEMM accumulating into a live tensor (C += A B)
-    becomes the scaled product in f32 plus C, rounded once. The module
-    records the recipe as `fp8.recipe`.
+    Constant weights are always scaled from their own amax and fold to FP8
+    constants. A tensor feeding several GEMMs is quantized once. A GEMM
+    accumulating into a live tensor (C += A B) becomes the scaled product in
+    f32 plus C, rounded once. The module records the recipe as `fp8.recipe`.
+
+    The rest of the program is left as it was: the pass folds only the ops it
+    created and erases only what the replaced GEMMs alone used (their zero
+    fills, broadcast or transposed weight copies).
   }];
   let options = !listconcat(FP8PolicyOptions, [
     Option<"scaling", "scaling", "std::string", /*default=*/"\"delayed\"",
