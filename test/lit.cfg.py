@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -22,6 +23,8 @@ config.substitutions.append(("%fp8_obj_root", config.fp8_obj_root))
 config.substitutions.append(("%cmake_command", config.cmake_command))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
 config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+# Python checkers of fp8-run reports (test/Integration/Inputs).
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(
     ("%graphs", os.path.join(config.test_source_root, "Inputs", "graphs")))
 
@@ -31,7 +34,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
-tools = ["fp8-gen", "fp8-opt", "mlir-opt", "mlir-runner",
+tools = ["fp8-gen", "fp8-opt", "fp8-run", "mlir-opt", "mlir-runner",
          ToolSubst("FP8NumericsTests", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
@@ -51,3 +54,5 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(
+        ("%cuda_toolkit", os.path.dirname(os.path.dirname(ptxas))))

@@ -14,6 +14,7 @@
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Pipelines/LowerGemmToNVVM.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
@@ -34,6 +35,7 @@ inline void registerAllFP8Passes() {
   registerFP8Pipelines();
   registerLowerToCPUPipeline();
   registerLowerToNVVMPipeline();
+  registerLowerGemmToNVVMPipeline();
 }
 
 } // namespace mlir::fp8

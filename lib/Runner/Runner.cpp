@@ -73,7 +73,7 @@ double HostTensor::get(int64_t i) const {
   std::memcpy(&v, p, getElementBytes());
   unsigned width = elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
   if (width < 64 && width > 1 && (v >> (width - 1) & 1))
-    v |= ~int64_t(0) << width; // sign-extend
+    v |= static_cast<int64_t>(~uint64_t(0) << width); // sign-extend
   return static_cast<double>(v);
 }
 
@@ -257,6 +257,23 @@ static bool isSupportedType(Type type) {
          element.isInteger(64) || element.isIndex();
 }
 
+/// Argument and result annotations of other dialects (`fp8.role`, ...) have
+/// done their work by now; the LLVM IR translation would warn about each.
+static void dropNonLLVMArgumentAttrs(func::FuncOp func) {
+  auto llvmOnly = [](DictionaryAttr attrs) {
+    SmallVector<NamedAttribute> kept;
+    if (attrs)
+      for (NamedAttribute attr : attrs)
+        if (attr.getName().strref().starts_with("llvm."))
+          kept.push_back(attr);
+    return kept;
+  };
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    func.setArgAttrs(i, llvmOnly(func.getArgAttrDict(i)));
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    func.setResultAttrs(i, llvmOnly(func.getResultAttrDict(i)));
+}
+
 std::unique_ptr<CompiledFunction>
 CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error) {
   OwningOpRef<ModuleOp> clone = module.clone();
@@ -281,6 +298,14 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error) {
   compiled->name = name.str();
   compiled->signature = func.getFunctionType();
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
+  dropNonLLVMArgumentAttrs(func);
+  // One-Shot Bufferize may otherwise update a tensor argument in place (an
+  // optimizer step writing its weights into the input buffer): the caller's
+  // inputs must survive the call, the same inputs feed both versions.
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (isa<TensorType>(type))
+      func.setArgAttr(index, "bufferization.writable",
+                      BoolAttr::get(func.getContext(), false));
 
   MLIRContext *context = clone->getContext();
   PassManager pm(context);

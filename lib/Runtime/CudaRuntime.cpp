@@ -36,6 +36,34 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+
+/// Names and descriptions of the results this wrapper is most likely to see,
+/// for drivers whose cuGetErrorName/String fail (the toolkit's link stub).
+struct KnownResult {
+  CUresult code;
+  const char *name;
+  const char *text;
+};
+constexpr KnownResult kKnownResults[] = {
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {34, "CUDA_ERROR_STUB_LIBRARY",
+     "CUDA driver is a stub library (no NVIDIA driver installed)"},
+    {35, "CUDA_ERROR_INSUFFICIENT_DRIVER",
+     "CUDA driver version is insufficient"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+};
 } // namespace
 
 /// The driver entry points, resolved from the loaded library.
@@ -84,10 +112,18 @@ struct CudaRuntime::Driver {
     if (result == CUDA_SUCCESS)
       return Error::success();
     const char *name = nullptr, *text = nullptr;
-    if (cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
-      name = "unknown CUDA error";
-    if (cuGetErrorString(result, &text) != CUDA_SUCCESS || !text)
-      text = "no description";
+    if (cuGetErrorName(result, &name) != CUDA_SUCCESS)
+      name = nullptr;
+    if (cuGetErrorString(result, &text) != CUDA_SUCCESS)
+      text = nullptr;
+    for (const KnownResult &known : kKnownResults) {
+      if (known.code != result)
+        continue;
+      name = name ? name : known.name;
+      text = text ? text : known.text;
+    }
+    name = name ? name : "CUDA_ERROR_UNKNOWN";
+    text = text ? text : "no description from the driver";
     return llvm::createStringError(
         llvm::formatv("{0}: {1} ({2}): {3}", call, name, result, text).str());
   }
@@ -212,6 +248,9 @@ Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
     return std::move(err);
   return std::move(runtime);
 }
+
+CudaRuntime::CudaRuntime(std::unique_ptr<Driver> driver)
+    : driver(std::move(driver)) {}
 
 CudaRuntime::~CudaRuntime() {
   if (context)

@@ -31,6 +31,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,6 +43,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -103,6 +106,32 @@ struct QuantizeProbe {
 };
 } // namespace
 
+/// While alive, the process's stdout is its stderr: what the compiled
+/// functions print themselves (buddy-mlir's timers, printMemref) must not mix
+/// with the report, which --json readers parse.
+class StdoutToStderr {
+public:
+  StdoutToStderr(const StdoutToStderr &) = delete;
+  StdoutToStderr &operator=(const StdoutToStderr &) = delete;
+  StdoutToStderr() {
+    llvm::outs().flush();
+    std::fflush(stdout);
+    saved = ::dup(STDOUT_FILENO);
+    if (saved >= 0)
+      ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  ~StdoutToStderr() {
+    std::fflush(stdout);
+    if (saved < 0)
+      return;
+    ::dup2(saved, STDOUT_FILENO);
+    ::close(saved);
+  }
+
+private:
+  int saved;
+};
+
 static int fail(const Twine &message) {
   llvm::errs() << "fp8-run: error: " << message << "\n";
   return 1;
@@ -156,9 +185,11 @@ static void stubUnresolvedExternals(ModuleOp module) {
   });
 }
 
-/// Adds, after every fp8.quantize, the counts of elements saturated
-/// (|x * scale| > fp8 max) and flushed (x != 0 but quantized to 0), stored
-/// with the element count in a tensor<3xi64> global the runner reads back.
+/// Adds, after every fp8.quantize, the counts of elements saturated (clipped
+/// to +-max where a non-saturating cast would overflow: |x * scale| > 464 for
+/// E4M3, >= 61440 for E5M2; values that merely round to max are not counted)
+/// and flushed (x != 0 but quantized to 0), stored with the element count in
+/// a tensor<3xi64> global the runner reads back.
 static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
   SmallVector<QuantizeProbe> probes;
   SymbolTable symbols(module);
@@ -196,10 +227,17 @@ static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
     AffineMap none = AffineMap::get(rank, 0, context);
     SmallVector<utils::IteratorType> reduction(rank,
                                                utils::IteratorType::reduction);
-    float fp8Max =
-        numerics::getFormatInfo(
-            *getNumericsFormat(quantize.getResult().getType().getElementType()))
-            .maxFinite;
+    const numerics::FormatInfo &info = numerics::getFormatInfo(
+        *getNumericsFormat(quantize.getResult().getType().getElementType()));
+    // Halfway between max and the next (missing) value; the tie rounds to
+    // max when max's code is even (E4M3), else it overflows (E5M2).
+    float overflowBound =
+        info.maxFinite +
+        std::ldexp(1.0f, std::ilogb(info.maxFinite) -
+                             static_cast<int>(info.mantissaBits) - 1);
+    auto overflowPredicate = info.maxFiniteBits % 2 == 0
+                                 ? arith::CmpFPredicate::OGT
+                                 : arith::CmpFPredicate::OGE;
     Value scaleValue = quantize.getScale();
     auto counts = linalg::GenericOp::create(
         b, loc, TypeRange{scalarType, scalarType, scalarType},
@@ -213,10 +251,10 @@ static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
             x = arith::ExtFOp::create(nb, l, f32, x);
           Value scaled = arith::MulFOp::create(nb, l, x, scaleValue);
           Value magnitude = math::AbsFOp::create(nb, l, scaled);
-          Value limit = arith::ConstantOp::create(nb, l,
-                                                  nb.getF32FloatAttr(fp8Max));
-          Value saturated = arith::CmpFOp::create(
-              nb, l, arith::CmpFPredicate::OGT, magnitude, limit);
+          Value limit = arith::ConstantOp::create(
+              nb, l, nb.getF32FloatAttr(overflowBound));
+          Value saturated = arith::CmpFOp::create(nb, l, overflowPredicate,
+                                                  magnitude, limit);
           Value q = arith::ExtFOp::create(nb, l, f32, args[1]);
           Value fzero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
           Value nonzero = arith::CmpFOp::create(
@@ -245,15 +283,18 @@ static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
   return probes;
 }
 
-/// The scale globals the FP8 pipeline created, by state name.
-static SmallVector<std::string> findScaleState(ModuleOp module) {
-  SmallVector<std::string> names;
+/// The delayed-scaling state globals the FP8 pipeline created (scales and
+/// amax histories) and their types, by name.
+static llvm::StringMap<RankedTensorType> findScalingState(ModuleOp module) {
+  llvm::StringMap<RankedTensorType> state;
   module.walk([&](ml_program::GlobalOp global) {
-    if (global.getSymName().starts_with("fp8.") &&
-        global.getSymName().ends_with(".scale"))
-      names.push_back(global.getSymName().str());
+    StringRef name = global.getSymName();
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    if (type && name.starts_with("fp8.") &&
+        (name.ends_with(".scale") || name.ends_with(".amax_history")))
+      state[name] = type;
   });
-  return names;
+  return state;
 }
 
 static FailureOr<SmallVector<HostTensor>>
@@ -280,6 +321,15 @@ makeInputs(FunctionType signature, unsigned step) {
     }
     overrides[i] = {source.str(), argScale};
   }
+
+  // The spike scales every float input of its step, .npy files included.
+  auto addSpike = [&](HostTensor &tensor) {
+    if (static_cast<int>(step) != spikeStep ||
+        !isa<FloatType>(tensor.getElementType()))
+      return;
+    for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+      tensor.set(i, tensor.get(i) * spikeFactor);
+  };
 
   SmallVector<HostTensor> inputs;
   for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
@@ -308,6 +358,7 @@ makeInputs(FunctionType signature, unsigned step) {
                std::to_string(index));
           return failure();
         }
+        addSpike(*tensor);
         inputs.push_back(std::move(*tensor));
         continue;
       }
@@ -320,9 +371,7 @@ makeInputs(FunctionType signature, unsigned step) {
     }
     HostTensor tensor(elementType, shape);
     fill(tensor, argDist, argScale, integerRange, rng);
-    if (static_cast<int>(step) == spikeStep && isa<FloatType>(elementType))
-      for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
-        tensor.set(i, tensor.get(i) * spikeFactor);
+    addSpike(tensor);
     inputs.push_back(std::move(tensor));
   }
   return inputs;
@@ -382,18 +431,31 @@ int main(int argc, char **argv) {
   if (!func || func.isExternal())
     return fail("no function @" + *name + " with a body in '" + inputFile +
                 "'");
+  if (func.getNumResults() == 0)
+    llvm::errs() << "fp8-run: note: @" << *name
+                 << " returns nothing: both versions run, but there is no "
+                    "output to compare\n";
   stubUnresolvedExternals(*module);
 
   // The reference: TOSA front end only. The FP8 version: the whole pipeline.
+  // Compile times include these passes, the lowering and the JIT.
+  std::string error;
   auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> reference = module->clone();
-  OwningOpRef<ModuleOp> quantized = module->clone();
   {
     PassManager pm(&context);
     buildTosaFrontEnd(pm);
     if (failed(pm.run(*reference)))
       return fail("the TOSA front end failed on '" + inputFile + "'");
   }
+  std::unique_ptr<CompiledFunction> referenceFn =
+      CompiledFunction::compile(*reference, *name, error);
+  if (!referenceFn)
+    return fail(error);
+  double referenceCompileSeconds = seconds(compileStart);
+
+  compileStart = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> quantized = module->clone();
   {
     std::unique_ptr<FP8PipelineOptions> options =
         FP8PipelineOptions::createFromString(pipelineOptions);
@@ -405,24 +467,18 @@ int main(int argc, char **argv) {
       return fail("fp8-pipeline failed on '" + inputFile + "'");
   }
   SmallVector<QuantizeProbe> probes = addQuantizeProbes(*quantized);
-  SmallVector<std::string> scaleState = findScaleState(*quantized);
-
-  std::string error;
-  std::unique_ptr<CompiledFunction> referenceFn =
-      CompiledFunction::compile(*reference, *name, error);
-  if (!referenceFn)
-    return fail(error);
+  llvm::StringMap<RankedTensorType> scalingState =
+      findScalingState(*quantized);
   std::unique_ptr<CompiledFunction> fp8Fn =
       CompiledFunction::compile(*quantized, *name, error);
   if (!fp8Fn)
     return fail(error);
-  double compileSeconds = seconds(compileStart);
+  double fp8CompileSeconds = seconds(compileStart);
 
   llvm::json::Array stepRecords;
   double referenceSeconds = 0, fp8Seconds = 0;
-  auto f32 = Float32Type::get(&context);
   auto countsType = RankedTensorType::get({3}, IntegerType::get(&context, 64));
-  auto scaleType = RankedTensorType::get({}, f32);
+  std::optional<StdoutToStderr> redirect(std::in_place);
   for (unsigned step = 0; step < steps; ++step) {
     FailureOr<SmallVector<HostTensor>> inputs =
         makeInputs(referenceFn->getSignature(), step);
@@ -461,13 +517,25 @@ int main(int argc, char **argv) {
       llvm::json::Object record{{"tensor", probe.name},
                                 {"saturated", counts->get(0) / total},
                                 {"flushed_to_zero", counts->get(1) / total}};
-      std::string scaleGlobal = probe.name + ".scale";
-      if (llvm::is_contained(scaleState, scaleGlobal)) {
-        FailureOr<HostTensor> next =
-            fp8Fn->readGlobal(scaleGlobal, scaleType, error);
-        if (failed(next))
+      // The state after this step: the scale the next step casts with, and
+      // the history (row 0 cleared for the next amax, TE's roll order).
+      for (StringRef field : {"scale", "amax_history"}) {
+        std::string global = probe.name + "." + field.str();
+        auto it = scalingState.find(global);
+        if (it == scalingState.end())
+          continue;
+        FailureOr<HostTensor> value =
+            fp8Fn->readGlobal(global, it->second, error);
+        if (failed(value))
           return fail(error);
-        record["next_scale"] = next->get(0);
+        if (field == "scale") {
+          record["next_scale"] = value->get(0);
+          continue;
+        }
+        llvm::json::Array rows;
+        for (int64_t i = 0, e = value->getNumElements(); i < e; ++i)
+          rows.push_back(value->get(i));
+        record["amax_history"] = std::move(rows);
       }
       tensors.push_back(std::move(record));
     }
@@ -476,10 +544,12 @@ int main(int argc, char **argv) {
                                              {"quantized", std::move(tensors)}});
   }
 
+  redirect.reset();
   llvm::json::Object report{
       {"function", *name},
       {"fp8_pipeline", pipelineOptions},
-      {"compile_seconds", compileSeconds},
+      {"reference_compile_seconds", referenceCompileSeconds},
+      {"fp8_compile_seconds", fp8CompileSeconds},
       {"reference_run_seconds", referenceSeconds / steps},
       {"fp8_run_seconds", fp8Seconds / steps},
       {"steps", std::move(stepRecords)}};
@@ -491,10 +561,11 @@ int main(int argc, char **argv) {
 
   llvm::outs() << "fp8-run: @" << *name << "  fp8-pipeline{" << pipelineOptions
                << "}\n"
-               << llvm::formatv("compile {0:f2} s; per step: reference "
-                                "{1:f4} s, fp8 {2:f4} s\n",
-                                compileSeconds, referenceSeconds / steps,
-                                fp8Seconds / steps);
+               << llvm::formatv("compile: reference {0:f2} s, fp8 {1:f2} s; "
+                                "run per step: reference {2:f4} s, fp8 "
+                                "{3:f4} s\n",
+                                referenceCompileSeconds, fp8CompileSeconds,
+                                referenceSeconds / steps, fp8Seconds / steps);
   for (const llvm::json::Value &stepValue : *report.getArray("steps")) {
     const llvm::json::Object &stepRecord = *stepValue.getAsObject();
     llvm::outs() << "step " << *stepRecord.getInteger("step") << "\n";

@@ -91,4 +91,46 @@ def ConvertFP8ToNVVM : Pass<"convert-fp8-to-nvvm", "ModuleOp"> {
   ];
 }
 
+def ConvertFP8ScaledMatmulToWGMMA
+    : Pass<"convert-fp8-scaled-matmul-to-wgmma", "ModuleOp"> {
+  let summary = "Generate Hopper FP8 wgmma GEMM kernels for fp8.scaled_matmul";
+  let description = [{
+    For every `fp8.scaled_matmul`, builds an sm_90a GEMM kernel in
+    `gpu.module @fp8_gemm_kernels` and names it in the op's
+    `fp8.wgmma_kernel` attribute (GemmKernelABI.h is the launch contract).
+    The kernel: TMA loads of 128-byte-swizzled FP8 tiles into a multi-stage
+    mbarrier pipeline, a producer warpgroup (setmaxnreg 40) and BM/64
+    consumer warpgroups (setmaxnreg 232) running `nvvm.wgmma.mma_async`
+    m64nNk32 (e4m3/e5m2 in any mix, f32 accumulators), a persistent tile
+    loop, and an epilogue that scales by `lhs_scale_inv * rhs_scale_inv`,
+    adds the bias, converts, reduces the amax and stores with edge
+    predication. Tiles follow the shape (64xN for M <= 64, 128x128, 128x256
+    for large N without promotion).
+
+    FP8 wgmma reads both operands K-major: an lhs in `[K, M]` or an rhs in
+    `[K, N]` is replaced by the other result of its `fp8.cast_transpose`
+    (a rank-2 `fp8.quantize` becomes one); otherwise the op gets a located
+    error. K that is not a multiple of 16 gets `fp8.wgmma_pad_k`: the host
+    copies the operands into zero-padded rows (TMA needs 16-byte pitches).
+    See docs/hopper-gemm.md.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "NVVM target chip">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVVM target features (PTX version)">,
+    Option<"promote", "promote", "bool", /*default=*/"false",
+           "Promote the wgmma partial sums into a separate f32 accumulator "
+           "every 4 wgmma (128 K), as DeepGEMM and CUTLASS do for accuracy">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 #endif // FP8_CONVERSION_PASSES_TD

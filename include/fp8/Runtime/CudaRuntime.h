@@ -109,7 +109,7 @@ public:
   struct Driver;
 
 private:
-  CudaRuntime(std::unique_ptr<Driver> driver) : driver(std::move(driver)) {}
+  explicit CudaRuntime(std::unique_ptr<Driver> driver);
 
   std::unique_ptr<Driver> driver;
   int device = 0;

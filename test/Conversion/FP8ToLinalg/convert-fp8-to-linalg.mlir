@@ -209,24 +209,29 @@ func.func @cast_transpose(%x: tensor<?x64xbf16>, %s: f32) -> (tensor<?x64xf8E4M3
 
 // -----
 
-// TN GEMM with bias and result amax: f32 accumulation from 0, then
-// acc * (sa * sb) + bias, rounded to bf16.
+// TN GEMM with bias and result amax: each operand decoded to f32 once, f32
+// accumulation from 0, then acc * (sa * sb) + bias, rounded to bf16.
 // CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @scaled_matmul
 // CHECK-SAME: (%[[A:.+]]: tensor<?x32xf8E4M3FN>, %[[B:.+]]: tensor<16x32xf8E5M2>, %[[SA:.+]]: f32, %[[SB:.+]]: f32, %[[BIAS_V:.+]]: tensor<16xbf16>)
-// CHECK: %[[M:.+]] = tensor.dim %[[A]], %{{.+}}
+// CHECK: %[[AF:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[A]] : tensor<?x32xf8E4M3FN>) outs(%{{.+}} : tensor<?x32xf32>)
+// CHECK:   arith.extf %{{.+}} : f8E4M3FN to f32
+// CHECK: %[[BF:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[B]] : tensor<16x32xf8E5M2>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK:   arith.extf %{{.+}} : f8E5M2 to f32
+// CHECK: %[[M:.+]] = tensor.dim %[[AF]], %{{.+}}
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[E:.+]] = tensor.empty(%[[M]]) : tensor<?x16xf32>
 // CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<?x16xf32>)
 // CHECK: %[[ACCV:.+]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[ACC]]], iterator_types = ["parallel", "parallel", "reduction"]}
-// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<?x32xf8E4M3FN>, tensor<16x32xf8E5M2>) outs(%[[INIT]] : tensor<?x16xf32>)
-// CHECK: ^bb0(%[[L:.+]]: f8E4M3FN, %[[R:.+]]: f8E5M2, %[[O:.+]]: f32):
-// CHECK-DAG: %[[LW:.+]] = arith.extf %[[L]] : f8E4M3FN to f32
-// CHECK-DAG: %[[RW:.+]] = arith.extf %[[R]] : f8E5M2 to f32
-// CHECK:   %[[P:.+]] = arith.mulf %[[LW]], %[[RW]] : f32
+// CHECK-SAME: ins(%[[AF]], %[[BF]] : tensor<?x32xf32>, tensor<16x32xf32>) outs(%[[INIT]] : tensor<?x16xf32>)
+// CHECK: ^bb0(%[[L:.+]]: f32, %[[R:.+]]: f32, %[[O:.+]]: f32):
+// CHECK-NOT: arith.extf
+// CHECK:   %[[P:.+]] = arith.mulf %[[L]], %[[R]] : f32
 // CHECK:   %[[SUM:.+]] = arith.addf %[[O]], %[[P]] : f32
 // CHECK:   linalg.yield %[[SUM]] : f32
 // CHECK: %[[SCALE:.+]] = arith.mulf %[[SA]], %[[SB]] : f32

@@ -1,0 +1,356 @@
+//===- hopper-casts.cpp - FP8 cast kernels on a GPU: exactness and speed --===//
+//
+// Loads the PTX that fp8-lower-to-nvvm made from bench/gpu/hopper-casts.mlir
+// and, for f32 tensors of 1 MiB to 1 GiB:
+//  * checks the GPU's bytes against the CPU numerics library
+//    (numerics::fromF32(x * scale, SatFinite)) and its amax and scale
+//    against computeAmax / computeCurrentScale, bit for bit;
+//  * times quantize-with-fused-amax and cast+transpose against a plain
+//    device-to-device copy of the same bytes (cuMemcpyDtoD), with events.
+// Launch geometry and parameters follow KernelABI.h, as the host launcher
+// that the pass generates does. Exit status: 0 all exact, 1 a mismatch,
+// 2 no GPU (or another runtime error).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
+#include "fp8/Numerics/Float8.h"
+#include "fp8/Numerics/Scaling.h"
+#include "fp8/Runtime/CudaRuntime.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace mlir::fp8;
+using runtime::CudaRuntime;
+using runtime::DevicePtr;
+using runtime::Dim3;
+using runtime::FunctionHandle;
+using runtime::KernelArgs;
+namespace abi = mlir::fp8::nvvm_abi;
+namespace num = mlir::fp8::numerics;
+
+static llvm::cl::opt<std::string> ptxPath("ptx", llvm::cl::Required,
+                                          llvm::cl::desc("Kernels (PTX)"));
+static llvm::cl::list<unsigned>
+    sizesMiB("sizes-mib", llvm::cl::CommaSeparated,
+             llvm::cl::desc("Input sizes in MiB of f32 (default "
+                            "1,4,16,64,256,1024)"));
+static llvm::cl::opt<unsigned> iterations("iterations", llvm::cl::init(20),
+                                          llvm::cl::desc("Timed launches"));
+
+namespace {
+/// Exits with status 2 on a runtime error, naming the step.
+template <typename T>
+T check(llvm::Expected<T> value, const char *what) {
+  if (!value) {
+    llvm::errs() << "hopper-casts: " << what << ": "
+                 << llvm::toString(value.takeError()) << "\n";
+    std::exit(2);
+  }
+  return std::move(*value);
+}
+void check(llvm::Error err, const char *what) {
+  if (err) {
+    llvm::errs() << "hopper-casts: " << what << ": "
+                 << llvm::toString(std::move(err)) << "\n";
+    std::exit(2);
+  }
+}
+
+/// Deterministic inputs that exercise every rounding case: a wide range of
+/// magnitudes, ties, subnormals, overflow, +-Inf and NaN.
+std::vector<float> makeInput(size_t n, uint64_t seed) {
+  std::vector<float> x(n);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t r = static_cast<uint32_t>(state >> 32);
+    switch (r % 64) {
+    case 0:
+      x[i] = std::numeric_limits<float>::quiet_NaN();
+      break;
+    case 1:
+      x[i] = (r & 64) ? std::numeric_limits<float>::infinity()
+                      : -std::numeric_limits<float>::infinity();
+      break;
+    case 2: // any bit pattern, NaNs with payloads included
+      std::memcpy(&x[i], &r, 4);
+      break;
+    default: {
+      float mantissa = static_cast<float>((r >> 8) & 0xFFFF) / 65536.0f;
+      int exponent = static_cast<int>((r >> 24) % 40) - 24;
+      x[i] = std::ldexp(1.0f + mantissa, exponent) * ((r & 128) ? -1 : 1);
+    }
+    }
+  }
+  return x;
+}
+
+struct Device {
+  CudaRuntime &cuda;
+  DevicePtr allocate(size_t bytes) {
+    return check(cuda.allocate(std::max<size_t>(bytes, 4)), "allocate");
+  }
+  template <typename T>
+  std::vector<T> read(DevicePtr src, size_t count) {
+    std::vector<T> out(count);
+    check(cuda.copyToHost(out.data(), src, count * sizeof(T)), "copy D2H");
+    return out;
+  }
+  float readScalar(DevicePtr src) { return read<float>(src, 1)[0]; }
+  void writeScalar(DevicePtr dst, float value) {
+    check(cuda.copyToDevice(dst, &value, 4), "copy H2D");
+  }
+};
+
+uint32_t bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+/// Number of bytes of `got` that differ from the reference conversion.
+size_t compareQuantized(const std::vector<float> &x, float scale,
+                        num::Format format, const std::vector<uint8_t> &got,
+                        const char *what) {
+  size_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint8_t want = num::fromF32(x[i] * scale, format, num::Overflow::SatFinite);
+    if (got[i] != want && bad++ < 5)
+      llvm::errs() << llvm::format("  %s: element %zu x=%a scale=%a: got "
+                                   "0x%02x want 0x%02x\n",
+                                   what, i, x[i], scale, got[i], want);
+  }
+  return bad;
+}
+
+double bandwidth(double bytes, float ms) { return bytes / (ms * 1e-3) / 1e9; }
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "FP8 cast kernels: exactness and speed\n");
+  auto created = CudaRuntime::create();
+  if (!created) {
+    llvm::errs() << "hopper-casts: no GPU to run on: "
+                 << llvm::toString(created.takeError()) << "\n";
+    return 2;
+  }
+  CudaRuntime &cuda = **created;
+  llvm::outs() << "device: " << cuda.getDeviceName() << " (sm_"
+               << cuda.getComputeCapability() << ", "
+               << cuda.getMultiprocessorCount() << " SMs)\n";
+  if (cuda.getComputeCapability() < 90)
+    llvm::errs() << "hopper-casts: warning: the kernels target sm_90a\n";
+
+  auto file = llvm::MemoryBuffer::getFile(ptxPath);
+  if (!file) {
+    llvm::errs() << "hopper-casts: cannot read " << ptxPath << "\n";
+    return 2;
+  }
+  auto module = check(cuda.loadModule((*file)->getBuffer()), "load PTX");
+  auto kernel = [&](const char *name) {
+    return check(cuda.getFunction(module, name), name);
+  };
+  FunctionHandle quantizeAmaxE4M3 = kernel("quantize_amax_f32_e4m3");
+  FunctionHandle quantizeAmaxE5M2 = kernel("quantize_amax_f32_e5m2");
+  FunctionHandle quantizeE4M3 = kernel("quantize_f32_e4m3");
+  FunctionHandle amaxF32 = kernel("amax_f32");
+  FunctionHandle computeScale = kernel("compute_scale");
+  FunctionHandle castTranspose = kernel("cast_transpose_f32_e4m3_amax");
+  FunctionHandle dequantize = kernel("dequantize_e4m3_f32");
+
+  std::vector<unsigned> sizes(sizesMiB.begin(), sizesMiB.end());
+  if (sizes.empty())
+    sizes = {1, 4, 16, 64, 256, 1024};
+  Device dev{cuda};
+  size_t mismatches = 0;
+  auto startEvent = check(cuda.createEvent(), "event");
+  auto endEvent = check(cuda.createEvent(), "event");
+  auto time = [&](auto &&launchOnce) {
+    launchOnce(); // warm up
+    check(cuda.recordEvent(startEvent), "record");
+    for (unsigned i = 0; i < iterations; ++i)
+      launchOnce();
+    check(cuda.recordEvent(endEvent), "record");
+    return check(cuda.elapsedMilliseconds(startEvent, endEvent), "elapsed") /
+           iterations;
+  };
+  auto elementwise = [&](FunctionHandle f, size_t n, KernelArgs &args) {
+    check(cuda.launch(f, Dim3{unsigned(abi::elementwiseGridSize(n))},
+                      Dim3{unsigned(abi::kBlockSize)}, 0, args),
+          "launch");
+  };
+
+  struct Row {
+    unsigned mib;
+    double copy, quant, ct;
+  };
+  std::vector<Row> rows;
+  for (unsigned mib : sizes) {
+    size_t bytes = size_t(mib) << 20;
+    // An odd element count for the 1-D kernels exercises the scalar tail;
+    // the matrix is as square as the size allows.
+    size_t n = bytes / 4 + (mib == sizes.front() ? 7 : 0);
+    size_t side = static_cast<size_t>(std::sqrt(double(bytes / 4)));
+    size_t rowsM = side, colsM = (bytes / 4) / side;
+    std::vector<float> x = makeInput(std::max(n, rowsM * colsM), mib);
+    llvm::outs() << llvm::format("%6u MiB: n=%zu, matrix %zux%zu\n", mib, n,
+                                 rowsM, colsM);
+
+    DevicePtr dx = dev.allocate(x.size() * 4);
+    check(cuda.copyToDevice(dx, x.data(), x.size() * 4), "copy H2D");
+    DevicePtr dq = dev.allocate(x.size()), dqt = dev.allocate(x.size());
+    DevicePtr dscale = dev.allocate(4), damax = dev.allocate(4);
+    DevicePtr dcopy = dev.allocate(bytes), dy = dev.allocate(n * 4);
+    std::vector<float> head(x.begin(), x.begin() + n);
+    float amaxRef = num::computeAmax(head.data(), n);
+
+    // Delayed scaling: quantize with a known scale, amax fused.
+    const float scale = 3.25f;
+    dev.writeScalar(dscale, scale);
+    for (auto [f, format, name] :
+         {std::tuple{quantizeAmaxE4M3, num::Format::E4M3FN, "quantize e4m3"},
+          std::tuple{quantizeAmaxE5M2, num::Format::E5M2, "quantize e5m2"}}) {
+      check(cuda.memsetD32(damax, 0, 1), "memset");
+      KernelArgs args;
+      args.add(dx).add(dq).add(dscale).add(damax).add(int64_t(n));
+      elementwise(f, n, args);
+      check(cuda.synchronize(), name);
+      mismatches += compareQuantized(head, scale, format,
+                                     dev.read<uint8_t>(dq, n), name);
+      float amax = dev.readScalar(damax);
+      if (bits(amax) != bits(amaxRef)) {
+        ++mismatches;
+        llvm::errs() << llvm::format("  %s: amax %a, want %a\n", name, amax,
+                                     amaxRef);
+      }
+    }
+
+    // Current scaling: amax, then the scale, then the cast.
+    {
+      check(cuda.memsetD32(damax, 0, 1), "memset");
+      KernelArgs amaxArgs;
+      amaxArgs.add(dx).add(damax).add(int64_t(n));
+      elementwise(amaxF32, n, amaxArgs);
+      KernelArgs scaleArgs;
+      float scaledMax = num::scaledMax(448.0f, 0);
+      scaleArgs.add(damax).add(int64_t(1)).add(DevicePtr(0)).add(dscale)
+          .add(scaledMax).add(0.0f).add(int32_t(abi::kScaleMostRecent));
+      check(cuda.launch(computeScale, Dim3{1}, Dim3{unsigned(abi::kWarpSize)},
+                        0, scaleArgs),
+            "launch");
+      KernelArgs quantArgs;
+      quantArgs.add(dx).add(dq).add(dscale).add(int64_t(n));
+      elementwise(quantizeE4M3, n, quantArgs);
+      check(cuda.synchronize(), "current scaling");
+      float scaleRef = num::computeCurrentScale(amaxRef, 448.0f, 0, false, 0);
+      float got = dev.readScalar(dscale);
+      if (bits(got) != bits(scaleRef)) {
+        ++mismatches;
+        llvm::errs() << llvm::format("  current scale %a, want %a\n", got,
+                                     scaleRef);
+      }
+      mismatches += compareQuantized(head, scaleRef, num::Format::E4M3FN,
+                                     dev.read<uint8_t>(dq, n),
+                                     "current-scaling quantize");
+
+      // Dequantize back: exact f32 products of the FP8 values.
+      KernelArgs deqArgs;
+      deqArgs.add(dq).add(dy).add(dscale).add(int64_t(n));
+      elementwise(dequantize, n, deqArgs);
+      std::vector<uint8_t> q = dev.read<uint8_t>(dq, n);
+      std::vector<float> y = dev.read<float>(dy, n);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; ++i) {
+        float want = num::toF32(q[i], num::Format::E4M3FN) * scaleRef;
+        if (bits(y[i]) != bits(want) && !(std::isnan(y[i]) && std::isnan(want)) &&
+            bad++ < 5)
+          llvm::errs() << llvm::format("  dequantize %zu: got %a want %a\n",
+                                       i, y[i], want);
+      }
+      mismatches += bad;
+    }
+
+    // cast+transpose with amax.
+    {
+      check(cuda.memsetD32(damax, 0, 1), "memset");
+      dev.writeScalar(dscale, scale);
+      size_t count = rowsM * colsM;
+      KernelArgs args;
+      args.add(dx).add(dq).add(dqt).add(dscale).add(damax)
+          .add(int64_t(rowsM)).add(int64_t(colsM));
+      size_t tiles = abi::tileGridSize(rowsM) * abi::tileGridSize(colsM);
+      unsigned grid = unsigned(std::min<size_t>(tiles, abi::kMaxGridSize));
+      auto launchCT = [&] {
+        check(cuda.launch(castTranspose, Dim3{grid},
+                          Dim3{unsigned(abi::kBlockSize)}, 0, args),
+              "launch");
+      };
+      launchCT();
+      check(cuda.synchronize(), "cast_transpose");
+      std::vector<float> m(x.begin(), x.begin() + count);
+      std::vector<uint8_t> q = dev.read<uint8_t>(dq, count);
+      std::vector<uint8_t> qt = dev.read<uint8_t>(dqt, count);
+      mismatches +=
+          compareQuantized(m, scale, num::Format::E4M3FN, q, "cast_transpose");
+      size_t bad = 0;
+      for (size_t r = 0; r < rowsM; ++r)
+        for (size_t c = 0; c < colsM; ++c)
+          if (qt[c * rowsM + r] != q[r * colsM + c] && bad++ < 5)
+            llvm::errs() << llvm::format("  transpose (%zu,%zu) differs\n", r,
+                                         c);
+      mismatches += bad;
+      float amax = dev.readScalar(damax);
+      float want = num::computeAmax(m.data(), count);
+      if (bits(amax) != bits(want)) {
+        ++mismatches;
+        llvm::errs() << llvm::format("  cast_transpose amax %a, want %a\n",
+                                     amax, want);
+      }
+
+      // Speed, on the same bytes.
+      KernelArgs qArgs;
+      qArgs.add(dx).add(dq).add(dscale).add(damax).add(int64_t(bytes / 4));
+      float copyMs = time(
+          [&] { check(cuda.copyOnDevice(dcopy, dx, bytes), "copy D2D"); });
+      float quantMs =
+          time([&] { elementwise(quantizeAmaxE4M3, bytes / 4, qArgs); });
+      float ctMs = time(launchCT);
+      rows.push_back({mib, bandwidth(2.0 * bytes, copyMs),
+                      bandwidth(1.25 * bytes, quantMs),
+                      bandwidth(1.5 * bytes, ctMs)});
+    }
+    for (DevicePtr p : {dx, dq, dqt, dscale, damax, dcopy, dy})
+      check(cuda.free(p), "free");
+  }
+
+  llvm::outs() << "\nBandwidth (GB/s, bytes read + written; copy moves 2x the "
+                  "input, quantize 1.25x, cast+transpose 1.5x)\n";
+  llvm::outs() << "   MiB |  D2D copy | quant+amax |  % copy | cast+transp |  "
+                  "% copy\n";
+  bool targetsMet = true;
+  for (const Row &r : rows) {
+    double qPct = 100.0 * r.quant / r.copy, ctPct = 100.0 * r.ct / r.copy;
+    llvm::outs() << llvm::format(
+        "%6u | %9.1f | %10.1f | %6.1f%% | %11.1f | %6.1f%%\n", r.mib, r.copy,
+        r.quant, qPct, r.ct, ctPct);
+    if (r.mib >= 64 && (qPct < 85.0 || ctPct < 75.0))
+      targetsMet = false;
+  }
+  llvm::outs() << "targets (>= 64 MiB): quantize+amax >= 85% of copy, "
+                  "cast+transpose >= 75%: "
+               << (targetsMet ? "met" : "NOT met") << "\n";
+  llvm::outs() << "bit-exactness vs lib/Numerics: "
+               << (mismatches ? "FAILED" : "all bytes, amaxes and scales equal")
+               << " (" << mismatches << " mismatches)\n";
+  return mismatches ? 1 : 0;
+}

@@ -1,0 +1,641 @@
+//===- hopper-gemm.cpp - The FP8 wgmma GEMM on a GPU: correctness and speed -===//
+//
+// Loads the PTX that fp8-lower-gemm-to-nvvm made from bench/gpu/hopper-gemm.mlir
+// (plain and with promotion) and:
+//  * checks the kernels against a CPU reference (the same f32-accumulated
+//    product of the FP8 values, in double, then the scales, the bias and the
+//    output rounding) on odd edges, small M, K = 40 (padded rows), a batch
+//    with a shared weight, the E4M3 x E5M2 mix, bias and the fused amax, and
+//    on 4096^3 (sampled rows);
+//  * when libcublasLt is on the machine (dlopen, no build dependency),
+//    compares with cuBLASLt's FP8 GEMM on 4096^3, then times our kernel,
+//    cuBLASLt FP8 (default and fast accumulation) and cuBLASLt BF16 on
+//    4096^3, 8192^3 and the Llama-3-8B layer GEMMs at 4096 tokens, printing
+//    TFLOP/s and the ratios (targets: >= 0.9x cuBLASLt FP8, >= 1.3x BF16).
+// Launches follow GemmKernelABI.h. Exit status: 0 all checks pass, 1 a
+// mismatch, 2 no GPU (or another runtime error).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/FP8ToNVVM/GemmKernelABI.h"
+#include "fp8/Numerics/Float8.h"
+#include "fp8/Runtime/CudaRuntime.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+using namespace mlir::fp8;
+using runtime::CudaRuntime;
+using runtime::DevicePtr;
+using runtime::Dim3;
+using runtime::FunctionHandle;
+using runtime::KernelArgs;
+using runtime::ModuleHandle;
+namespace gabi = mlir::fp8::gemm_abi;
+namespace num = mlir::fp8::numerics;
+
+static llvm::cl::opt<std::string> ptxPath("ptx", llvm::cl::Required,
+                                          llvm::cl::desc("GEMM kernels (PTX)"));
+static llvm::cl::opt<std::string>
+    promotePtxPath("ptx-promote", llvm::cl::init(""),
+                   llvm::cl::desc("GEMM kernels with promotion (PTX)"));
+static llvm::cl::opt<unsigned> iterations("iterations", llvm::cl::init(20),
+                                          llvm::cl::desc("Timed launches"));
+static llvm::cl::opt<bool> skipTiming("skip-timing", llvm::cl::init(false),
+                                      llvm::cl::desc("Checks only"));
+
+namespace {
+template <typename T>
+T check(llvm::Expected<T> value, const char *what) {
+  if (!value) {
+    llvm::errs() << "hopper-gemm: " << what << ": "
+                 << llvm::toString(value.takeError()) << "\n";
+    std::exit(2);
+  }
+  return std::move(*value);
+}
+void check(llvm::Error err, const char *what) {
+  if (err) {
+    llvm::errs() << "hopper-gemm: " << what << ": "
+                 << llvm::toString(std::move(err)) << "\n";
+    std::exit(2);
+  }
+}
+[[noreturn]] void fail(const std::string &what) {
+  llvm::errs() << "hopper-gemm: " << what << "\n";
+  std::exit(2);
+}
+
+//===----------------------------------------------------------------------===//
+// Driver entry points the runtime does not wrap: tensor maps and the
+// dynamic shared memory limit (same libcuda.so.1, already loaded).
+//===----------------------------------------------------------------------===//
+
+struct alignas(64) TensorMap {
+  uint64_t words[16];
+};
+
+struct DriverExtras {
+  using EncodeTiled = int(TensorMap *, int, uint32_t, void *, const uint64_t *,
+                          const uint64_t *, const uint32_t *, const uint32_t *,
+                          int, int, int, int);
+  using FuncSetAttribute = int(void *, int, int);
+  EncodeTiled *encodeTiled = nullptr;
+  FuncSetAttribute *funcSetAttribute = nullptr;
+
+  DriverExtras() {
+    const char *path = getenv("FP8_CUDA_DRIVER");
+    void *lib = dlopen(path ? path : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+      fail("cannot load the CUDA driver");
+    encodeTiled =
+        reinterpret_cast<EncodeTiled *>(dlsym(lib, "cuTensorMapEncodeTiled"));
+    funcSetAttribute =
+        reinterpret_cast<FuncSetAttribute *>(dlsym(lib, "cuFuncSetAttribute"));
+    if (!encodeTiled || !funcSetAttribute)
+      fail("the CUDA driver has no cuTensorMapEncodeTiled (driver >= 12.0 "
+           "needed)");
+  }
+
+  /// 3-D UINT8 map {K, rows, batch} of rows `pitch` bytes apart, 128-byte
+  /// swizzle, box {128, boxRows, 1}; out-of-bounds reads give zeros.
+  TensorMap encode(DevicePtr base, int64_t k, int64_t rows, int64_t batch,
+                   int64_t pitch, int boxRows) {
+    TensorMap map{};
+    uint64_t dims[3] = {uint64_t(k), uint64_t(rows), uint64_t(batch)};
+    uint64_t strides[2] = {uint64_t(pitch), uint64_t(pitch * rows)};
+    uint32_t box[3] = {uint32_t(gabi::kBlockK), uint32_t(boxRows), 1};
+    uint32_t elementStrides[3] = {1, 1, 1};
+    constexpr int kUint8 = 0, kInterleaveNone = 0, kSwizzle128B = 3,
+                  kL2Promotion256B = 3, kOobFillNone = 0;
+    int status = encodeTiled(&map, kUint8, 3, reinterpret_cast<void *>(base),
+                             dims, strides, box, elementStrides,
+                             kInterleaveNone, kSwizzle128B, kL2Promotion256B,
+                             kOobFillNone);
+    if (status != 0)
+      fail("cuTensorMapEncodeTiled failed with CUresult " +
+           std::to_string(status));
+    return map;
+  }
+
+  void allowSharedMemory(FunctionHandle f, int bytes) {
+    constexpr int kMaxDynamicSharedBytes = 8;
+    if (int status = funcSetAttribute(f, kMaxDynamicSharedBytes, bytes))
+      fail("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
+           std::to_string(bytes) + ") failed with CUresult " +
+           std::to_string(status));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt, loaded at run time (values from cublasLt.h / library_types.h).
+//===----------------------------------------------------------------------===//
+
+struct CublasLt {
+  enum : int {
+    kR32F = 0,
+    kR16BF = 14,
+    kR8E4M3 = 28,
+    kCompute32F = 68,
+    kDescScaleType = 1,
+    kDescTransA = 3,
+    kDescTransB = 4,
+    kDescAScalePointer = 17,
+    kDescBScalePointer = 18,
+    kDescFastAccum = 25,
+    kPrefMaxWorkspace = 1,
+    kOpN = 0,
+    kOpT = 1,
+  };
+  struct HeuristicResult {
+    uint64_t algo[8];
+    size_t workspaceSize;
+    int state;
+    float wavesCount;
+    int reserved[4];
+  };
+  using Handle = void *;
+  int (*create)(Handle *);
+  int (*descCreate)(Handle *, int, int);
+  int (*descSet)(Handle, int, const void *, size_t);
+  int (*descDestroy)(Handle);
+  int (*layoutCreate)(Handle *, int, uint64_t, uint64_t, int64_t);
+  int (*layoutDestroy)(Handle);
+  int (*prefCreate)(Handle *);
+  int (*prefSet)(Handle, int, const void *, size_t);
+  int (*prefDestroy)(Handle);
+  int (*heuristic)(Handle, Handle, Handle, Handle, Handle, Handle, Handle, int,
+                   HeuristicResult *, int *);
+  int (*matmul)(Handle, Handle, const void *, const void *, Handle,
+                const void *, Handle, const void *, const void *, Handle,
+                void *, Handle, const void *, void *, size_t, void *);
+  Handle handle = nullptr;
+
+  static std::optional<CublasLt> load() {
+    void *lib = nullptr;
+    for (const char *name : {"libcublasLt.so", "libcublasLt.so.13",
+                             "libcublasLt.so.12", "libcublasLt.so.11"})
+      if ((lib = dlopen(name, RTLD_NOW)))
+        break;
+    if (!lib)
+      return std::nullopt;
+    CublasLt lt;
+    auto sym = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(lib, name));
+      return fn != nullptr;
+    };
+    if (!(sym(lt.create, "cublasLtCreate") &&
+          sym(lt.descCreate, "cublasLtMatmulDescCreate") &&
+          sym(lt.descSet, "cublasLtMatmulDescSetAttribute") &&
+          sym(lt.descDestroy, "cublasLtMatmulDescDestroy") &&
+          sym(lt.layoutCreate, "cublasLtMatrixLayoutCreate") &&
+          sym(lt.layoutDestroy, "cublasLtMatrixLayoutDestroy") &&
+          sym(lt.prefCreate, "cublasLtMatmulPreferenceCreate") &&
+          sym(lt.prefSet, "cublasLtMatmulPreferenceSetAttribute") &&
+          sym(lt.prefDestroy, "cublasLtMatmulPreferenceDestroy") &&
+          sym(lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
+          sym(lt.matmul, "cublasLtMatmul")))
+      return std::nullopt;
+    if (lt.create(&lt.handle) != 0)
+      return std::nullopt;
+    return lt;
+  }
+
+  /// Row-major D[M, N] (bf16) = X[M, K] * W[N, K]^T, computed column-major
+  /// as D^T = W * X^T in the "TN" form FP8 needs. Returns a launcher, or
+  /// nothing when cuBLASLt has no algorithm.
+  struct Plan {
+    CublasLt *lt;
+    Handle desc, a, b, d, pref;
+    HeuristicResult result;
+    DevicePtr w, x, out, workspace;
+    size_t workspaceBytes;
+    int run() {
+      float alpha = 1.0f, beta = 0.0f;
+      return lt->matmul(lt->handle, desc, &alpha, reinterpret_cast<void *>(w),
+                        a, reinterpret_cast<void *>(x), b, &beta,
+                        reinterpret_cast<void *>(out), d,
+                        reinterpret_cast<void *>(out), d, result.algo,
+                        reinterpret_cast<void *>(workspace), workspaceBytes,
+                        nullptr);
+    }
+  };
+  std::optional<Plan> plan(bool fp8, bool fastAccum, int64_t m, int64_t n,
+                           int64_t k, DevicePtr x, DevicePtr w, DevicePtr out,
+                           DevicePtr scaleX, DevicePtr scaleW,
+                           DevicePtr workspace, size_t workspaceBytes) {
+    Plan p{this, nullptr, nullptr, nullptr, nullptr, nullptr, {}, w, x, out,
+           workspace, workspaceBytes};
+    int in = fp8 ? kR8E4M3 : kR16BF;
+    int transA = kOpT, transB = kOpN, scaleType = kR32F;
+    int8_t fast = fastAccum ? 1 : 0;
+    if (descCreate(&p.desc, kCompute32F, kR32F) ||
+        descSet(p.desc, kDescScaleType, &scaleType, sizeof(scaleType)) ||
+        descSet(p.desc, kDescTransA, &transA, sizeof(transA)) ||
+        descSet(p.desc, kDescTransB, &transB, sizeof(transB)))
+      return std::nullopt;
+    if (fp8) {
+      void *sa = reinterpret_cast<void *>(scaleW);
+      void *sb = reinterpret_cast<void *>(scaleX);
+      if (descSet(p.desc, kDescAScalePointer, &sa, sizeof(sa)) ||
+          descSet(p.desc, kDescBScalePointer, &sb, sizeof(sb)) ||
+          descSet(p.desc, kDescFastAccum, &fast, sizeof(fast)))
+        return std::nullopt;
+    }
+    if (layoutCreate(&p.a, in, k, n, k) || layoutCreate(&p.b, in, k, m, k) ||
+        layoutCreate(&p.d, kR16BF, n, m, n) || prefCreate(&p.pref))
+      return std::nullopt;
+    uint64_t ws = workspaceBytes;
+    prefSet(p.pref, kPrefMaxWorkspace, &ws, sizeof(ws));
+    int found = 0;
+    if (heuristic(handle, p.desc, p.a, p.b, p.d, p.d, p.pref, 1, &p.result,
+                  &found) ||
+        found == 0)
+      return std::nullopt;
+    return p;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Problems
+//===----------------------------------------------------------------------===//
+
+uint64_t rngState = 0x243F6A8885A308D3ull;
+float uniform() {
+  rngState = rngState * 6364136223846793005ull + 1442695040888963407ull;
+  return static_cast<float>(rngState >> 40) / static_cast<float>(1 << 24);
+}
+
+num::Format formatOf(gabi::Elem e) {
+  return e == gabi::Elem::E5M2 ? num::Format::E5M2 : num::Format::E4M3FN;
+}
+
+float toFloat(const uint8_t *p, gabi::Elem e) {
+  uint32_t bits = 0;
+  if (e == gabi::Elem::F32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  bits = e == gabi::Elem::BF16 ? num::bf16BitsToF32Bits(h)
+                               : num::f16BitsToF32Bits(h);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Relative rounding of the output type.
+double outputEpsilon(gabi::Elem e) {
+  return e == gabi::Elem::F32 ? 0x1p-23 : e == gabi::Elem::BF16 ? 0x1p-8 : 0x1p-11;
+}
+
+struct Problem {
+  const char *name;
+  gabi::Elem a, b, out, bias;
+  bool amax;
+  int64_t batch, m, n, k;
+  bool rhsBatched;
+};
+
+struct Gemm {
+  CudaRuntime &cuda;
+  DriverExtras &extras;
+  int sms;
+
+  struct Buffers {
+    Problem p;
+    gabi::GemmConfig config;
+    int64_t pitch;
+    std::vector<uint8_t> a, b; // pitched, zero padded
+    std::vector<float> bias;
+    std::vector<uint8_t> biasBytes;
+    DevicePtr da, db, dout, dsa, dsb, dbias = 0, damax = 0;
+    TensorMap mapA, mapB;
+    FunctionHandle kernel;
+    float sa = 0.5f, sb = 0.25f;
+  };
+
+  DevicePtr upload(const void *data, size_t bytes) {
+    DevicePtr p = check(cuda.allocate(std::max<size_t>(bytes, 4)), "allocate");
+    check(cuda.copyToDevice(p, data, bytes), "copy H2D");
+    return p;
+  }
+
+  Buffers prepare(const Problem &p, ModuleHandle module, bool promote) {
+    Buffers s;
+    s.p = p;
+    gabi::GemmConfig c;
+    c.lhs = p.a;
+    c.rhs = p.b;
+    c.out = p.out;
+    c.bias = p.bias;
+    c.amax = p.amax;
+    c.promote = promote;
+    s.config = gabi::selectTiles(c, p.m, p.n);
+    s.kernel = check(cuda.getFunction(module, s.config.name()),
+                     "kernel lookup (is it in hopper-gemm.mlir?)");
+    extras.allowSharedMemory(s.kernel, s.config.sharedBytes());
+    // TMA needs 16-byte row pitches: pad K with zeros (never read: the
+    // tensor map says K).
+    s.pitch = (p.k + 15) / 16 * 16;
+    int64_t batchB = p.rhsBatched ? p.batch : 1;
+    auto fill = [&](std::vector<uint8_t> &v, int64_t rows, gabi::Elem e) {
+      v.assign(rows * s.pitch, 0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t kk = 0; kk < p.k; ++kk) {
+          float x = (uniform() * 2 - 1) * 4;
+          v[r * s.pitch + kk] =
+              num::fromF32(x, formatOf(e), num::Overflow::SatFinite);
+        }
+    };
+    fill(s.a, p.batch * p.m, p.a);
+    fill(s.b, batchB * p.n, p.b);
+    s.da = upload(s.a.data(), s.a.size());
+    s.db = upload(s.b.data(), s.b.size());
+    s.dsa = upload(&s.sa, 4);
+    s.dsb = upload(&s.sb, 4);
+    s.dout = check(cuda.allocate(p.batch * p.m * p.n * gabi::bytes(p.out)),
+                   "allocate");
+    if (p.bias != gabi::Elem::None) {
+      s.bias.resize(p.n);
+      s.biasBytes.resize(p.n * gabi::bytes(p.bias));
+      for (int64_t j = 0; j < p.n; ++j) {
+        float v = (uniform() * 2 - 1) * 8;
+        if (p.bias == gabi::Elem::F32) {
+          std::memcpy(&s.biasBytes[4 * j], &v, 4);
+        } else {
+          // Round through the stored type so the reference sees its value.
+          uint8_t q = num::fromF32(v, num::Format::E4M3FN,
+                                   num::Overflow::SatFinite);
+          uint16_t h = p.bias == gabi::Elem::BF16
+                           ? num::toBF16Bits(q, num::Format::E4M3FN)
+                           : num::toF16Bits(q, num::Format::E4M3FN);
+          std::memcpy(&s.biasBytes[2 * j], &h, 2);
+          v = toFloat(&s.biasBytes[2 * j], p.bias);
+        }
+        s.bias[j] = v;
+      }
+      s.dbias = upload(s.biasBytes.data(), s.biasBytes.size());
+    }
+    if (p.amax)
+      s.damax = check(cuda.allocate(4), "allocate");
+    s.mapA = extras.encode(s.da, p.k, p.m, p.batch, s.pitch, s.config.blockM);
+    s.mapB = extras.encode(s.db, p.k, p.n, batchB, s.pitch, s.config.blockN);
+    return s;
+  }
+
+  void launch(Buffers &s) {
+    const Problem &p = s.p;
+    if (s.damax)
+      check(cuda.memsetD32(s.damax, 0, 1), "memset");
+    KernelArgs args;
+    args.add(s.mapA).add(s.mapB).add(s.dout).add(s.dsa).add(s.dsb);
+    args.add(s.dbias).add(s.damax);
+    args.add(int32_t(p.m)).add(int32_t(p.n)).add(int32_t(p.k));
+    args.add(int32_t(p.batch)).add(int32_t(p.rhsBatched ? 1 : 0));
+    unsigned grid = unsigned(
+        gabi::persistentGridSize(s.config, p.batch, p.m, p.n, sms));
+    check(cuda.launch(s.kernel, Dim3{grid}, Dim3{unsigned(s.config.threads())},
+                      s.config.sharedBytes(), args),
+          "launch");
+  }
+
+  /// Compares rows `rows` (all when empty) with the CPU reference; returns
+  /// the number of bad elements.
+  size_t verify(Buffers &s, int64_t rowStep) {
+    const Problem &p = s.p;
+    check(cuda.synchronize(), p.name);
+    int ob = gabi::bytes(p.out);
+    std::vector<uint8_t> out(p.batch * p.m * p.n * ob);
+    check(cuda.copyToHost(out.data(), s.dout, out.size()), "copy D2H");
+    std::vector<float> a(s.a.size()), b(s.b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = num::toF32(s.a[i], formatOf(p.a));
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = num::toF32(s.b[i], formatOf(p.b));
+    size_t bad = 0, checked = 0;
+    double maxRel = 0;
+    float amaxRef = 0;
+    for (int64_t bt = 0; bt < p.batch; ++bt)
+      for (int64_t i = 0; i < p.m; ++i) {
+        bool sampled = (i % rowStep) == 0 || i == p.m - 1;
+        for (int64_t j = 0; j < p.n; ++j) {
+          float got = toFloat(&out[((bt * p.m + i) * p.n + j) * ob], p.out);
+          amaxRef = std::max(amaxRef, std::fabs(got));
+          if (!sampled)
+            continue;
+          const float *x = &a[(bt * p.m + i) * s.pitch];
+          const float *w =
+              &b[((p.rhsBatched ? bt : 0) * p.n + j) * s.pitch];
+          double acc = 0, mag = 0;
+          for (int64_t kk = 0; kk < p.k; ++kk) {
+            acc += double(x[kk]) * w[kk];
+            mag += std::fabs(double(x[kk]) * w[kk]);
+          }
+          double scale = double(s.sa) * s.sb;
+          double want = acc * scale + (s.bias.empty() ? 0.0 : s.bias[j]);
+          // f32 accumulation in the tensor cores (about 2^-13 relative per
+          // K block on the magnitude), then the output rounding.
+          double tol = 0x1p-10 * mag * scale +
+                       outputEpsilon(p.out) * std::fabs(want) + 1e-6;
+          double err = std::fabs(got - want);
+          maxRel = std::max(maxRel, err / (tol));
+          ++checked;
+          if (err > tol && bad++ < 5)
+            llvm::errs() << llvm::format(
+                "  %s: [%lld, %lld, %lld] got %g want %g (tol %g)\n", p.name,
+                (long long)bt, (long long)i, (long long)j, got, want, tol);
+        }
+      }
+    if (p.amax) {
+      float amax;
+      check(cuda.copyToHost(&amax, s.damax, 4), "copy D2H");
+      if (amax != amaxRef) {
+        ++bad;
+        llvm::errs() << llvm::format("  %s: amax %g, max |out| %g\n", p.name,
+                                     amax, amaxRef);
+      }
+    }
+    llvm::outs() << llvm::format(
+        "check %-28s %-48s %zu elements, worst error %.3f of tolerance: %s\n",
+        p.name, s.config.name().c_str(), checked, maxRel,
+        bad ? "MISMATCH" : "ok");
+    return bad;
+  }
+};
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "FP8 wgmma GEMM: correctness and speed\n");
+  auto created = CudaRuntime::create();
+  if (!created) {
+    llvm::errs() << "hopper-gemm: no GPU to run on: "
+                 << llvm::toString(created.takeError()) << "\n";
+    return 2;
+  }
+  CudaRuntime &cuda = **created;
+  llvm::outs() << "device: " << cuda.getDeviceName() << " (sm_"
+               << cuda.getComputeCapability() << ", "
+               << cuda.getMultiprocessorCount() << " SMs)\n";
+  if (cuda.getComputeCapability() != 90)
+    fail("the kernels need sm_90a (H100/H200)");
+  DriverExtras extras;
+  auto loadPtx = [&](const std::string &path) {
+    auto file = llvm::MemoryBuffer::getFile(path);
+    if (!file)
+      fail("cannot read " + path);
+    return check(cuda.loadModule((*file)->getBuffer()), "load PTX");
+  };
+  ModuleHandle module = loadPtx(ptxPath);
+  std::optional<ModuleHandle> promoteModule;
+  if (!promotePtxPath.empty())
+    promoteModule = loadPtx(promotePtxPath);
+
+  Gemm gemm{cuda, extras, cuda.getMultiprocessorCount()};
+  using E = gabi::Elem;
+  std::vector<Problem> checks = {
+      {"edges e4m3xe5m2 f32 bias amax", E::E4M3, E::E5M2, E::F32, E::F32,
+       true, 1, 333, 200, 208, false},
+      {"small-M K=40 f16 bias", E::E5M2, E::E4M3, E::F16, E::F16, false, 1, 48,
+       520, 40, false},
+      {"batched shared weight", E::E4M3, E::E4M3, E::BF16, E::None, false, 3,
+       100, 256, 128, false},
+      {"batched rhs", E::E4M3, E::E4M3, E::BF16, E::None, false, 2, 128, 256,
+       256, true},
+      {"4096^3 bf16", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
+       4096, 4096, false},
+  };
+  size_t bad = 0;
+  for (bool promote : {false, true}) {
+    if (promote && !promoteModule)
+      continue;
+    for (const Problem &p : checks) {
+      auto s = gemm.prepare(p, promote ? *promoteModule : module, promote);
+      gemm.launch(s);
+      bad += gemm.verify(s, p.m > 1024 ? 61 : 1);
+    }
+  }
+
+  auto lt = CublasLt::load();
+  if (!lt)
+    llvm::outs() << "cuBLASLt: not found; skipping its comparison and "
+                    "timings\n";
+  if (skipTiming)
+    return bad ? 1 : 0;
+
+  struct Shape {
+    const char *name;
+    int64_t m, n, k;
+  };
+  std::vector<Shape> shapes = {
+      {"4096^3", 4096, 4096, 4096},
+      {"8192^3", 8192, 8192, 8192},
+      {"llama3-8b qkv (4096x6144x4096)", 4096, 6144, 4096},
+      {"llama3-8b o (4096x4096x4096)", 4096, 4096, 4096},
+      {"llama3-8b gate/up (4096x14336x4096)", 4096, 14336, 4096},
+      {"llama3-8b down (4096x4096x14336)", 4096, 4096, 14336},
+  };
+  auto startEvent = check(cuda.createEvent(), "event");
+  auto endEvent = check(cuda.createEvent(), "event");
+  auto time = [&](auto &&launchOnce) {
+    for (int i = 0; i < 3; ++i)
+      launchOnce();
+    check(cuda.recordEvent(startEvent), "record");
+    for (unsigned i = 0; i < iterations; ++i)
+      launchOnce();
+    check(cuda.recordEvent(endEvent), "record");
+    return check(cuda.elapsedMilliseconds(startEvent, endEvent), "elapsed") /
+           iterations;
+  };
+  size_t workspaceBytes = 64 << 20;
+  DevicePtr workspace = check(cuda.allocate(workspaceBytes), "allocate");
+  llvm::outs() << llvm::format(
+      "\n%-38s %9s %9s %9s %9s %9s %8s %8s\n", "shape (MxNxK)", "ours",
+      "ours+prm", "cuLt-fp8", "cuLt-fast", "cuLt-bf16", "/fp8", "/bf16");
+  for (const Shape &sh : shapes) {
+    Problem p{sh.name, E::E4M3, E::E4M3, E::BF16, E::None, false, 1,
+              sh.m,    sh.n,    sh.k,    false};
+    double flops = 2.0 * sh.m * sh.n * sh.k;
+    auto tflops = [&](float ms) { return flops / (ms * 1e-3) / 1e12; };
+    auto s = gemm.prepare(p, module, false);
+    double ours = tflops(time([&] { gemm.launch(s); }));
+    double oursPromote = 0;
+    if (promoteModule) {
+      auto sp = gemm.prepare(p, *promoteModule, true);
+      oursPromote = tflops(time([&] { gemm.launch(sp); }));
+    }
+    double fp8 = 0, fast = 0, bf16 = 0;
+    if (lt) {
+      for (bool fastAccum : {false, true}) {
+        auto plan = lt->plan(true, fastAccum, sh.m, sh.n, sh.k, s.da, s.db,
+                             s.dout, s.dsa, s.dsb, workspace, workspaceBytes);
+        if (!plan)
+          continue;
+        (fastAccum ? fast : fp8) = tflops(time([&] { plan->run(); }));
+        if (!fastAccum && sh.m == 4096 && sh.n == 4096 && sh.k == 4096) {
+          // Same bytes, same scales: our result against cuBLASLt's.
+          int ob = 2;
+          std::vector<uint8_t> theirs(sh.m * sh.n * ob), ours16(theirs.size());
+          plan->run();
+          check(cuda.synchronize(), "cuBLASLt");
+          check(cuda.copyToHost(theirs.data(), s.dout, theirs.size()), "D2H");
+          gemm.launch(s);
+          check(cuda.synchronize(), "ours");
+          check(cuda.copyToHost(ours16.data(), s.dout, ours16.size()), "D2H");
+          double num2 = 0, den2 = 0, maxDiff = 0;
+          for (int64_t i = 0; i < sh.m * sh.n; ++i) {
+            double x = toFloat(&ours16[i * ob], E::BF16);
+            double y = toFloat(&theirs[i * ob], E::BF16);
+            num2 += (x - y) * (x - y);
+            den2 += y * y;
+            maxDiff = std::max(maxDiff, std::fabs(x - y));
+          }
+          double rel = std::sqrt(num2 / std::max(den2, 1e-30));
+          bool ok = rel < 1e-2;
+          bad += ok ? 0 : 1;
+          llvm::outs() << llvm::format(
+              "check against cuBLASLt FP8 4096^3: relative L2 %.2e, max |diff| "
+              "%g: %s\n",
+              rel, maxDiff, ok ? "ok" : "MISMATCH");
+        }
+      }
+      // BF16: the same values widened (exact), same layout.
+      std::vector<uint16_t> a16(s.a.size()), b16(s.b.size());
+      for (size_t i = 0; i < a16.size(); ++i)
+        a16[i] = num::toBF16Bits(s.a[i], num::Format::E4M3FN);
+      for (size_t i = 0; i < b16.size(); ++i)
+        b16[i] = num::toBF16Bits(s.b[i], num::Format::E4M3FN);
+      DevicePtr da16 = gemm.upload(a16.data(), a16.size() * 2);
+      DevicePtr db16 = gemm.upload(b16.data(), b16.size() * 2);
+      if (auto plan = lt->plan(false, false, sh.m, sh.n, sh.k, da16, db16,
+                               s.dout, 0, 0, workspace, workspaceBytes))
+        bf16 = tflops(time([&] { plan->run(); }));
+      check(cuda.free(da16), "free");
+      check(cuda.free(db16), "free");
+    }
+    double bestFp8 = std::max(fp8, fast);
+    llvm::outs() << llvm::format(
+        "%-38s %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f\n", sh.name, ours,
+        oursPromote, fp8, fast, bf16, bestFp8 > 0 ? ours / bestFp8 : 0.0,
+        bf16 > 0 ? ours / bf16 : 0.0);
+    for (DevicePtr ptr : {s.da, s.db, s.dout, s.dsa, s.dsb})
+      check(cuda.free(ptr), "free");
+  }
+  llvm::outs() << "TFLOP/s; /fp8 = ours / best cuBLASLt FP8 (target >= 0.9), "
+                  "/bf16 = ours / cuBLASLt BF16 (target >= 1.3)\n";
+  return bad ? 1 : 0;
+}

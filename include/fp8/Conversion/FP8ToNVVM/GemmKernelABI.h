@@ -1,0 +1,159 @@
+//===- GemmKernelABI.h - The FP8 wgmma GEMM kernels' launch contract -*- C++ -*-===//
+//
+// What convert-fp8-scaled-matmul-to-wgmma generates and what a host that
+// launches the GEMM kernels without MLIR (bench/gpu, fp8-run) must agree on:
+// kernel names, tile selection, parameters, launch geometry and the tensor
+// maps. Header-only, no MLIR dependency (KernelABI.h's conventions).
+//
+// Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote]_<BM>x<BN>x<BK>_s<S>`
+// computes, for every batch b:
+//   out[b, m, n] = convert(sum_k f32(A[b, m, k]) * f32(B[b', n, k])
+//                          * lhs_scale_inv * rhs_scale_inv + bias[n])
+// with b' = rhs_batched ? b : 0. A is [batch, M, K] and B [batch', N, K],
+// both K-major (row-major with K innermost), out is [batch, M, N] row-major.
+// Parameters, in order:
+//   0 tmA   CUtensorMap (128 bytes, 64-byte aligned), __grid_constant__:
+//           UINT8, 3-D {K, M, batch}, strides {pitchA, pitchA * M} bytes,
+//           box {BK, BM, 1}, SWIZZLE_128B, OOB fill zeros (FLOAT_OOB_FILL_NONE)
+//   1 tmB   CUtensorMap likewise: {K, N, batch'}, box {BK, BN, 1}
+//   2 out          device pointer
+//   3 lhs_scale_inv, 4 rhs_scale_inv   device pointers to one f32 each
+//   5 bias         device pointer (N elements) or 0 when the kernel has none
+//   6 amax         device pointer to one f32, zeroed before the launch, or 0
+//   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32
+// Grid: persistentGridSize(); block: threads(); dynamic shared memory:
+// sharedBytes() (needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+// The pitch of A and B rows must be a multiple of 16 bytes (a TMA rule); a
+// K that is not is handled by copying the operands into rows padded with
+// zeros: the tensor map still says K, so the padding is never read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_FP8TONVVM_GEMMKERNELABI_H
+#define FP8_CONVERSION_FP8TONVVM_GEMMKERNELABI_H
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace mlir::fp8::gemm_abi {
+
+/// Name of the gpu.module that holds the GEMM kernels.
+inline constexpr const char *kGemmModuleName = "fp8_gemm_kernels";
+/// Name of the dynamic shared memory symbol of the GEMM kernels.
+inline constexpr const char *kSharedMemoryName = "fp8_gemm_smem";
+
+/// Parameter indices.
+enum Param : unsigned {
+  kTensorMapA = 0,
+  kTensorMapB,
+  kOut,
+  kLhsScaleInv,
+  kRhsScaleInv,
+  kBias,
+  kAmax,
+  kM,
+  kN,
+  kK,
+  kBatch,
+  kRhsBatched,
+  kNumParams
+};
+
+enum class Elem { None, E4M3, E5M2, F32, BF16, F16 };
+
+inline const char *tag(Elem e) {
+  switch (e) {
+  case Elem::E4M3:
+    return "e4m3";
+  case Elem::E5M2:
+    return "e5m2";
+  case Elem::F32:
+    return "f32";
+  case Elem::BF16:
+    return "bf16";
+  case Elem::F16:
+    return "f16";
+  case Elem::None:
+    break;
+  }
+  return "";
+}
+
+inline int bytes(Elem e) {
+  return e == Elem::F32 ? 4 : e == Elem::None ? 0 : e == Elem::BF16 || e == Elem::F16 ? 2 : 1;
+}
+
+/// Bytes of one shared-memory row of a tile: BK FP8 elements, exactly one
+/// 128-byte swizzle span.
+inline constexpr int kBlockK = 128;
+/// Threads of a warpgroup; one producer warpgroup, BM/64 consumers.
+inline constexpr int kWarpgroup = 128;
+/// Registers after setmaxnreg: the producer only issues TMA copies.
+inline constexpr int kProducerRegisters = 40;
+inline constexpr int kConsumerRegisters = 232;
+/// Usable shared memory of an H100/H200 block (227 KiB).
+inline constexpr int kMaxSharedBytes = 227 * 1024;
+/// Slack to align the dynamic shared memory base to 1024 bytes (the
+/// 128-byte swizzle pattern repeats every 8 rows of 128 bytes).
+inline constexpr int kAlignSlack = 1024;
+
+struct GemmConfig {
+  Elem lhs = Elem::E4M3, rhs = Elem::E4M3, out = Elem::BF16;
+  Elem bias = Elem::None;
+  bool amax = false;
+  /// Add the wgmma partial sums of every BK block (4 wgmma k32) into a
+  /// separate f32 accumulator.
+  bool promote = false;
+  int blockM = 128, blockN = 128, stages = 6;
+
+  int consumers() const { return blockM / 64; }
+  int threads() const { return kWarpgroup * (1 + consumers()); }
+  int stageBytes() const { return (blockM + blockN) * kBlockK; }
+  /// Tiles, then the full and empty mbarriers (8 bytes each per stage).
+  int sharedBytes() const {
+    return kAlignSlack + stages * stageBytes() + 16 * stages;
+  }
+  std::string name() const {
+    std::string s = std::string("scaled_matmul_") + tag(lhs) + "_" + tag(rhs) +
+                    "_" + tag(out);
+    if (bias != Elem::None)
+      s += std::string("_bias_") + tag(bias);
+    if (amax)
+      s += "_amax";
+    if (promote)
+      s += "_promote";
+    s += "_" + std::to_string(blockM) + "x" + std::to_string(blockN) + "x" +
+         std::to_string(kBlockK) + "_s" + std::to_string(stages);
+    return s;
+  }
+};
+
+/// Tile shape by problem shape: 64-row tiles (one consumer warpgroup) when
+/// the rows per batch fit in 64, 128x128 otherwise; 128x256 when N is large
+/// and there is no promotion (the second accumulator would not fit in the
+/// registers). Then as many pipeline stages as shared memory allows, 8 at
+/// most.
+inline GemmConfig selectTiles(GemmConfig c, int64_t m, int64_t n) {
+  c.blockM = m <= 64 ? 64 : 128;
+  c.blockN = (!c.promote && c.blockM == 128 && n >= 4096) ? 256 : 128;
+  c.stages = std::min<int>(
+      8, (kMaxSharedBytes - kAlignSlack) / (c.stageBytes() + 16));
+  return c;
+}
+
+inline int64_t numTiles(const GemmConfig &c, int64_t batch, int64_t m,
+                        int64_t n) {
+  return batch * ((m + c.blockM - 1) / c.blockM) *
+         ((n + c.blockN - 1) / c.blockN);
+}
+
+/// One block per SM, each looping over tiles (persistent schedule).
+inline int64_t persistentGridSize(const GemmConfig &c, int64_t batch,
+                                  int64_t m, int64_t n, int64_t sms) {
+  return std::max<int64_t>(1, std::min(sms, numTiles(c, batch, m, n)));
+}
+
+} // namespace mlir::fp8::gemm_abi
+
+#endif // FP8_CONVERSION_FP8TONVVM_GEMMKERNELABI_H

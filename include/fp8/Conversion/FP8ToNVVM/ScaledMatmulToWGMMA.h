@@ -1,0 +1,21 @@
+//===- ScaledMatmulToWGMMA.h - fp8.scaled_matmul to a wgmma kernel -*- C++ -*-===//
+
+#ifndef FP8_CONVERSION_FP8TONVVM_SCALEDMATMULTOWGMMA_H
+#define FP8_CONVERSION_FP8TONVVM_SCALEDMATMULTOWGMMA_H
+
+#include "fp8/Conversion/FP8ToNVVM/GemmKernelABI.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace mlir::fp8 {
+
+/// The Hopper FP8 GEMM kernel of `config` (GemmKernelABI.h) in `module`,
+/// built on first use: TMA + mbarrier pipeline, a producer warpgroup and
+/// BM/64 consumer warpgroups running nvvm.wgmma.mma_async, persistent.
+LLVM::LLVMFuncOp getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
+                                           const gemm_abi::GemmConfig &config);
+
+} // namespace mlir::fp8
+
+#endif // FP8_CONVERSION_FP8TONVVM_SCALEDMATMULTOWGMMA_H

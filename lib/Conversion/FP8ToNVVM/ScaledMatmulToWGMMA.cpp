@@ -1,0 +1,748 @@
+//===- ScaledMatmulToWGMMA.cpp - fp8.scaled_matmul to a Hopper GEMM -------===//
+//
+// convert-fp8-scaled-matmul-to-wgmma: every fp8.scaled_matmul gets an sm_90a
+// GEMM kernel in `gpu.module @fp8_gemm_kernels` (GemmKernelABI.h is the
+// launch contract) and a `fp8.wgmma_kernel` attribute naming it; operands in
+// the wrong orientation are taken from, or turned into, fp8.cast_transpose
+// copies (FP8 wgmma reads both operands K-major).
+//
+// The kernel is built from NVVM ops (no PTX strings), after DeepGEMM and
+// CUTLASS's warp-specialized persistent FP8 GEMMs:
+//  - one producer warpgroup (setmaxnreg down to 40) whose elected thread
+//    issues TMA loads of BMx128 and BNx128 FP8 tiles, 128-byte swizzled,
+//    into an S-stage ring guarded by full/empty mbarriers;
+//  - BM/64 consumer warpgroups (setmaxnreg up to 232), each running 4
+//    wgmma m64nBNk32 per stage on shared-memory descriptors, keeping one
+//    wgmma group in flight, or promoting every 4 wgmma (128 K) into a
+//    separate f32 accumulator;
+//  - a persistent loop over output tiles (one block per SM);
+//  - an epilogue that scales, adds the bias, converts, reduces the amax and
+//    stores directly from the accumulator registers, predicated on edges.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
+#include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_CONVERTFP8SCALEDMATMULTOWGMMA
+#include "fp8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+namespace gabi = mlir::fp8::gemm_abi;
+
+static constexpr unsigned kGlobalSpace = 1;
+static constexpr unsigned kSharedSpace = 3;
+static constexpr unsigned kSharedClusterSpace = 7;
+/// Suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
+static constexpr int64_t kTryWaitTicks = 10000000;
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+namespace {
+class GemmKernelBuilder {
+public:
+  GemmKernelBuilder(ImplicitLocOpBuilder &b, const gabi::GemmConfig &config)
+      : b(b), c(config), ctx(b.getContext()) {}
+
+  void build(LLVM::LLVMFuncOp func);
+
+private:
+  // Constants and integer arithmetic (i32 unless said otherwise).
+  Value i32(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
+  Value remU(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, cond, x, y);
+  }
+  Value zext64(Value v) { return arith::ExtUIOp::create(b, b.getI64Type(), v); }
+  Value ceilDiv(Value x, int64_t d) { return divU(add(x, i32(d - 1)), i32(d)); }
+
+  Type sharedPtr() { return LLVM::LLVMPointerType::get(ctx, kSharedSpace); }
+  Type globalPtr() { return LLVM::LLVMPointerType::get(ctx, kGlobalSpace); }
+  Value gepBytes(Value base, Value offset) {
+    return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
+                               ValueRange{offset});
+  }
+  Value gep(Value base, Type element, Value index) {
+    return LLVM::GEPOp::create(b, base.getType(), element, base,
+                               ValueRange{index});
+  }
+
+  void ifThen(Value cond, llvm::function_ref<void()> then) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&op.getThenRegion().front());
+    then();
+  }
+  void ifThenElse(Value cond, llvm::function_ref<void()> then,
+                  llvm::function_ref<void()> otherwise) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&op.getThenRegion().front());
+    then();
+    b.setInsertionPointToStart(&op.getElseRegion().front());
+    otherwise();
+  }
+  /// scf.for over i32 with loop-carried values; `body` returns the next ones.
+  SmallVector<Value>
+  forLoop(Value lb, Value ub, Value step, ValueRange init,
+          llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto loop = scf::ForOp::create(b, lb, ub, step, init);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> next =
+        body(loop.getInductionVar(), loop.getRegionIterArgs());
+    scf::YieldOp::create(b, next);
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  // Shared memory layout (byte offsets from the 1024-aligned base).
+  int64_t offsetA(int64_t stage) { return stage * c.blockM * gabi::kBlockK; }
+  int64_t offsetB(int64_t stage) {
+    return c.stages * c.blockM * gabi::kBlockK +
+           stage * c.blockN * gabi::kBlockK;
+  }
+  int64_t offsetFull() { return c.stages * c.stageBytes(); }
+  int64_t offsetEmpty() { return offsetFull() + 8 * c.stages; }
+  Value fullBarrier(Value stage) {
+    return gepBytes(smem, add(i32(offsetFull()), mul(stage, i32(8))));
+  }
+  Value emptyBarrier(Value stage) {
+    return gepBytes(smem, add(i32(offsetEmpty()), mul(stage, i32(8))));
+  }
+  Value tileA(Value stage) {
+    return gepBytes(smem, mul(stage, i32(c.blockM * gabi::kBlockK)));
+  }
+  Value tileB(Value stage) {
+    return gepBytes(smem, add(i32(offsetB(0)),
+                              mul(stage, i32(c.blockN * gabi::kBlockK))));
+  }
+  /// (stage, phase) of the next pipeline slot.
+  std::pair<Value, Value> advance(Value stage, Value phase) {
+    Value next = add(stage, i32(1));
+    Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(c.stages));
+    return {select(wrap, i32(0), next),
+            select(wrap, xorI(phase, i32(1)), phase)};
+  }
+
+  /// wgmma shared-memory matrix descriptor of a K-major tile written by TMA
+  /// with 128-byte swizzle: start address >> 4, leading byte offset unused,
+  /// stride byte offset 1024 (8 rows of 128 bytes), swizzle mode 1 (128B).
+  Value descriptor(Value tile) {
+    Value address = LLVM::PtrToIntOp::create(b, b.getI64Type(), tile);
+    Value field = arith::ShRUIOp::create(b, andI(address, i64(0x3FFFF)),
+                                         i64(4));
+    return arith::OrIOp::create(b, field,
+                                i64((int64_t(1024 >> 4) << 32) |
+                                    (int64_t(1) << 62)));
+  }
+
+  void buildProducer();
+  void buildConsumer();
+  /// Tile coordinates (batch, first row, first column) of tile `t`.
+  std::tuple<Value, Value, Value> tileCoords(Value t);
+  Value mmaBlock(Value accumulator, Value stage, Value consumer, bool fromZero);
+  Value epilogue(Value accumulator, Value tile, Value consumer, Value amax);
+  void storeResults(Value accumulator, Value batchIndex, Value row0,
+                    Value col0, Value scale, Value &amax, bool predicated);
+
+  ImplicitLocOpBuilder &b;
+  const gabi::GemmConfig &c;
+  MLIRContext *ctx;
+  LLVM::LLVMStructType accType;
+  Value smem, tmA, tmB, out, lhsScale, rhsScale, bias, amaxPtr;
+  Value m, n, k, batch, rhsBatched;
+  Value tid, warpgroup, lane, warpInGroup;
+  Value tilesM, tilesN, tilesPerBatch, numTiles, numK;
+};
+} // namespace
+
+static Type elemType(MLIRContext *ctx, gabi::Elem e) {
+  Builder b(ctx);
+  switch (e) {
+  case gabi::Elem::F32:
+    return b.getF32Type();
+  case gabi::Elem::BF16:
+    return b.getBF16Type();
+  case gabi::Elem::F16:
+    return b.getF16Type();
+  default:
+    return Type();
+  }
+}
+
+static NVVM::WGMMATypes wgmmaType(gabi::Elem e) {
+  return e == gabi::Elem::E5M2 ? NVVM::WGMMATypes::e5m2
+                               : NVVM::WGMMATypes::e4m3;
+}
+
+std::tuple<Value, Value, Value> GemmKernelBuilder::tileCoords(Value t) {
+  // Column-major raster: consecutive blocks share the BN x K panel of B.
+  Value batchIndex = divU(t, tilesPerBatch);
+  Value rest = remU(t, tilesPerBatch);
+  Value row0 = mul(remU(rest, tilesM), i32(c.blockM));
+  Value col0 = mul(divU(rest, tilesM), i32(c.blockN));
+  return {batchIndex, row0, col0};
+}
+
+void GemmKernelBuilder::buildProducer() {
+  NVVM::SetMaxRegisterOp::create(b, gabi::kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  Value elected = cmp(arith::CmpIPredicate::eq, tid, i32(0));
+  ifThen(elected, [&] {
+    Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
+    Value stride = NVVM::GridDimXOp::create(b, b.getI32Type());
+    Value txBytes = i32(c.stageBytes());
+    forLoop(first, numTiles, stride, {i32(0), i32(0)},
+            [&](Value t, ValueRange slot) -> SmallVector<Value> {
+              auto [batchIndex, row0, col0] = tileCoords(t);
+              Value batchB = mul(batchIndex, rhsBatched);
+              return forLoop(
+                  i32(0), numK, i32(1), slot,
+                  [&](Value kb, ValueRange s) -> SmallVector<Value> {
+                    Value stage = s[0], phase = s[1];
+                    // The slot is free once every consumer warp released
+                    // it; on the first pass over the ring the wait on the
+                    // preceding phase returns at once.
+                    NVVM::MBarrierTryWaitParityOp::create(
+                        b, emptyBarrier(stage), xorI(phase, i32(1)),
+                        i32(kTryWaitTicks));
+                    Value full = fullBarrier(stage);
+                    NVVM::MBarrierArriveExpectTxOp::create(
+                        b, Type(), full, txBytes, NVVM::MemScopeKind::CTA,
+                        /*relaxed=*/false, Value());
+                    Value k0 = mul(kb, i32(gabi::kBlockK));
+                    auto load = [&](Value dst, Value map, Value row,
+                                    Value batchCoord) {
+                      Value cluster = LLVM::AddrSpaceCastOp::create(
+                          b, LLVM::LLVMPointerType::get(ctx,
+                                                        kSharedClusterSpace),
+                          dst);
+                      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+                          b, cluster, map, ValueRange{k0, row, batchCoord},
+                          full, ValueRange{}, Value(), Value(),
+                          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                          NVVM::CTAGroupKindAttr(), Value());
+                    };
+                    load(tileA(stage), tmA, row0, batchIndex);
+                    load(tileB(stage), tmB, col0, batchB);
+                    auto [ns, np] = advance(stage, phase);
+                    return {ns, np};
+                  });
+            });
+  });
+}
+
+Value GemmKernelBuilder::mmaBlock(Value accumulator, Value stage,
+                                  Value consumer, bool fromZero) {
+  Value rowOffset = mul(consumer, i32(64 * gabi::kBlockK));
+  Value descA = descriptor(gepBytes(tileA(stage), rowOffset));
+  Value descB = descriptor(tileB(stage));
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, c.blockN, 32);
+  Value d = accumulator;
+  for (int64_t kk = 0; kk < gabi::kBlockK / 32; ++kk) {
+    // A k32 step is 32 bytes along the 128-byte swizzled row: +2 in the
+    // descriptor's address field (16-byte units).
+    Value step = i64(2 * kk);
+    auto scaleD = fromZero && kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                      : NVVM::WGMMAScaleOut::one;
+    d = NVVM::WgmmaMmaAsyncOp::create(
+        b, accType, d, add(descA, step), add(descB, step), shape,
+        wgmmaType(c.lhs), wgmmaType(c.rhs), NVVM::WGMMATypes::f32, scaleD,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  return d;
+}
+
+void GemmKernelBuilder::buildConsumer() {
+  NVVM::SetMaxRegisterOp::create(b, gabi::kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Value consumer = sub(warpgroup, i32(1));
+  Value laneZero = cmp(arith::CmpIPredicate::eq, lane, i32(0));
+  auto release = [&](Value stage) {
+    ifThen(laneZero, [&] {
+      NVVM::MBarrierArriveOp::create(b, Type(), emptyBarrier(stage), Value());
+    });
+  };
+  Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  Value stride = NVVM::GridDimXOp::create(b, b.getI32Type());
+  int64_t numAcc = accType.getBody().size();
+
+  SmallVector<Value> finalState = forLoop(
+      first, numTiles, stride, {i32(0), i32(0), f32(0.0f)},
+      [&](Value t, ValueRange state) -> SmallVector<Value> {
+        Value zero = LLVM::ZeroOp::create(b, accType);
+        SmallVector<Value> loop = forLoop(
+            i32(0), numK, i32(1), {zero, state[0], state[1]},
+            [&](Value kb, ValueRange s) -> SmallVector<Value> {
+              Value acc = s[0], stage = s[1], phase = s[2];
+              NVVM::MBarrierTryWaitParityOp::create(
+                  b, fullBarrier(stage), phase, i32(kTryWaitTicks));
+              if (c.promote) {
+                Value undef = LLVM::UndefOp::create(b, accType);
+                Value partial = mmaBlock(undef, stage, consumer, true);
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+                release(stage);
+                for (int64_t i = 0; i < numAcc; ++i) {
+                  Value x = LLVM::ExtractValueOp::create(b, acc, i);
+                  Value y = LLVM::ExtractValueOp::create(b, partial, i);
+                  acc = LLVM::InsertValueOp::create(
+                      b, acc, arith::AddFOp::create(b, x, y), i);
+                }
+              } else {
+                acc = mmaBlock(acc, stage, consumer, false);
+                // One group stays in flight; the previous one is done, so
+                // its slot goes back to the producer.
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+                Value notFirst = cmp(arith::CmpIPredicate::ugt, kb, i32(0));
+                ifThen(notFirst, [&] {
+                  Value previous = select(
+                      cmp(arith::CmpIPredicate::eq, stage, i32(0)),
+                      i32(c.stages - 1), sub(stage, i32(1)));
+                  release(previous);
+                });
+              }
+              auto [ns, np] = advance(stage, phase);
+              return {acc, ns, np};
+            });
+        Value acc = loop[0];
+        if (!c.promote) {
+          NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+          Value any = cmp(arith::CmpIPredicate::ugt, numK, i32(0));
+          ifThen(any, [&] {
+            Value stage = loop[1];
+            Value previous =
+                select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
+                       i32(c.stages - 1), sub(stage, i32(1)));
+            release(previous);
+          });
+        }
+        Value amax = epilogue(acc, t, consumer, state[2]);
+        return {loop[1], loop[2], amax};
+      });
+
+  if (!c.amax)
+    return;
+  // Warp butterfly max, then one atomic per warp on the f32 bits (valid
+  // for non-negative floats; float redux.sync needs sm_100a).
+  Value amax = finalState[2];
+  for (int64_t offset = 16; offset >= 1; offset /= 2) {
+    Value other = NVVM::ShflOp::create(b, b.getF32Type(), i32(-1), amax,
+                                       i32(offset), i32(31),
+                                       NVVM::ShflKind::bfly, UnitAttr());
+    amax = arith::MaxNumFOp::create(b, amax, other);
+  }
+  ifThen(laneZero, [&] {
+    Value bits = arith::BitcastOp::create(b, b.getI32Type(), amax);
+    LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::umax, amaxPtr, bits,
+                              LLVM::AtomicOrdering::monotonic);
+  });
+}
+
+Value GemmKernelBuilder::epilogue(Value accumulator, Value t, Value consumer,
+                                  Value amax) {
+  auto [batchIndex, tileRow, tileCol] = tileCoords(t);
+  // wgmma m64nN f32 fragment: warp w of the warpgroup holds rows
+  // 16w + lane/4 (+8), columns 8j + 2(lane%4) (+1).
+  Value row0 = add(add(tileRow, mul(consumer, i32(64))),
+                   add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
+  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  Value scale = arith::MulFOp::create(
+      b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
+      LLVM::LoadOp::create(b, b.getF32Type(), rhsScale, 4));
+  // Whole tile in bounds (and pairs aligned): unpredicated pair stores.
+  Value inRows = cmp(arith::CmpIPredicate::ule,
+                     add(add(tileRow, mul(consumer, i32(64))), i32(64)), m);
+  Value inCols =
+      cmp(arith::CmpIPredicate::ule, add(tileCol, i32(c.blockN)), n);
+  Value evenN = cmp(arith::CmpIPredicate::eq, andI(n, i32(1)), i32(0));
+  Value full = andI(andI(inRows, inCols), evenN);
+  auto ifOp = scf::IfOp::create(b, TypeRange{b.getF32Type()}, full, true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value a = amax;
+    storeResults(accumulator, batchIndex, row0, col0, scale, a, false);
+    scf::YieldOp::create(b, a);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    Value e = amax;
+    storeResults(accumulator, batchIndex, row0, col0, scale, e, true);
+    scf::YieldOp::create(b, e);
+  }
+  return ifOp.getResult(0);
+}
+
+void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
+                                     Value row0, Value col0, Value scale,
+                                     Value &amax, bool predicated) {
+  Type outType = elemType(ctx, c.out);
+  Type biasType = elemType(ctx, c.bias);
+  Value batchRow = mul(batchIndex, m);
+  auto convert = [&](Value v) -> Value {
+    if (outType.isF32())
+      return v;
+    return arith::TruncFOp::create(b, outType, v);
+  };
+  auto widen = [&](Value v) -> Value {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, b.getF32Type(), v);
+  };
+  int64_t outBits = outType.getIntOrFloatBitWidth();
+  Type bitsType = b.getIntegerType(outBits);
+  Type pairType = b.getIntegerType(2 * outBits);
+  for (int64_t j = 0; j < c.blockN / 8; ++j) {
+    Value col = add(col0, i32(8 * j));
+    Value biasValue[2];
+    if (biasType) {
+      for (int e = 0; e < 2; ++e) {
+        // Clamped index: columns past N are computed but never stored.
+        Value index = arith::MinUIOp::create(b, add(col, i32(e)),
+                                             sub(n, i32(1)));
+        biasValue[e] = widen(LLVM::LoadOp::create(
+            b, biasType, gep(bias, biasType, zext64(index)),
+            biasType.getIntOrFloatBitWidth() / 8));
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      Value row = add(row0, i32(8 * h));
+      Value rowOk = cmp(arith::CmpIPredicate::ult, row, m);
+      Value results[2];
+      for (int e = 0; e < 2; ++e) {
+        Value v = LLVM::ExtractValueOp::create(b, accumulator, 4 * j + 2 * h + e);
+        v = arith::MulFOp::create(b, v, scale);
+        if (biasType)
+          v = arith::AddFOp::create(b, v, biasValue[e]);
+        results[e] = convert(v);
+      }
+      Value index = add(
+          arith::MulIOp::create(b, zext64(add(batchRow, row)), zext64(n)),
+          zext64(col));
+      Value address = gep(out, outType, index);
+      if (!predicated) {
+        auto bitsOf = [&](Value x) {
+          return arith::ExtUIOp::create(
+              b, pairType, arith::BitcastOp::create(b, bitsType, x));
+        };
+        Value pair = arith::OrIOp::create(
+            b, bitsOf(results[0]),
+            arith::ShLIOp::create(b, bitsOf(results[1]),
+                                  arith::ConstantOp::create(
+                                      b, b.getIntegerAttr(pairType, outBits))));
+        LLVM::StoreOp::create(b, pair, address, 2 * outBits / 8);
+        if (c.amax)
+          for (Value r : results)
+            amax = arith::MaxNumFOp::create(
+                b, amax, math::AbsFOp::create(b, widen(r)));
+        continue;
+      }
+      for (int e = 0; e < 2; ++e) {
+        Value ok = andI(rowOk, cmp(arith::CmpIPredicate::ult,
+                                   add(col, i32(e)), n));
+        Value elementAddress =
+            e == 0 ? address : gep(address, outType, i32(1));
+        ifThen(ok, [&] {
+          LLVM::StoreOp::create(b, results[e], elementAddress, outBits / 8);
+        });
+        if (c.amax)
+          amax = arith::MaxNumFOp::create(
+              b, amax,
+              select(ok, math::AbsFOp::create(b, widen(results[e])),
+                     f32(0.0f)));
+      }
+    }
+  }
+}
+
+void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
+  Block *entry = &func.getBody().front();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  tmA = args[gabi::kTensorMapA];
+  tmB = args[gabi::kTensorMapB];
+  out = args[gabi::kOut];
+  lhsScale = args[gabi::kLhsScaleInv];
+  rhsScale = args[gabi::kRhsScaleInv];
+  bias = args[gabi::kBias];
+  amaxPtr = args[gabi::kAmax];
+  m = args[gabi::kM];
+  n = args[gabi::kN];
+  k = args[gabi::kK];
+  batch = args[gabi::kBatch];
+  rhsBatched = args[gabi::kRhsBatched];
+
+  accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(c.blockN / 2, b.getF32Type()));
+
+  // Dynamic shared memory, aligned to 1024 bytes by hand: the swizzle
+  // pattern and the descriptors assume it.
+  Value raw = LLVM::AddressOfOp::create(b, sharedPtr(),
+                                        gabi::kSharedMemoryName);
+  Value rawBits = LLVM::PtrToIntOp::create(b, b.getI32Type(), raw);
+  Value pad = andI(sub(i32(0), rawBits), i32(1023));
+  smem = gepBytes(raw, pad);
+
+  tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+  warpgroup = divU(tid, i32(gabi::kWarpgroup));
+  lane = remU(tid, i32(32));
+  warpInGroup = remU(divU(tid, i32(32)), i32(4));
+  tilesM = ceilDiv(m, c.blockM);
+  tilesN = ceilDiv(n, c.blockN);
+  tilesPerBatch = mul(tilesM, tilesN);
+  numTiles = mul(tilesPerBatch, batch);
+  numK = ceilDiv(k, gabi::kBlockK);
+
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+    for (int64_t s = 0; s < c.stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, fullBarrier(i32(s)), i32(1), Value());
+      NVVM::MBarrierInitOp::create(b, emptyBarrier(i32(s)),
+                                   i32(4 * c.consumers()), Value());
+    }
+    // Make the initialized barriers visible to the TMA unit (async proxy)
+    // before any copy signals them.
+    NVVM::FenceMbarrierInitOp::create(b);
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  });
+  NVVM::Barrier0Op::create(b);
+
+  // From here on the warpgroups never synchronize as a block again: the
+  // producer's idle threads may exit.
+  tid = remU(tid, i32(gabi::kWarpgroup));
+  ifThenElse(cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)),
+             [&] { buildProducer(); }, [&] { buildConsumer(); });
+  LLVM::ReturnOp::create(b, ValueRange{});
+}
+
+LLVM::LLVMFuncOp
+mlir::fp8::getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
+                                     const gabi::GemmConfig &config) {
+  std::string name = config.name();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  ImplicitLocOpBuilder b(module.getLoc(), ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  if (!module.lookupSymbol(gabi::kSharedMemoryName))
+    LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External,
+                           gabi::kSharedMemoryName, Attribute(),
+                           /*alignment=*/1024, kSharedSpace);
+
+  auto generic = LLVM::LLVMPointerType::get(ctx);
+  auto global = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  SmallVector<Type> params(gabi::kNumParams, b.getI32Type());
+  params[gabi::kTensorMapA] = params[gabi::kTensorMapB] = generic;
+  for (unsigned p : {gabi::kOut, gabi::kLhsScaleInv, gabi::kRhsScaleInv,
+                     gabi::kBias, gabi::kAmax})
+    params[p] = global;
+  auto func = LLVM::LLVMFuncOp::create(
+      b, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                b.getDenseI32ArrayAttr({config.threads(), 1, 1}));
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(1));
+  // CUtensorMaps are __grid_constant__ kernel parameters: passed by value,
+  // read by TMA from the parameter space.
+  for (unsigned p : {gabi::kTensorMapA, gabi::kTensorMapB}) {
+    func.setArgAttr(p, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+    func.setArgAttr(p, LLVM::LLVMDialect::getAlignAttrName(),
+                    b.getI64IntegerAttr(64));
+    func.setArgAttr(p, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    b.getUnitAttr());
+  }
+  func.addEntryBlock(b);
+  GemmKernelBuilder(b, config).build(func);
+  return func;
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+static gabi::Elem getElem(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return gabi::Elem::E4M3;
+  if (isa<Float8E5M2Type>(type))
+    return gabi::Elem::E5M2;
+  if (type.isF32())
+    return gabi::Elem::F32;
+  if (type.isBF16())
+    return gabi::Elem::BF16;
+  if (type.isF16())
+    return gabi::Elem::F16;
+  return gabi::Elem::None;
+}
+
+/// The same FP8 matrix in the other orientation, when the graph has it or
+/// can make it: the other result of a fp8.cast_transpose, or the transpose
+/// of a rank-2 fp8.quantize turned into a fp8.cast_transpose (one pass over
+/// the input writes both layouts). Null otherwise.
+static Value getTransposedCopy(OpBuilder &builder, Value operand) {
+  if (auto fused = operand.getDefiningOp<CastTransposeOp>())
+    return operand == fused.getResult() ? fused.getTransposed()
+                                        : fused.getResult();
+  auto quantize = operand.getDefiningOp<QuantizeOp>();
+  if (!quantize || quantize.getResult().getType().getRank() != 2)
+    return Value();
+  RankedTensorType type = quantize.getResult().getType();
+  auto transposedType = RankedTensorType::get(
+      {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(quantize);
+  auto fused = CastTransposeOp::create(
+      builder, quantize.getLoc(), type, transposedType,
+      quantize.getAmax() ? quantize.getAmax().getType() : Type(),
+      quantize.getInput(), quantize.getScale());
+  quantize.getResult().replaceAllUsesWith(fused.getResult());
+  if (quantize.getAmax())
+    quantize.getAmax().replaceAllUsesWith(fused.getAmax());
+  quantize.erase();
+  return fused.getTransposed();
+}
+
+namespace {
+struct ConvertFP8ScaledMatmulToWGMMAPass
+    : fp8::impl::ConvertFP8ScaledMatmulToWGMMABase<
+          ConvertFP8ScaledMatmulToWGMMAPass> {
+  using Base::Base;
+
+  /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
+  LogicalResult planLayouts(ScaledMatmulOp op) {
+    OpBuilder builder(op);
+    if (op.getTransposeLhs()) {
+      Value copy = op.getLhs().getType().getRank() == 2
+                       ? getTransposedCopy(builder, op.getLhs())
+                       : Value();
+      if (!copy)
+        return op.emitOpError()
+               << "has lhs in [K, M] layout (transpose_lhs), but FP8 wgmma "
+                  "reads both operands K-major and no [M, K] copy exists: "
+                  "produce the lhs with fp8.quantize or fp8.cast_transpose "
+                  "(rank 2) so that the transposed copy can be written in "
+                  "the same pass";
+      op.getLhsMutable().assign(copy);
+      op.setTransposeLhs(false);
+    }
+    if (!op.getTransposeRhs()) {
+      Value copy = op.getRhs().getType().getRank() == 2
+                       ? getTransposedCopy(builder, op.getRhs())
+                       : Value();
+      if (!copy)
+        return op.emitOpError()
+               << "has rhs in [K, N] layout, but FP8 wgmma reads both "
+                  "operands K-major ([N, K], transpose_rhs) and no [N, K] "
+                  "copy exists: produce the rhs with fp8.quantize or "
+                  "fp8.cast_transpose (rank 2) so that the transposed copy "
+                  "can be written in the same pass";
+      op.getRhsMutable().assign(copy);
+      op.setTransposeRhs(true);
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<ScaledMatmulOp> gemms;
+    module.walk([&](ScaledMatmulOp op) { gemms.push_back(op); });
+    if (gemms.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+
+    auto gpuModule =
+        module.lookupSymbol<gpu::GPUModuleOp>(gabi::kGemmModuleName);
+    if (!gpuModule) {
+      if (module.lookupSymbol(gabi::kGemmModuleName)) {
+        module.emitError() << "already contains a symbol named '"
+                           << gabi::kGemmModuleName << "'";
+        return signalPassFailure();
+      }
+      OpBuilder builder(ctx);
+      builder.setInsertionPointToStart(module.getBody());
+      auto target = NVVM::NVVMTargetAttr::get(
+          ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip, features);
+      gpuModule = gpu::GPUModuleOp::create(builder, module.getLoc(),
+                                           gabi::kGemmModuleName,
+                                           builder.getArrayAttr({target}));
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      builder.getUnitAttr());
+    }
+    if (!StringRef(chip.getValue()).starts_with("sm_90a")) {
+      module.emitError() << "the FP8 wgmma GEMM needs chip sm_90a (wgmma "
+                            "and setmaxnreg are sm_90a features), not '"
+                         << chip << "'";
+      return signalPassFailure();
+    }
+
+    for (ScaledMatmulOp op : gemms) {
+      if (failed(planLayouts(op)))
+        return signalPassFailure();
+      RankedTensorType lhsType = op.getLhs().getType();
+      RankedTensorType resultType = op.getResult().getType();
+      int64_t rank = resultType.getRank();
+      gabi::GemmConfig config;
+      config.lhs = getElem(lhsType.getElementType());
+      config.rhs = getElem(op.getRhs().getType().getElementType());
+      config.out = getElem(resultType.getElementType());
+      if (op.getBias())
+        config.bias = getElem(op.getBias().getType().getElementType());
+      config.amax = static_cast<bool>(op.getResultAmax());
+      config.promote = promote;
+      // Unknown extents count as large.
+      auto extent = [](int64_t d) {
+        return ShapedType::isDynamic(d) ? int64_t(1) << 30 : d;
+      };
+      config = gabi::selectTiles(config,
+                                 extent(resultType.getDimSize(rank - 2)),
+                                 extent(resultType.getDimSize(rank - 1)));
+      LLVM::LLVMFuncOp kernel = getOrBuildWgmmaGemmKernel(gpuModule, config);
+      op->setAttr("fp8.wgmma_kernel",
+                  SymbolRefAttr::get(
+                      StringAttr::get(ctx, gabi::kGemmModuleName),
+                      {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
+      // TMA needs 16-byte row pitches: such operands are copied into rows
+      // padded with zeros (the tensor map keeps the true K).
+      int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
+      if (!ShapedType::isDynamic(k) && k % 16 != 0)
+        op->setAttr("fp8.wgmma_pad_k",
+                    IntegerAttr::get(IntegerType::get(ctx, 64),
+                                     (k + 15) / 16 * 16));
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Writes the PTX of every gpu.binary in an MLIR file to <prefix>.<name>.ptx.
+
+usage: extract-ptx.py in.mlir out_prefix
+
+The input is the output of `fp8-opt --fp8-lower-to-nvvm` (format=isa, the
+default): each `gpu.binary @name [#gpu.object<..., assembly = "...">]` holds
+the PTX as an MLIR string with \\XX hex escapes. Prints the written paths;
+exits 1 when there is no PTX.
+"""
+import re
+import sys
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    text = open(sys.argv[1]).read()
+    found = 0
+    pattern = r'gpu\.binary @(\w+).*?assembly = "((?:[^"\\]|\\.)*)"'
+    for match in re.finditer(pattern, text, re.S):
+        name, body = match.group(1), match.group(2)
+        ptx = re.sub(r'\\([0-9A-Fa-f]{2})',
+                     lambda h: chr(int(h.group(1), 16)), body)
+        ptx = ptx.replace('\\\\', '\\')
+        path = f"{sys.argv[2]}.{name}.ptx"
+        with open(path, "w") as out:
+            out.write(ptx)
+        print(path)
+        found += 1
+    if not found:
+        sys.exit(f"{sys.argv[1]}: no gpu.binary with PTX (format=isa)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma -split-input-file | FileCheck %s
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma=promote=1 -split-input-file | FileCheck %s --check-prefix=PROMOTE
+
+// The forward GEMM (rhs [N, K], transpose_rhs) is the natural layout: the op
+// stays and names its kernel; 128x256 tiles for a large N.
+// CHECK: gpu.module @fp8_gemm_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: llvm.mlir.global external @fp8_gemm_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.func @scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
+// CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier0
+// Producer: fewer registers, TMA into the ring.
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// Consumers: 4 x m64n256k32 per stage, one group in flight.
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-LABEL: func.func @forward
+// CHECK: fp8.scaled_matmul {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4, transpose_rhs}
+// Promotion: each stage's 4 wgmma start from zero, then add into f32.
+// PROMOTE: llvm.func @scaled_matmul_e4m3_e4m3_bf16_promote_128x128x128_s7
+// PROMOTE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// PROMOTE-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// PROMOTE: nvvm.wgmma.wait.group.sync.aligned 0
+// PROMOTE: arith.addf
+func.func @forward(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<14336x4096xf8E4M3FN>, %sx: f32, %sw: f32) -> tensor<4096x14336xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<14336x4096xf8E4M3FN> -> tensor<4096x14336xbf16>
+  return %y : tensor<4096x14336xbf16>
+}
+
+// -----
+
+// Backward (dgrad): rhs W is [K, N] here; the GEMM reads the transposed copy
+// that the same cast_transpose already writes.
+// CHECK-LABEL: func.func @dgrad
+// CHECK: %[[Q:.+]], %[[QT:.+]] = fp8.cast_transpose %arg1
+// CHECK: fp8.scaled_matmul %arg0, %[[QT]] {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e5m2_e4m3_f32_128x128x128_s7, transpose_rhs}
+func.func @dgrad(%dy: tensor<256x512xf8E5M2>, %w: tensor<512x1024xf32>, %s: f32) -> (tensor<256x1024xf32>, tensor<1024x512xf8E4M3FN>) {
+  %q, %qt = fp8.cast_transpose %w, %s : tensor<512x1024xf32> -> tensor<512x1024xf8E4M3FN>, tensor<1024x512xf8E4M3FN>
+  %y = fp8.scaled_matmul %dy, %q scales %s, %s : tensor<256x512xf8E5M2>, tensor<512x1024xf8E4M3FN> -> tensor<256x1024xf32>
+  return %y, %qt : tensor<256x1024xf32>, tensor<1024x512xf8E4M3FN>
+}
+
+// -----
+
+// wgrad: lhs is [K, M] (transpose_lhs) from a quantize, which becomes a
+// cast_transpose; small M (64 rows) gets 64x128 tiles and one consumer;
+// K = 40 is padded to 48-byte rows.
+// CHECK-LABEL: func.func @wgrad
+// CHECK: %[[Q:.+]], %[[QT:.+]] = fp8.cast_transpose %arg0
+// CHECK-NOT: fp8.quantize
+// CHECK: fp8.scaled_matmul %[[QT]], %arg1 {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e5m2_e4m3_bf16_bias_f32_amax_64x128x128_s8, fp8.wgmma_pad_k = 48 : i64, transpose_rhs}
+func.func @wgrad(%x: tensor<40x64xf32>, %w: tensor<200x40xf8E4M3FN>, %s: f32, %b: tensor<200xf32>) -> (tensor<64x200xbf16>, f32) {
+  %q = fp8.quantize %x, %s : tensor<40x64xf32> -> tensor<40x64xf8E5M2>
+  %y, %a = fp8.scaled_matmul %q, %w scales %s, %s bias %b : tensor<200xf32> {transpose_lhs, transpose_rhs} : tensor<40x64xf8E5M2>, tensor<200x40xf8E4M3FN> -> tensor<64x200xbf16>, f32
+  return %y, %a : tensor<64x200xbf16>, f32
+}
+
+// -----
+
+// Batched lhs, shared weight, dynamic shapes: one generic kernel.
+// CHECK-LABEL: func.func @batched
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f16_128x256x128_s4
+func.func @batched(%x: tensor<?x?x1024xf8E4M3FN>, %w: tensor<?x1024xf8E4M3FN>, %s: f32) -> tensor<?x?x?xf16> {
+  %y = fp8.scaled_matmul %x, %w scales %s, %s {transpose_rhs} : tensor<?x?x1024xf8E4M3FN>, tensor<?x1024xf8E4M3FN> -> tensor<?x?x?xf16>
+  return %y : tensor<?x?x?xf16>
+}

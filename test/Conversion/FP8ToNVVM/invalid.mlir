@@ -1,0 +1,49 @@
+// RUN: fp8-opt %s --convert-fp8-to-nvvm -split-input-file -verify-diagnostics
+
+// The GEMM is issue 7: a located error, not a crash or a silent CPU path.
+func.func @gemm(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %s: f32) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has no GPU lowering yet (the Hopper wgmma GEMM is issue 7)}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// Other computation in a function with fp8 ops cannot run on the host side.
+func.func @mixed(%x: tensor<16xf32>, %s: f32) -> tensor<16xf8E4M3FN> {
+  // expected-error @+1 {{'arith.addf' op cannot run in a function lowered by fp8-lower-to-nvvm}}
+  %y = arith.addf %x, %x : tensor<16xf32>
+  %q = fp8.quantize %y, %s : tensor<16xf32> -> tensor<16xf8E4M3FN>
+  return %q : tensor<16xf8E4M3FN>
+}
+
+// -----
+
+// Element types without a GPU buffer type are a located error.
+// expected-error @+1 {{'func.func' op argument #2 has type 'tensor<4xf64>', which the GPU lowering does not support}}
+func.func @f64_argument(%x: tensor<16xf32>, %s: f32, %other: tensor<4xf64>) -> tensor<16xf8E4M3FN> {
+  %q = fp8.quantize %x, %s : tensor<16xf32> -> tensor<16xf8E4M3FN>
+  return %q : tensor<16xf8E4M3FN>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #1 has type 'tensor<16xi32>', which the GPU lowering does not support}}
+func.func @i32_result(%x: tensor<16xf32>, %s: f32) -> (tensor<16xf8E4M3FN>, tensor<16xi32>) {
+  %q = fp8.quantize %x, %s : tensor<16xf32> -> tensor<16xf8E4M3FN>
+  %i = arith.constant dense<0> : tensor<16xi32>
+  return %q, %i : tensor<16xf8E4M3FN>, tensor<16xi32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has control flow; fp8-lower-to-nvvm lowers straight-line functions only}}
+func.func @branches(%x: tensor<16xf32>, %s: f32, %c: i1) -> f32 {
+  cf.cond_br %c, ^a, ^b
+^a:
+  %a = fp8.amax %x : tensor<16xf32>
+  return %a : f32
+^b:
+  return %s : f32
+}

@@ -1,0 +1,23 @@
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma -split-input-file -verify-diagnostics
+// RUN: not fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma=chip=sm_90 -split-input-file 2>&1 | FileCheck %s --check-prefix=CHIP
+
+// CHIP: error: the FP8 wgmma GEMM needs chip sm_90a (wgmma and setmaxnreg are sm_90a features), not 'sm_90'
+
+// An rhs in [K, N] with no transposed copy in the graph: located error.
+func.func @rhs_n_major(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %s: f32) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has rhs in [K, N] layout, but FP8 wgmma reads both operands K-major ([N, K], transpose_rhs) and no [N, K] copy exists}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// A batched lhs in [B, K, M]: cast_transpose is rank 2, so no copy can be
+// planned.
+func.func @batched_lhs_m_major(%a: tensor<2x32x64xf8E4M3FN>, %b: tensor<64x32xf8E4M3FN>, %s: f32) -> tensor<2x64x64xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has lhs in [K, M] layout (transpose_lhs), but FP8 wgmma reads both operands K-major and no [M, K] copy exists}}
+  %0 = fp8.scaled_matmul %a, %b scales %s, %s {transpose_lhs, transpose_rhs}
+      : tensor<2x32x64xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<2x64x64xbf16>
+  return %0 : tensor<2x64x64xbf16>
+}

@@ -1,0 +1,90 @@
+// REQUIRES: ptxas
+// RUN: fp8-opt %s --fp8-lower-gemm-to-nvvm -o %t.mlir
+// RUN: %python %fp8_src_root/scripts/extract-ptx.py %t.mlir %t
+// RUN: FileCheck %s --check-prefix=PTX < %t.fp8_gemm_kernels.ptx
+// ptxas accepts every kernel for sm_90a and says nothing: no warning, in
+// particular no C7514/C7517 (wgmma serialized).
+// RUN: %ptxas -arch=sm_90a %t.fp8_gemm_kernels.ptx -o %t.cubin 2>&1 | count 0
+// RUN: %ptxas -arch=sm_90a -v %t.fp8_gemm_kernels.ptx -o %t.cubin 2>&1 | tee %t.ptxas.txt | FileCheck %s
+// The same with promotion of the partial sums every 4 wgmma.
+// RUN: fp8-opt %s --fp8-lower-gemm-to-nvvm=promote=1 -o %t.p.mlir
+// RUN: %python %fp8_src_root/scripts/extract-ptx.py %t.p.mlir %t.p
+// RUN: %ptxas -arch=sm_90a %t.p.fp8_gemm_kernels.ptx -o %t.p.cubin 2>&1 | count 0
+// RUN: %ptxas -arch=sm_90a -v %t.p.fp8_gemm_kernels.ptx -o %t.p.cubin 2>&1 | tee %t.p.ptxas.txt | FileCheck %s --check-prefix=PROMOTE
+// The pipeline itself makes a cubin when given the toolkit.
+// RUN: fp8-opt %s --fp8-lower-gemm-to-nvvm="format=bin toolkit=%cuda_toolkit" | FileCheck %s --check-prefix=BIN
+// ptxas -v, for the record (registers at launch; setmaxnreg then gives the
+// producer 40 and the consumers 232):
+// RUN: cat %t.ptxas.txt %t.p.ptxas.txt
+
+// No spills, no stack, in any variant (wgmma accumulators live in registers).
+// CHECK-NOT: warning
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e5m2_f32_128x128x128_s7' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_64x128x128_s8' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e5m2_bf16_bias_f32_128x256x128_s4' for 'sm_90a'
+// CHECK-NOT: bytes spill stores
+// CHECK-NOT: warning
+// CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK-NEXT: Used {{[0-9]+}} registers
+// CHECK-NOT: warning
+// CHECK-NOT: {{[1-9][0-9]* bytes spill}}
+
+// PROMOTE-NOT: warning
+// PROMOTE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_promote_128x128x128_s7' for 'sm_90a'
+// PROMOTE-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_promote_64x128x128_s8' for 'sm_90a'
+// PROMOTE-NOT: {{[1-9][0-9]* bytes spill}}
+
+// BIN: gpu.binary @fp8_gemm_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, {{.*}}bin = "\7FELF
+
+// The instructions the design needs, all present: the dynamic shared
+// memory, the kernel parameters that are tensor maps, mbarrier setup,
+// warp specialization, TMA loads into the ring, the wgmma of each type mix,
+// the waits, and the amax reduction.
+// PTX: .extern .shared .align 1024 .b8 fp8_gemm_smem[];
+// PTX: .param .align 64 .b8 scaled_matmul_{{.*}}_param_0[128]
+// PTX: .param .align 64 .b8 scaled_matmul_{{.*}}_param_1[128]
+// PTX: .maxntid {{384|256}}, 1, 1
+// PTX: .minnctapersm 1
+// PTX: cvta.param.u64
+// PTX: mbarrier.init.shared.b64
+// PTX: fence.mbarrier_init.release.cluster;
+// PTX: fence.proxy.async.shared::cta;
+// PTX: bar.sync 0;
+// PTX-DAG: .maxntid 384, 1, 1
+// PTX-DAG: .maxntid 256, 1, 1
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232;
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40;
+// PTX-DAG: mbarrier.arrive.expect_tx.shared.b64
+// PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-DAG: mbarrier.try_wait.parity.shared.b64
+// PTX-DAG: wgmma.fence.sync.aligned;
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3
+// PTX-DAG: wgmma.commit_group.sync.aligned;
+// PTX-DAG: wgmma.wait_group.sync.aligned 1;
+// PTX-DAG: mbarrier.arrive.shared.b64
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2
+// PTX-DAG: shfl.sync.bfly.b32
+// PTX-DAG: atom.global.max.u32
+// PTX-DAG: cvt.rn.bf16.f32
+// PTX-DAG: cvt.rn.f16.f32
+// PTX-NOT: mma.sync.aligned.m16n8k32
+
+func.func @large(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<14336x4096xf8E4M3FN>, %sx: f32, %sw: f32) -> tensor<4096x14336xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<14336x4096xf8E4M3FN> -> tensor<4096x14336xbf16>
+  return %y : tensor<4096x14336xbf16>
+}
+func.func @mid_e4m3_e5m2_f32(%x: tensor<1000x512xf8E4M3FN>, %w: tensor<1000x512xf8E5M2>, %sx: f32, %sw: f32) -> tensor<1000x1000xf32> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw {transpose_rhs} : tensor<1000x512xf8E4M3FN>, tensor<1000x512xf8E5M2> -> tensor<1000x1000xf32>
+  return %y : tensor<1000x1000xf32>
+}
+func.func @small_e5m2_e4m3_f16_bias_amax(%x: tensor<16x4096xf8E5M2>, %w: tensor<4096x4096xf8E4M3FN>, %sx: f32, %sw: f32, %b: tensor<4096xf16>) -> (tensor<16x4096xf16>, f32) {
+  %y, %a = fp8.scaled_matmul %x, %w scales %sx, %sw bias %b : tensor<4096xf16> {transpose_rhs} : tensor<16x4096xf8E5M2>, tensor<4096x4096xf8E4M3FN> -> tensor<16x4096xf16>, f32
+  return %y, %a : tensor<16x4096xf16>, f32
+}
+func.func @batched_e5m2_e5m2_bias_f32(%x: tensor<4x128x1024xf8E5M2>, %w: tensor<4096x1024xf8E5M2>, %sx: f32, %sw: f32, %b: tensor<4096xf32>) -> tensor<4x128x4096xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw bias %b : tensor<4096xf32> {transpose_rhs} : tensor<4x128x1024xf8E5M2>, tensor<4096x1024xf8E5M2> -> tensor<4x128x4096xbf16>
+  return %y : tensor<4x128x4096xbf16>
+}
