@@ -469,6 +469,17 @@ static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
                         : GemmReason::WeightGemm;
 }
 
+/// A contraction with both an M and an N dimension. Dot products and
+/// matrix-vector products (a softmax backward's row sums, say) are
+/// contractions too, but not GEMMs.
+static bool isMatrixProduct(linalg::LinalgOp op) {
+  if (!linalg::isaContractionOpInterface(op))
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  return succeeded(dims) && !dims->m.empty() && !dims->n.empty();
+}
+
 FailureOr<SmallVector<GemmInfo>>
 mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
   SmallVector<llvm::Regex> exclude;
@@ -486,7 +497,7 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
   DenseMap<Operation *, unsigned> gemmsPerFunction;
   module.walk([&](linalg::LinalgOp op) {
     bool isConvolution = linalg::isaConvolutionOpInterface(op);
-    if (!isConvolution && !linalg::isaContractionOpInterface(op))
+    if (!isConvolution && !isMatrixProduct(op))
       return;
     GemmInfo info;
     info.op = op;

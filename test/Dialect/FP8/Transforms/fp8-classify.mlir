@@ -262,3 +262,23 @@ func.func @two_k_dims(%x: tensor<16x4x8xf32>, %w: tensor<4x8x16xf32>) -> tensor<
          ins(%x, %w : tensor<16x4x8xf32>, tensor<4x8x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %y : tensor<16x16xf32>
 }
+
+// -----
+
+// A row-wise dot product (softmax backward's sum_j P_ij dP_ij) is a
+// contraction but not a GEMM: not classified, not reported.
+// CHECK-LABEL: func.func @row_dot
+// CHECK-NOT: fp8.decision
+func.func @row_dot(%p: tensor<8x16xf32>, %dp: tensor<8x16xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+       ins(%p, %dp : tensor<8x16xf32>, tensor<8x16xf32>) outs(%c : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
