@@ -56,3 +56,24 @@ if ptxas:
     config.substitutions.append(("%ptxas", ptxas))
     config.substitutions.append(
         ("%cuda_toolkit", os.path.dirname(os.path.dirname(ptxas))))
+
+# A GPU to run on (fp8-run --device=cuda): `nvidia-smi -L` lists one. Tests
+# that need it say REQUIRES: cuda-gpu; the no-GPU ones UNSUPPORTED: cuda-gpu.
+import subprocess
+nvidia_smi = shutil.which("nvidia-smi")
+if nvidia_smi:
+    try:
+        listed = subprocess.run([nvidia_smi, "-L"], capture_output=True,
+                                text=True, timeout=60).stdout
+        if "GPU" in listed:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+# The toolkit's stub libcuda.so (cuInit fails with CUDA_ERROR_STUB_LIBRARY).
+if ptxas:
+    cuda_stub = os.path.join(os.path.dirname(os.path.dirname(ptxas)),
+                             "lib64", "stubs", "libcuda.so")
+    if os.path.exists(cuda_stub):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stub", cuda_stub))

@@ -23,6 +23,7 @@ void mlir::fp8::buildLowerGemmToNVVMPipeline(
   convert.chip = options.chip;
   convert.features = options.features;
   convert.promote = options.promote;
+  convert.tmaStore = options.tmaStore;
   pm.addPass(createConvertFP8ScaledMatmulToWGMMA(convert));
 
   // Not convert-gpu-to-nvvm: it would turn math.absf and arith.maxnumf into

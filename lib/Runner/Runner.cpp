@@ -69,6 +69,14 @@ double HostTensor::get(int64_t i) const {
     std::memcpy(&v, &wide, 4);
     return v;
   }
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    // FP8 (and other narrow floats): exact through APFloat.
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, getElementBytes());
+    llvm::APFloat value(floatType.getFloatSemantics(),
+                        llvm::APInt(floatType.getWidth(), raw));
+    return value.convertToDouble();
+  }
   int64_t v = 0;
   std::memcpy(&v, p, getElementBytes());
   unsigned width = elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
@@ -252,7 +260,8 @@ static bool isSupportedType(Type type) {
   else if (isa<ShapedType>(type))
     return false;
   return element.isF32() || element.isF64() || element.isF16() ||
-         element.isBF16() || element.isInteger(1) || element.isInteger(8) ||
+         element.isBF16() || isa<Float8E4M3FNType, Float8E5M2Type>(element) ||
+         element.isInteger(1) || element.isInteger(8) ||
          element.isInteger(16) || element.isInteger(32) ||
          element.isInteger(64) || element.isIndex();
 }

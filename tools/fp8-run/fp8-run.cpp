@@ -12,6 +12,7 @@
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Runner/GpuFunction.h"
 #include "fp8/Runner/Runner.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -93,6 +94,12 @@ static cl::opt<int> spikeStep("spike-step",
 static cl::opt<double> spikeFactor("spike-factor", cl::init(1000.0),
                                    cl::desc("See --spike-step"));
 static cl::opt<bool> json("json", cl::desc("Print JSON instead of a table"));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("cpu | cuda: cuda also runs the FP8 version on the GPU "
+                    "and checks it against the CPU run (FP8 bytes, amax and "
+                    "scales bit-exact; exit 1 on a mismatch)"),
+           cl::init("cpu"));
 static cl::list<std::string>
     sharedLibs("shared-libs", cl::CommaSeparated,
                cl::desc("Libraries providing external functions (default: "
@@ -395,6 +402,8 @@ int main(int argc, char **argv) {
   if (!parseDistribution(distribution))
     return fail("unknown --dist '" + distribution +
                 "' (expected normal, uniform, outliers or zeros)");
+  if (device != "cpu" && device != "cuda")
+    return fail("unknown --device '" + device + "' (expected cpu or cuda)");
   if (steps == 0)
     return fail("--steps must be at least 1");
 
@@ -465,6 +474,15 @@ int main(int argc, char **argv) {
     buildFP8Pipeline(pm, *options);
     if (failed(pm.run(*quantized)))
       return fail("fp8-pipeline failed on '" + inputFile + "'");
+  }
+  // --device=cuda: the FP8 module as it is (before the CPU-only probes),
+  // lowered for the GPU; unsupported ops fail here, before any CUDA call.
+  std::unique_ptr<GpuFunction> gpuFn;
+  bool gpuMismatch = false;
+  if (device == "cuda") {
+    gpuFn = GpuFunction::compile(*quantized, *name, error);
+    if (!gpuFn || failed(gpuFn->connect(error)))
+      return fail(error);
   }
   SmallVector<QuantizeProbe> probes = addQuantizeProbes(*quantized);
   llvm::StringMap<RankedTensorType> scalingState =
@@ -539,15 +557,28 @@ int main(int argc, char **argv) {
       }
       tensors.push_back(std::move(record));
     }
+    llvm::json::Object gpuRecord;
+    if (gpuFn) {
+      FailureOr<SmallVector<HostTensor>> onGpu = gpuFn->call(*inputs, error);
+      if (failed(onGpu))
+        return fail(error);
+      gpuRecord = gpuChecksToJSON(gpuFn->getDeviceName(),
+                                  checkGpuOutputs(*actual, *onGpu));
+      gpuMismatch |= !gpuRecord.getBoolean("ok").value_or(false);
+    }
     stepRecords.push_back(llvm::json::Object{{"step", step},
                                              {"outputs", std::move(outputs)},
                                              {"quantized", std::move(tensors)}});
+    if (gpuFn)
+      stepRecords.back().getAsObject()->try_emplace("gpu",
+                                                    std::move(gpuRecord));
   }
 
   redirect.reset();
   llvm::json::Object report{
       {"function", *name},
       {"fp8_pipeline", pipelineOptions},
+      {"device", device},
       {"reference_compile_seconds", referenceCompileSeconds},
       {"fp8_compile_seconds", fp8CompileSeconds},
       {"reference_run_seconds", referenceSeconds / steps},
@@ -556,7 +587,7 @@ int main(int argc, char **argv) {
   if (json) {
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
                  << "\n";
-    return 0;
+    return gpuMismatch ? fail("the GPU run differs from the CPU run") : 0;
   }
 
   llvm::outs() << "fp8-run: @" << *name << "  fp8-pipeline{" << pipelineOptions
@@ -582,6 +613,8 @@ int main(int argc, char **argv) {
           *out.getNumber("max_abs_error"), *out.getNumber("max_rel_error"),
           *out.getInteger("non_finite"));
     }
+    if (const llvm::json::Object *gpu = stepRecord.getObject("gpu"))
+      printGpuChecks(*gpu, llvm::outs());
     const llvm::json::Array &tensors = *stepRecord.getArray("quantized");
     if (tensors.empty())
       continue;
@@ -599,5 +632,5 @@ int main(int argc, char **argv) {
           next ? llvm::formatv("{0:g}", *next).str() : std::string("-"));
     }
   }
-  return 0;
+  return gpuMismatch ? fail("the GPU run differs from the CPU run") : 0;
 }

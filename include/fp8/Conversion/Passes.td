@@ -122,6 +122,10 @@ def ConvertFP8ScaledMatmulToWGMMA
     Option<"promote", "promote", "bool", /*default=*/"false",
            "Promote the wgmma partial sums into a separate f32 accumulator "
            "every 4 wgmma (128 K), as DeepGEMM and CUTLASS do for accuracy">,
+    Option<"tmaStore", "tma-store", "bool", /*default=*/"false",
+           "Store the result through shared memory with TMA (when N is "
+           "static and its rows are 16-byte multiples) instead of from the "
+           "registers">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -24,6 +24,10 @@ struct LowerGemmToNVVMOptions
       llvm::cl::desc("Promote wgmma partial sums into an f32 accumulator "
                      "every 4 wgmma"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> tmaStore{
+      *this, "tma-store",
+      llvm::cl::desc("Store results through shared memory with TMA"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("isa (PTX, no CUDA needed), bin (cubin, runs ptxas), "

@@ -15,9 +15,11 @@
 //    wgmma m64nBNk32 per stage on shared-memory descriptors, keeping one
 //    wgmma group in flight, or promoting every 4 wgmma (128 K) into a
 //    separate f32 accumulator;
-//  - a persistent loop over output tiles (one block per SM);
+//  - a persistent loop over output tiles (one block per SM), grouped raster;
 //  - an epilogue that scales, adds the bias, converts, reduces the amax and
-//    stores directly from the accumulator registers, predicated on edges.
+//    stores directly from the accumulator registers, predicated on edges, or
+//    (tma-store) stages each warpgroup's 64 x BN tile in shared memory and
+//    stores it with TMA, which clips the edges.
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,14 +171,19 @@ private:
   std::tuple<Value, Value, Value> tileCoords(Value t);
   Value mmaBlock(Value accumulator, Value stage, Value consumer, bool fromZero);
   Value epilogue(Value accumulator, Value tile, Value consumer, Value amax);
+  enum class Store { Pairs, Predicated, Staged };
   void storeResults(Value accumulator, Value batchIndex, Value row0,
-                    Value col0, Value scale, Value &amax, bool predicated);
+                    Value col0, Value scale, Value &amax, Store mode);
+  Value tmaStoreEpilogue(Value accumulator, Value batchIndex, Value tileRow,
+                         Value tileCol, Value consumer, Value amax);
 
   ImplicitLocOpBuilder &b;
   const gabi::GemmConfig &c;
   MLIRContext *ctx;
   LLVM::LLVMStructType accType;
-  Value smem, tmA, tmB, out, lhsScale, rhsScale, bias, amaxPtr;
+  Value smem, tmA, tmB, tmOut, out, lhsScale, rhsScale, bias, amaxPtr;
+  /// The staging tile of a TMA-store epilogue and its first row / column.
+  Value staging, stagedRow, stagedCol;
   Value m, n, k, batch, rhsBatched;
   Value tid, warpgroup, lane, warpInGroup;
   Value tilesM, tilesN, tilesPerBatch, numTiles, numK;
@@ -203,11 +210,18 @@ static NVVM::WGMMATypes wgmmaType(gabi::Elem e) {
 }
 
 std::tuple<Value, Value, Value> GemmKernelBuilder::tileCoords(Value t) {
-  // Column-major raster: consecutive blocks share the BN x K panel of B.
+  // Grouped raster (as Triton and CUTLASS do): bands of kRasterGroup row
+  // tiles, rows fastest inside a band, so that the blocks running at once
+  // share a few A panels and a few B panels and both stay in L2.
   Value batchIndex = divU(t, tilesPerBatch);
   Value rest = remU(t, tilesPerBatch);
-  Value row0 = mul(remU(rest, tilesM), i32(c.blockM));
-  Value col0 = mul(divU(rest, tilesM), i32(c.blockN));
+  Value bandTiles = mul(tilesN, i32(gabi::kRasterGroup));
+  Value firstRow = mul(divU(rest, bandTiles), i32(gabi::kRasterGroup));
+  Value bandRows =
+      arith::MinUIOp::create(b, sub(tilesM, firstRow), i32(gabi::kRasterGroup));
+  Value inBand = remU(rest, bandTiles);
+  Value row0 = mul(add(firstRow, remU(inBand, bandRows)), i32(c.blockM));
+  Value col0 = mul(divU(inBand, bandRows), i32(c.blockN));
   return {batchIndex, row0, col0};
 }
 
@@ -351,6 +365,10 @@ void GemmKernelBuilder::buildConsumer() {
         return {loop[1], loop[2], amax};
       });
 
+  if (c.tmaStore)
+    ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
+    });
   if (!c.amax)
     return;
   // Warp butterfly max, then one atomic per warp on the f32 bits (valid
@@ -372,6 +390,9 @@ void GemmKernelBuilder::buildConsumer() {
 Value GemmKernelBuilder::epilogue(Value accumulator, Value t, Value consumer,
                                   Value amax) {
   auto [batchIndex, tileRow, tileCol] = tileCoords(t);
+  if (c.tmaStore)
+    return tmaStoreEpilogue(accumulator, batchIndex, tileRow, tileCol,
+                            consumer, amax);
   // wgmma m64nN f32 fragment: warp w of the warpgroup holds rows
   // 16w + lane/4 (+8), columns 8j + 2(lane%4) (+1).
   Value row0 = add(add(tileRow, mul(consumer, i32(64))),
@@ -392,19 +413,63 @@ Value GemmKernelBuilder::epilogue(Value accumulator, Value t, Value consumer,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value a = amax;
-    storeResults(accumulator, batchIndex, row0, col0, scale, a, false);
+    storeResults(accumulator, batchIndex, row0, col0, scale, a, Store::Pairs);
     scf::YieldOp::create(b, a);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     Value e = amax;
-    storeResults(accumulator, batchIndex, row0, col0, scale, e, true);
+    storeResults(accumulator, batchIndex, row0, col0, scale, e,
+                 Store::Predicated);
     scf::YieldOp::create(b, e);
   }
   return ifOp.getResult(0);
 }
 
+Value GemmKernelBuilder::tmaStoreEpilogue(Value accumulator, Value batchIndex,
+                                          Value tileRow, Value tileCol,
+                                          Value consumer, Value amax) {
+  Value groupRow = add(tileRow, mul(consumer, i32(64)));
+  Value row0 = add(groupRow,
+                   add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
+  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  Value scale = arith::MulFOp::create(
+      b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
+      LLVM::LoadOp::create(b, b.getF32Type(), rhsScale, 4));
+  int64_t tileBytes = 64 * c.blockN * gabi::bytes(c.out);
+  staging = gepBytes(smem, add(i32(c.stagingOffset()),
+                               mul(consumer, i32(tileBytes))));
+  stagedRow = groupRow;
+  stagedCol = tileCol;
+  Value elected = cmp(arith::CmpIPredicate::eq, tid, i32(0));
+  // Named barrier of this warpgroup only (0 is the block's).
+  auto syncGroup = [&] {
+    NVVM::BarrierOp::create(b, Type(), add(consumer, i32(1)),
+                            i32(gabi::kWarpgroup),
+                            NVVM::BarrierReductionAttr(), Value());
+  };
+  // The previous tile's TMA store must be done reading the staging tile.
+  ifThen(elected, [&] {
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+  });
+  syncGroup();
+  storeResults(accumulator, batchIndex, row0, col0, scale, amax,
+               Store::Staged);
+  // The generic-proxy writes become visible to the TMA unit (async proxy).
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  syncGroup();
+  ifThen(elected, [&] {
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        b, tmOut, staging, ValueRange{tileCol, groupRow, batchIndex}, Value(),
+        NVVM::TMAStoreMode::TILE, Value());
+    NVVM::CpAsyncBulkCommitGroupOp::create(b);
+  });
+  return amax;
+}
+
 void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
                                      Value row0, Value col0, Value scale,
-                                     Value &amax, bool predicated) {
+                                     Value &amax, Store mode) {
   Type outType = elemType(ctx, c.out);
   Type biasType = elemType(ctx, c.bias);
   Value batchRow = mul(batchIndex, m);
@@ -449,7 +514,14 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
           arith::MulIOp::create(b, zext64(add(batchRow, row)), zext64(n)),
           zext64(col));
       Value address = gep(out, outType, index);
-      if (!predicated) {
+      if (mode == Store::Staged) {
+        // Row-major 64 x BN tile of this warpgroup; TMA clips the edges,
+        // the amax must skip them.
+        Value local = add(mul(sub(row, stagedRow), i32(c.blockN)),
+                          sub(col, stagedCol));
+        address = gep(staging, outType, local);
+      }
+      if (mode != Store::Predicated) {
         auto bitsOf = [&](Value x) {
           return arith::ExtUIOp::create(
               b, pairType, arith::BitcastOp::create(b, bitsType, x));
@@ -461,9 +533,15 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
                                       b, b.getIntegerAttr(pairType, outBits))));
         LLVM::StoreOp::create(b, pair, address, 2 * outBits / 8);
         if (c.amax)
-          for (Value r : results)
-            amax = arith::MaxNumFOp::create(
-                b, amax, math::AbsFOp::create(b, widen(r)));
+          for (int e = 0; e < 2; ++e) {
+            Value magnitude = math::AbsFOp::create(b, widen(results[e]));
+            if (mode == Store::Staged)
+              magnitude = select(
+                  andI(rowOk, cmp(arith::CmpIPredicate::ult,
+                                  add(col, i32(e)), n)),
+                  magnitude, f32(0.0f));
+            amax = arith::MaxNumFOp::create(b, amax, magnitude);
+          }
         continue;
       }
       for (int e = 0; e < 2; ++e) {
@@ -490,6 +568,7 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   auto args = entry->getArguments();
   tmA = args[gabi::kTensorMapA];
   tmB = args[gabi::kTensorMapB];
+  tmOut = args[gabi::kTensorMapOut];
   out = args[gabi::kOut];
   lhsScale = args[gabi::kLhsScaleInv];
   rhsScale = args[gabi::kRhsScaleInv];
@@ -563,7 +642,8 @@ mlir::fp8::getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
   auto generic = LLVM::LLVMPointerType::get(ctx);
   auto global = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   SmallVector<Type> params(gabi::kNumParams, b.getI32Type());
-  params[gabi::kTensorMapA] = params[gabi::kTensorMapB] = generic;
+  params[gabi::kTensorMapA] = params[gabi::kTensorMapB] =
+      params[gabi::kTensorMapOut] = generic;
   for (unsigned p : {gabi::kOut, gabi::kLhsScaleInv, gabi::kRhsScaleInv,
                      gabi::kBias, gabi::kAmax})
     params[p] = global;
@@ -578,7 +658,8 @@ mlir::fp8::getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
                 b.getI32IntegerAttr(1));
   // CUtensorMaps are __grid_constant__ kernel parameters: passed by value,
   // read by TMA from the parameter space.
-  for (unsigned p : {gabi::kTensorMapA, gabi::kTensorMapB}) {
+  for (unsigned p :
+       {gabi::kTensorMapA, gabi::kTensorMapB, gabi::kTensorMapOut}) {
     func.setArgAttr(p, LLVM::LLVMDialect::getByValAttrName(),
                     TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
     func.setArgAttr(p, LLVM::LLVMDialect::getAlignAttrName(),
@@ -723,6 +804,9 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
         config.bias = getElem(op.getBias().getType().getElementType());
       config.amax = static_cast<bool>(op.getResultAmax());
       config.promote = promote;
+      int64_t n = resultType.getDimSize(rank - 1);
+      config.tmaStore = tmaStore && !ShapedType::isDynamic(n) &&
+                        gabi::canTmaStore(config.out, n);
       // Unknown extents count as large.
       auto extent = [](int64_t d) {
         return ShapedType::isDynamic(d) ? int64_t(1) << 30 : d;

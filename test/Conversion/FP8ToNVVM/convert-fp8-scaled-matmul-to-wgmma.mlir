@@ -1,5 +1,6 @@
 // RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma -split-input-file | FileCheck %s
 // RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma=promote=1 -split-input-file | FileCheck %s --check-prefix=PROMOTE
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma=tma-store=1 -split-input-file | FileCheck %s --check-prefix=TMA
 
 // The forward GEMM (rhs [N, K], transpose_rhs) is the natural layout: the op
 // stays and names its kernel; 128x256 tiles for a large N.
@@ -32,6 +33,19 @@
 // PROMOTE-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // PROMOTE: nvvm.wgmma.wait.group.sync.aligned 0
 // PROMOTE: arith.addf
+// TMA-store epilogue: the staged tile is written, fenced for the async
+// proxy, and stored by one thread; fewer stages make room for it.
+// TMA: llvm.func @scaled_matmul_e4m3_e4m3_bf16_tmastore_128x256x128_s3(
+// TMA: nvvm.cp.async.bulk.wait_group 0 {read}
+// TMA: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// TMA: llvm.store {{.*}} : i32, !llvm.ptr<3>
+// TMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// TMA: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// TMA: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[
+// TMA: nvvm.cp.async.bulk.commit.group
+// TMA: nvvm.cp.async.bulk.wait_group 0
+// TMA-NOT: {read}
+// TMA-LABEL: func.func @forward
 func.func @forward(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<14336x4096xf8E4M3FN>, %sx: f32, %sw: f32) -> tensor<4096x14336xbf16> {
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<14336x4096xf8E4M3FN> -> tensor<4096x14336xbf16>
   return %y : tensor<4096x14336xbf16>
@@ -70,6 +84,9 @@ func.func @wgrad(%x: tensor<40x64xf32>, %w: tensor<200x40xf8E4M3FN>, %s: f32, %b
 // Batched lhs, shared weight, dynamic shapes: one generic kernel.
 // CHECK-LABEL: func.func @batched
 // CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f16_128x256x128_s4
+// A dynamic N cannot promise 16-byte result rows: registers store it.
+// TMA-LABEL: func.func @batched
+// TMA: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f16_128x256x128_s4
 func.func @batched(%x: tensor<?x?x1024xf8E4M3FN>, %w: tensor<?x1024xf8E4M3FN>, %s: f32) -> tensor<?x?x?xf16> {
   %y = fp8.scaled_matmul %x, %w scales %s, %s {transpose_rhs} : tensor<?x?x1024xf8E4M3FN>, tensor<?x1024xf8E4M3FN> -> tensor<?x?x?xf16>
   return %y : tensor<?x?x?xf16>

@@ -11,11 +11,17 @@
 // RUN: %python %fp8_src_root/scripts/extract-ptx.py %t.p.mlir %t.p
 // RUN: %ptxas -arch=sm_90a %t.p.fp8_gemm_kernels.ptx -o %t.p.cubin 2>&1 | count 0
 // RUN: %ptxas -arch=sm_90a -v %t.p.fp8_gemm_kernels.ptx -o %t.p.cubin 2>&1 | tee %t.p.ptxas.txt | FileCheck %s --check-prefix=PROMOTE
+// The same with the TMA-store epilogue.
+// RUN: fp8-opt %s --fp8-lower-gemm-to-nvvm=tma-store=1 -o %t.t.mlir
+// RUN: %python %fp8_src_root/scripts/extract-ptx.py %t.t.mlir %t.t
+// RUN: FileCheck %s --check-prefix=PTX-TMA < %t.t.fp8_gemm_kernels.ptx
+// RUN: %ptxas -arch=sm_90a %t.t.fp8_gemm_kernels.ptx -o %t.t.cubin 2>&1 | count 0
+// RUN: %ptxas -arch=sm_90a -v %t.t.fp8_gemm_kernels.ptx -o %t.t.cubin 2>&1 | tee %t.t.ptxas.txt | FileCheck %s --check-prefix=TMASTORE
 // The pipeline itself makes a cubin when given the toolkit.
 // RUN: fp8-opt %s --fp8-lower-gemm-to-nvvm="format=bin toolkit=%cuda_toolkit" | FileCheck %s --check-prefix=BIN
 // ptxas -v, for the record (registers at launch; setmaxnreg then gives the
 // producer 40 and the consumers 232):
-// RUN: cat %t.ptxas.txt %t.p.ptxas.txt
+// RUN: cat %t.ptxas.txt %t.p.ptxas.txt %t.t.ptxas.txt
 
 // No spills, no stack, in any variant (wgmma accumulators live in registers).
 // CHECK-NOT: warning
@@ -34,6 +40,25 @@
 // PROMOTE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_promote_128x128x128_s7' for 'sm_90a'
 // PROMOTE-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_promote_64x128x128_s8' for 'sm_90a'
 // PROMOTE-NOT: {{[1-9][0-9]* bytes spill}}
+
+// TMASTORE-NOT: warning
+// TMASTORE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_tmastore_128x256x128_s3' for 'sm_90a'
+// TMASTORE-DAG: Compiling entry function 'scaled_matmul_e4m3_e5m2_f32_tmastore_128x128x128_s5' for 'sm_90a'
+// TMASTORE-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_tmastore_64x128x128_s8' for 'sm_90a'
+// TMASTORE-NOT: {{[1-9][0-9]* bytes spill}}
+
+// The result tile goes registers -> shared memory -> TMA store, guarded by
+// the warpgroup's named barrier and the bulk-group waits.
+// PTX-TMA: .param .align 64 .b8 scaled_matmul_{{.*}}_param_12[128]
+// PTX-TMA-DAG: cp.async.bulk.wait_group.read 0;
+// PTX-TMA-DAG: bar.sync {{%r[0-9]+|1}}, 128;
+// PTX-TMA-DAG: st.shared.b32
+// PTX-TMA-DAG: st.shared.b64
+// PTX-TMA-DAG: fence.proxy.async.shared::cta;
+// PTX-TMA-DAG: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
+// PTX-TMA-DAG: cp.async.bulk.commit_group;
+// PTX-TMA-DAG: cp.async.bulk.wait_group 0;
+// PTX-TMA-NOT: st.global.b32
 
 // BIN: gpu.binary @fp8_gemm_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, {{.*}}bin = "\7FELF
 

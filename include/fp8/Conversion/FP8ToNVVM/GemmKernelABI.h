@@ -21,6 +21,10 @@
 //   5 bias         device pointer (N elements) or 0 when the kernel has none
 //   6 amax         device pointer to one f32, zeroed before the launch, or 0
 //   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32
+//  12 tmOut CUtensorMap of the result, read only by `_tmastore` kernels:
+//           UINT16 (bf16/f16) or UINT32 (f32), 3-D {N, M, batch}, strides
+//           {N, N * M} elements in bytes, box {BN, 64, 1}, no swizzle; N
+//           times the element size must be a multiple of 16 bytes
 // Grid: persistentGridSize(); block: threads(); dynamic shared memory:
 // sharedBytes() (needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
 // The pitch of A and B rows must be a multiple of 16 bytes (a TMA rule); a
@@ -57,6 +61,7 @@ enum Param : unsigned {
   kK,
   kBatch,
   kRhsBatched,
+  kTensorMapOut,
   kNumParams
 };
 
@@ -92,6 +97,11 @@ inline constexpr int kWarpgroup = 128;
 /// Registers after setmaxnreg: the producer only issues TMA copies.
 inline constexpr int kProducerRegisters = 40;
 inline constexpr int kConsumerRegisters = 232;
+/// Row tiles per band of the persistent tile order: tile t of a batch is
+/// row tile first + (t % span) % rows, column tile (t % span) / rows, with
+/// span = kRasterGroup * tilesN, first = t / span * kRasterGroup and rows =
+/// min(tilesM - first, kRasterGroup).
+inline constexpr int kRasterGroup = 8;
 /// Usable shared memory of an H100/H200 block (227 KiB).
 inline constexpr int kMaxSharedBytes = 227 * 1024;
 /// Slack to align the dynamic shared memory base to 1024 bytes (the
@@ -105,14 +115,24 @@ struct GemmConfig {
   /// Add the wgmma partial sums of every BK block (4 wgmma k32) into a
   /// separate f32 accumulator.
   bool promote = false;
+  /// Stage each consumer's 64 x BN result tile in shared memory and store
+  /// it with TMA (edges clipped by TMA) instead of from the registers.
+  bool tmaStore = false;
   int blockM = 128, blockN = 128, stages = 6;
 
   int consumers() const { return blockM / 64; }
   int threads() const { return kWarpgroup * (1 + consumers()); }
   int stageBytes() const { return (blockM + blockN) * kBlockK; }
-  /// Tiles, then the full and empty mbarriers (8 bytes each per stage).
+  /// Tiles, then the full and empty mbarriers (8 bytes each per stage),
+  /// then, with tmaStore, one 64 x BN result tile per consumer.
+  int barrierEnd() const { return stages * stageBytes() + 16 * stages; }
+  int stagingOffset() const { return (barrierEnd() + 127) / 128 * 128; }
+  int epilogueBytes() const {
+    return tmaStore ? consumers() * 64 * blockN * bytes(out) : 0;
+  }
   int sharedBytes() const {
-    return kAlignSlack + stages * stageBytes() + 16 * stages;
+    return kAlignSlack +
+           (tmaStore ? stagingOffset() + epilogueBytes() : barrierEnd());
   }
   std::string name() const {
     std::string s = std::string("scaled_matmul_") + tag(lhs) + "_" + tag(rhs) +
@@ -123,6 +143,8 @@ struct GemmConfig {
       s += "_amax";
     if (promote)
       s += "_promote";
+    if (tmaStore)
+      s += "_tmastore";
     s += "_" + std::to_string(blockM) + "x" + std::to_string(blockN) + "x" +
          std::to_string(kBlockK) + "_s" + std::to_string(stages);
     return s;
@@ -132,14 +154,24 @@ struct GemmConfig {
 /// Tile shape by problem shape: 64-row tiles (one consumer warpgroup) when
 /// the rows per batch fit in 64, 128x128 otherwise; 128x256 when N is large
 /// and there is no promotion (the second accumulator would not fit in the
-/// registers). Then as many pipeline stages as shared memory allows, 8 at
-/// most.
+/// registers) nor an f32 result staged for a TMA store (128 KiB). Then as
+/// many pipeline stages as shared memory allows, 8 at most.
 inline GemmConfig selectTiles(GemmConfig c, int64_t m, int64_t n) {
   c.blockM = m <= 64 ? 64 : 128;
-  c.blockN = (!c.promote && c.blockM == 128 && n >= 4096) ? 256 : 128;
-  c.stages = std::min<int>(
-      8, (kMaxSharedBytes - kAlignSlack) / (c.stageBytes() + 16));
+  c.blockN = (!c.promote && c.blockM == 128 && n >= 4096 &&
+              !(c.tmaStore && c.out == Elem::F32))
+                 ? 256
+                 : 128;
+  int staging = c.tmaStore ? c.epilogueBytes() + 128 : 0;
+  c.stages = std::min<int>(8, (kMaxSharedBytes - kAlignSlack - staging) /
+                                  (c.stageBytes() + 16));
   return c;
+}
+
+/// Whether a result with rows of N elements can be stored with TMA (16-byte
+/// global strides).
+inline bool canTmaStore(Elem out, int64_t n) {
+  return (n * bytes(out)) % 16 == 0;
 }
 
 inline int64_t numTiles(const GemmConfig &c, int64_t batch, int64_t m,
