@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Quick start, command 1: set up, build, and show the FP8 rewrite of a bundled
-# transformer block (examples/llama-ffn-block.mlir).
+# Quick start, command 1: set up, build, show the FP8 rewrite of a bundled
+# transformer block (examples/llama-ffn-block.mlir), then run it as written
+# and in FP8 on the CPU and compare.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 
-"$root/scripts/build.sh" fp8-opt
+"$root/scripts/build.sh" fp8-opt fp8-run
 example="$root/examples/llama-ffn-block.mlir"
 report="$build/llama-ffn-block.fp8-report.json"
 echo "== fp8-opt --fp8-pipeline on $example"
@@ -13,3 +14,7 @@ echo "== fp8-opt --fp8-pipeline on $example"
   --fp8-pipeline="history=16 remarks report=$report"
 echo "== decisions and totals: $report"
 grep -E '"(decision|reason|fp8_flop_share|operand_bytes_saved)"' "$report"
+# Weights with the usual 1/sqrt(fan-in) scale; three steps of delayed scaling.
+echo "== fp8-run: the block as written vs. its FP8 version, same inputs"
+"$build/bin/fp8-run" "$example" --fp8-pipeline="history=16" --steps=3 \
+  --arg=2:normal:0.125 --arg=3:normal:0.125 --arg=4:normal:0.088
