@@ -47,13 +47,14 @@ struct FP8ImportTosaPass : fp8::impl::FP8ImportTosaBase<FP8ImportTosaPass> {
   }
 
   void runOnOperation() override {
-    bool hasTosa = getOperation()
-                       ->walk([](Operation *op) {
-                         return isa<tosa::TosaDialect>(op->getDialect())
-                                    ? WalkResult::interrupt()
-                                    : WalkResult::advance();
-                       })
-                       .wasInterrupted();
+    bool hasTosa =
+        getOperation()
+            ->walk([](Operation *op) {
+              return isa_and_present<tosa::TosaDialect>(op->getDialect())
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted();
     if (!hasTosa)
       return markAllAnalysesPreserved();
     OpPassManager pm(ModuleOp::getOperationName());

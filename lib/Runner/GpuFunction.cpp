@@ -197,7 +197,7 @@ GpuFunction::compile(ModuleOp module, StringRef name, std::string &error) {
   // fp8-lower-to-nvvm leaves a function without fp8 ops as it is.
   bool usesFP8 = false;
   func.walk([&](Operation *op) {
-    if (isa<FP8Dialect>(op->getDialect()))
+    if (isa_and_present<FP8Dialect>(op->getDialect()))
       usesFP8 = true;
   });
   if (!usesFP8) {

@@ -11,6 +11,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -229,12 +230,18 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
                 .str();
     return failure();
   }
-  HostTensor tensor(elementType, shape);
+  // Checked before anything is allocated: the header's shape is untrusted
+  // and its element count may overflow.
   StringRef payload = data.drop_front(headerStart + headerLength);
-  if (payload.size() < static_cast<size_t>(tensor.getNumElements()) * width) {
+  int64_t payloadBytes = width;
+  bool overflow = false;
+  for (int64_t size : shape)
+    overflow |= llvm::MulOverflow(payloadBytes, size, payloadBytes);
+  if (overflow || payload.size() < static_cast<uint64_t>(payloadBytes)) {
     error = ("'" + path + "': fewer elements than its shape says").str();
     return failure();
   }
+  HostTensor tensor(elementType, shape);
   Builder builder(elementType.getContext());
   Type fileType = kind == 'i' ? Type(builder.getIntegerType(width * 8))
                   : width == 2 ? Type(builder.getF16Type())
@@ -437,6 +444,11 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
     Type type = argTypes[index];
     auto tensorType = dyn_cast<RankedTensorType>(type);
     if (!tensorType) {
+      if (input.getElementType() != type || !input.getShape().empty()) {
+        error = "argument #" + std::to_string(index) +
+                " does not match the function's type";
+        return failure();
+      }
       std::memcpy(&scalars[index], input.data(), input.getElementBytes());
       params.push_back(&scalars[index]);
       continue;

@@ -39,6 +39,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -111,7 +112,6 @@ struct QuantizeProbe {
   std::string name;
   std::string global;
 };
-} // namespace
 
 /// While alive, the process's stdout is its stderr: what the compiled
 /// functions print themselves (buddy-mlir's timers, printMemref) must not mix
@@ -138,6 +138,7 @@ public:
 private:
   int saved;
 };
+} // namespace
 
 static int fail(const Twine &message) {
   llvm::errs() << "fp8-run: error: " << message << "\n";
@@ -304,6 +305,11 @@ static llvm::StringMap<RankedTensorType> findScalingState(ModuleOp module) {
   return state;
 }
 
+/// The generators' scales: a standard deviation or a bound.
+static bool isPositiveFinite(double value) {
+  return std::isfinite(value) && value > 0;
+}
+
 static FailureOr<SmallVector<HostTensor>>
 makeInputs(FunctionType signature, unsigned step) {
   Distribution dist = *parseDistribution(distribution);
@@ -320,9 +326,11 @@ makeInputs(FunctionType signature, unsigned step) {
     double argScale = scale;
     if (index.getAsInteger(10, i) || source.empty() ||
         i >= signature.getNumInputs() ||
-        (!scaleText.empty() && scaleText.getAsDouble(argScale))) {
-      fail("bad --arg '" + spec + "' (expected INDEX:DIST[:SCALE] or "
-           "INDEX:file.npy with INDEX < " +
+        (!scaleText.empty() &&
+         (scaleText.getAsDouble(argScale) || !isPositiveFinite(argScale)))) {
+      fail("bad --arg '" + spec +
+           "' (expected INDEX:DIST[:SCALE] with "
+           "SCALE > 0, or INDEX:file.npy, with INDEX < " +
            std::to_string(signature.getNumInputs()) + ")");
       return failure();
     }
@@ -343,9 +351,13 @@ makeInputs(FunctionType signature, unsigned step) {
     auto tensorType = dyn_cast<RankedTensorType>(type);
     Type elementType = tensorType ? tensorType.getElementType() : type;
     SmallVector<int64_t> shape;
+    int64_t bytes = 8;
+    bool tooLarge = false;
     if (tensorType)
-      for (int64_t size : tensorType.getShape())
+      for (int64_t size : tensorType.getShape()) {
         shape.push_back(ShapedType::isDynamic(size) ? dynamicSize : size);
+        tooLarge |= llvm::MulOverflow(bytes, shape.back(), bytes);
+      }
     Distribution argDist = dist;
     double argScale = scale;
     if (auto it = overrides.find(index); it != overrides.end()) {
@@ -375,6 +387,12 @@ makeInputs(FunctionType signature, unsigned step) {
         return failure();
       }
       argDist = *parsed;
+    }
+    if (tooLarge) {
+      fail("argument #" + std::to_string(index) + " of type " +
+           llvm::formatv("{0}", type).str() + " is too large with " +
+           "--dynamic-size=" + std::to_string(dynamicSize));
+      return failure();
     }
     HostTensor tensor(elementType, shape);
     fill(tensor, argDist, argScale, integerRange, rng);
@@ -406,6 +424,10 @@ int main(int argc, char **argv) {
     return fail("unknown --device '" + device + "' (expected cpu or cuda)");
   if (steps == 0)
     return fail("--steps must be at least 1");
+  if (!isPositiveFinite(scale))
+    return fail("--scale must be a positive number");
+  if (dynamicSize < 0)
+    return fail("--dynamic-size must not be negative");
 
   SmallVector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
   if (libs.empty())

@@ -87,24 +87,41 @@ static SmallVector<utils::IteratorType> getParallelIterators(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
 }
 
-/// `input` converted element-wise to f32 (exact from FP8, bf16 and f16).
-static Value widenTensorToF32(OpBuilder &builder, Location loc, Value input) {
-  auto type = cast<RankedTensorType>(input.getType());
-  if (type.getElementType().isF32())
-    return input;
-  int64_t rank = type.getRank();
-  Value empty =
-      tensor::EmptyOp::create(builder, loc,
-                              tensor::getMixedSizes(builder, loc, input),
-                              builder.getF32Type());
-  auto widen = linalg::GenericOp::create(
+/// A parallel linalg.generic applying `body` to each element of `input`,
+/// into a new tensor of the same sizes and element type `elementType`.
+static Value
+createElementwiseMap(OpBuilder &builder, Location loc, Value input,
+                     Type elementType,
+                     function_ref<Value(OpBuilder &, Location, Value)> body) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  Value empty = tensor::EmptyOp::create(
+      builder, loc, tensor::getMixedSizes(builder, loc, input), elementType);
+  auto map = linalg::GenericOp::create(
       builder, loc, empty.getType(), input, empty,
       SmallVector<AffineMap>(2, builder.getMultiDimIdentityMap(rank)),
       getParallelIterators(rank),
-      [](OpBuilder &b, Location l, ValueRange args) {
-        linalg::YieldOp::create(b, l, widenToF32(b, l, args[0]));
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, body(b, l, args[0]));
       });
-  return widen.getResult(0);
+  return map.getResult(0);
+}
+
+/// The verifiers accept a result whose shape is only compatible with the
+/// input's (`?` against a static size); the lowering builds the input's type
+/// and casts to the declared one.
+static Value castToType(OpBuilder &builder, Location loc, Value value,
+                        Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(builder, loc, type, value);
+}
+
+/// `input` converted element-wise to f32 (exact from FP8, bf16 and f16).
+static Value widenTensorToF32(OpBuilder &builder, Location loc, Value input) {
+  if (cast<RankedTensorType>(input.getType()).getElementType().isF32())
+    return input;
+  return createElementwiseMap(builder, loc, input, builder.getF32Type(),
+                              widenToF32);
 }
 
 /// max(|x|) over every element of `input`, NaN ignored, from 0: the order-free
@@ -365,18 +382,13 @@ struct QuantizeOpLowering : OpConversionPattern<QuantizeOp> {
     Value scale = adaptor.getScale();
     RankedTensorType resultType = op.getResult().getType();
     auto float8Type = cast<FloatType>(resultType.getElementType());
-    int64_t rank = resultType.getRank();
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input), float8Type);
-    auto quantize = linalg::GenericOp::create(
-        rewriter, loc, resultType, input, empty,
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
-        getParallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          linalg::YieldOp::create(
-              b, l, createQuantizedElement(b, l, args[0], scale, float8Type));
+    Value quantized = createElementwiseMap(
+        rewriter, loc, input, float8Type,
+        [&](OpBuilder &b, Location l, Value element) {
+          return createQuantizedElement(b, l, element, scale, float8Type);
         });
-    SmallVector<Value> results = {quantize.getResult(0)};
+    SmallVector<Value> results = {
+        castToType(rewriter, loc, quantized, resultType)};
     if (op.getAmax())
       results.push_back(createAmax(rewriter, loc, input));
     rewriter.replaceOp(op, results);
@@ -395,19 +407,14 @@ struct DequantizeOpLowering : OpConversionPattern<DequantizeOp> {
     Value scaleInv = adaptor.getScaleInv();
     RankedTensorType resultType = op.getResult().getType();
     Type elementType = resultType.getElementType();
-    int64_t rank = resultType.getRank();
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input), elementType);
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, resultType, input, empty,
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
-        getParallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value value =
-              arith::MulFOp::create(b, l, widenToF32(b, l, args[0]), scaleInv);
-          linalg::YieldOp::create(b, l,
-                                  narrowFromF32(b, l, value, elementType));
-        });
+    Value dequantized =
+        createElementwiseMap(rewriter, loc, input, elementType,
+                             [&](OpBuilder &b, Location l, Value element) {
+                               Value value = arith::MulFOp::create(
+                                   b, l, widenToF32(b, l, element), scaleInv);
+                               return narrowFromF32(b, l, value, elementType);
+                             });
+    rewriter.replaceOp(op, castToType(rewriter, loc, dequantized, resultType));
     return success();
   }
 };
@@ -437,8 +444,7 @@ struct CastTransposeOpLowering : OpConversionPattern<CastTransposeOp> {
     AffineMap identity = AffineMap::get(2, 0, {d0, d1}, context);
     AffineMap transposed = AffineMap::get(2, 0, {d1, d0}, context);
     auto cast = linalg::GenericOp::create(
-        rewriter, loc,
-        TypeRange{op.getResult().getType(), op.getTransposed().getType()},
+        rewriter, loc, TypeRange{empty.getType(), emptyTransposed.getType()},
         input, ValueRange{empty, emptyTransposed},
         SmallVector<AffineMap>{identity, identity, transposed},
         getParallelIterators(2),
@@ -446,7 +452,10 @@ struct CastTransposeOpLowering : OpConversionPattern<CastTransposeOp> {
           Value code = createQuantizedElement(b, l, args[0], scale, float8Type);
           linalg::YieldOp::create(b, l, ValueRange{code, code});
         });
-    SmallVector<Value> results = {cast.getResult(0), cast.getResult(1)};
+    SmallVector<Value> results = {
+        castToType(rewriter, loc, cast.getResult(0), op.getResult().getType()),
+        castToType(rewriter, loc, cast.getResult(1),
+                   op.getTransposed().getType())};
     if (op.getAmax())
       results.push_back(createAmax(rewriter, loc, input));
     rewriter.replaceOp(op, results);
@@ -537,7 +546,7 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
     Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, elementType);
     bool hasBias = static_cast<bool>(adaptor.getBias());
     auto epilogue = linalg::GenericOp::create(
-        rewriter, loc, resultType, inputs, empty, maps,
+        rewriter, loc, empty.getType(), inputs, empty, maps,
         getParallelIterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value value = arith::MulFOp::create(b, l, args[0], scale);
@@ -547,7 +556,8 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
                                   narrowFromF32(b, l, value, elementType));
         });
 
-    SmallVector<Value> results = {epilogue.getResult(0)};
+    SmallVector<Value> results = {
+        castToType(rewriter, loc, epilogue.getResult(0), resultType)};
     if (op.getResultAmax())
       results.push_back(createAmax(rewriter, loc, epilogue.getResult(0)));
     rewriter.replaceOp(op, results);

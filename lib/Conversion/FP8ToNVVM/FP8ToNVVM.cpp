@@ -832,7 +832,7 @@ LogicalResult HostLowering::checkSupported() {
       return op.emitOpError()
              << "has no GPU lowering yet (the Hopper wgmma GEMM is issue 7); "
                 "use fp8-lower-to-cpu for reference runs";
-    if (isa<FP8Dialect>(op.getDialect()) || isa<func::ReturnOp>(op))
+    if (isa_and_present<FP8Dialect>(op.getDialect()) || isa<func::ReturnOp>(op))
       continue;
     if (auto constant = dyn_cast<arith::ConstantOp>(op))
       if (constant.getType().isF32())
@@ -919,8 +919,7 @@ Value HostLowering::elementwiseGrid(Value n) {
   return arith::MinUIOp::create(*b, grid, constIndex(abi::kMaxGridSize));
 }
 
-/// The dynamic sizes of a buffer shaped like `like` (dims swapped when
-/// `transposed`).
+/// The indices of the dynamic dimensions of `type`.
 static SmallVector<int64_t> dynamicDims(ShapedType type) {
   SmallVector<int64_t> result;
   for (int64_t d = 0; d < type.getRank(); ++d)
@@ -1164,7 +1163,7 @@ struct ConvertFP8ToNVVMPass
         continue;
       bool usesFP8 = false;
       func.walk([&](Operation *op) {
-        if (isa<FP8Dialect>(op->getDialect()))
+        if (isa_and_present<FP8Dialect>(op->getDialect()))
           usesFP8 = true;
       });
       if (usesFP8)

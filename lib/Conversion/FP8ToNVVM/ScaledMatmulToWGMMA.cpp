@@ -763,6 +763,12 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     module.walk([&](ScaledMatmulOp op) { gemms.push_back(op); });
     if (gemms.empty())
       return;
+    if (!StringRef(chip.getValue()).starts_with("sm_90a")) {
+      module.emitError() << "the FP8 wgmma GEMM needs chip sm_90a (wgmma "
+                            "and setmaxnreg are sm_90a features), not '"
+                         << chip << "'";
+      return signalPassFailure();
+    }
     MLIRContext *ctx = &getContext();
 
     auto gpuModule =
@@ -782,12 +788,6 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
                                            builder.getArrayAttr({target}));
       module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                       builder.getUnitAttr());
-    }
-    if (!StringRef(chip.getValue()).starts_with("sm_90a")) {
-      module.emitError() << "the FP8 wgmma GEMM needs chip sm_90a (wgmma "
-                            "and setmaxnreg are sm_90a features), not '"
-                         << chip << "'";
-      return signalPassFailure();
     }
 
     for (ScaledMatmulOp op : gemms) {

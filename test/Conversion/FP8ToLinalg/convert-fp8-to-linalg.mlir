@@ -271,3 +271,35 @@ func.func @scaled_matmul_batch(%a: tensor<2x32x8xf8E4M3FN>, %b: tensor<32x16xf8E
       : tensor<2x32x8xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<2x8x16xf32>
   return %y : tensor<2x8x16xf32>
 }
+
+// -----
+
+// Results only compatible with the input's shape (`?` against a static size)
+// are built with the input's sizes and cast to the declared type.
+// CHECK-LABEL: func.func @compatible_shapes
+// CHECK-SAME: (%[[X:.+]]: tensor<?x4xf32>, %[[Y:.+]]: tensor<8x4xf32>, %[[A:.+]]: tensor<8x32xf8E4M3FN>, %[[B:.+]]: tensor<32x16xf8E4M3FN>, %[[S:.+]]: f32)
+// CHECK: %[[Q:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<?x4xf8E4M3FN>)
+// CHECK: %[[QC:.+]] = tensor.cast %[[Q]] : tensor<?x4xf8E4M3FN> to tensor<4x4xf8E4M3FN>
+// CHECK: %[[D:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4x4xf32>)
+// CHECK: %[[DC:.+]] = tensor.cast %[[D]] : tensor<4x4xf32> to tensor<?x?xf32>
+// CHECK: %[[CT:.+]]:2 = linalg.generic {{.+}} outs(%{{.+}}, %{{.+}} : tensor<8x4xf8E4M3FN>, tensor<4x8xf8E4M3FN>)
+// CHECK-DAG: %[[R:.+]] = tensor.cast %[[CT]]#0 : tensor<8x4xf8E4M3FN> to tensor<?x4xf8E4M3FN>
+// CHECK-DAG: %[[T:.+]] = tensor.cast %[[CT]]#1 : tensor<4x8xf8E4M3FN> to tensor<4x?xf8E4M3FN>
+// CHECK: %[[ACC:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK: %[[MM:.+]] = linalg.generic {{.+}} ins(%[[ACC]] : tensor<8x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK: %[[MMC:.+]] = tensor.cast %[[MM]] : tensor<8x16xf32> to tensor<?x16xf32>
+// CHECK: return %[[QC]], %[[DC]], %[[R]], %[[T]], %[[MMC]]
+func.func @compatible_shapes(%x: tensor<?x4xf32>, %y: tensor<8x4xf32>,
+                             %a: tensor<8x32xf8E4M3FN>,
+                             %b: tensor<32x16xf8E4M3FN>, %s: f32)
+    -> (tensor<4x4xf8E4M3FN>, tensor<?x?xf32>, tensor<?x4xf8E4M3FN>,
+        tensor<4x?xf8E4M3FN>, tensor<?x16xf32>) {
+  %q = fp8.quantize %x, %s : tensor<?x4xf32> -> tensor<4x4xf8E4M3FN>
+  %d = fp8.dequantize %q, %s : tensor<4x4xf8E4M3FN> -> tensor<?x?xf32>
+  %r, %t = fp8.cast_transpose %y, %s
+      : tensor<8x4xf32> -> tensor<?x4xf8E4M3FN>, tensor<4x?xf8E4M3FN>
+  %m = fp8.scaled_matmul %a, %b scales %s, %s
+      : tensor<8x32xf8E4M3FN>, tensor<32x16xf8E4M3FN> -> tensor<?x16xf32>
+  return %q, %d, %r, %t, %m : tensor<4x4xf8E4M3FN>, tensor<?x?xf32>,
+      tensor<?x4xf8E4M3FN>, tensor<4x?xf8E4M3FN>, tensor<?x16xf32>
+}

@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s --convert-fp8-to-nvvm -split-input-file -verify-diagnostics
+// RUN: fp8-opt %s --convert-fp8-to-nvvm -split-input-file -verify-diagnostics -allow-unregistered-dialect
 
 // The GEMM is issue 7: a located error, not a crash or a silent CPU path.
 func.func @gemm(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %s: f32) -> tensor<64x64xf32> {
@@ -46,4 +46,15 @@ func.func @branches(%x: tensor<16xf32>, %s: f32, %c: i1) -> f32 {
   return %a : f32
 ^b:
   return %s : f32
+}
+
+// -----
+
+// An op of an unregistered dialect has no dialect object: reported, not a
+// crash.
+func.func @unregistered(%x: tensor<4xf32>, %s: f32) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{'foo.bar' op cannot run in a function lowered by fp8-lower-to-nvvm}}
+  "foo.bar"() : () -> ()
+  %q = fp8.quantize %x, %s : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  return %q : tensor<4xf8E4M3FN>
 }

@@ -306,6 +306,9 @@ struct TruncFToFloat8 : OpConversionPattern<arith::TruncFOp> {
     if (std::optional<arith::RoundingMode> mode = op.getRoundingmode();
         mode && *mode != arith::RoundingMode::to_nearest_even)
       return rewriter.notifyMatchFailure(op, "only nearest-even rounding");
+    // Narrowing f64 to f32 first would round twice.
+    if (getElementTypeOrSelf(op.getIn().getType()).getIntOrFloatBitWidth() > 32)
+      return rewriter.notifyMatchFailure(op, "source wider than f32");
     if (!isExpandable(op.getType()))
       return rewriter.notifyMatchFailure(op, "dynamically shaped operand");
     rewriter.replaceOp(op, createTruncToFloat8(rewriter, op.getLoc(),
@@ -435,7 +438,7 @@ struct RebuildWithI8 : ConversionPattern {
     if (!hasFloat8Types(op) || isa<FunctionOpInterface>(op) ||
         op->getNumSuccessors() != 0)
       return failure();
-    if (isa_and_present<arith::ArithDialect, math::MathDialect>(
+    if (isa_and_present<arith::ArithDialect, math::MathDialect, FP8Dialect>(
             op->getDialect()) &&
         !isa<arith::SelectOp>(op))
       return rewriter.notifyMatchFailure(op, "computes on FP8 values");

@@ -111,7 +111,7 @@ void FP8VerifyPass::checkUsers(Value value) {
   if (!isFloat8(value.getType()))
     return;
   for (Operation *user : value.getUsers()) {
-    if (isa<FP8Dialect>(user->getDialect()) || isDataMovement(user))
+    if (isa_and_present<FP8Dialect>(user->getDialect()) || isDataMovement(user))
       continue;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
         linalgOp && linalg::isaContractionOpInterface(linalgOp))

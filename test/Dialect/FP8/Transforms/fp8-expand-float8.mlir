@@ -206,3 +206,22 @@ func.func @compute_on_fp8(%a: f8E4M3FN, %b: f8E4M3FN) -> f8E4M3FN {
   %c = arith.addf %a, %b : f8E4M3FN
   return %c : f8E4M3FN
 }
+
+// -----
+
+// fp8 ops compute on FP8 values too: convert-fp8-to-linalg comes first, and
+// they are reported rather than rebuilt with invalid i8 types.
+func.func @fp8_op(%x: tensor<4xf32>, %s: f32) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{failed to legalize operation 'fp8.quantize'}}
+  %q = fp8.quantize %x, %s : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  return %q : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// f64 through f32 would round twice; not expanded.
+func.func @trunc_from_f64(%x: f64) -> f8E5M2 {
+  // expected-error @+1 {{failed to legalize operation 'arith.truncf'}}
+  %q = arith.truncf %x : f64 to f8E5M2
+  return %q : f8E5M2
+}

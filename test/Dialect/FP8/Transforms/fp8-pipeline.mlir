@@ -66,3 +66,7 @@
 // EXAMPLE: math.rsqrt
 // EXAMPLE-COUNT-3: fp8.scaled_matmul {{.*}} {transpose_rhs} : tensor<16x{{64|128}}xf8E4M3FN>, tensor<{{64|128}}x{{64|128}}xf8E4M3FN> -> tensor<16x{{64|128}}xbf16>
 // EXAMPLE: arith.addf %{{.+}}, %{{.+}} : bf16
+
+// An op of an unregistered dialect is not TOSA (and not a crash).
+// RUN: echo '"foo.bar"() : () -> ()' | fp8-opt -allow-unregistered-dialect --fp8-pipeline | FileCheck %s --check-prefix=UNREGISTERED
+// UNREGISTERED: "foo.bar"() : () -> ()

@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -split-input-file -fp8-verify -verify-diagnostics | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-verify -verify-diagnostics -allow-unregistered-dialect | FileCheck %s
 
 // fp8-verify: IR that uses FP8 safely passes untouched (checked with
 // FileCheck); each pitfall is reported where it happens (checked with
@@ -334,4 +334,17 @@ func.func @many(%x: tensor<2x4xf32>, %s: f32) -> (tensor<2x4xf8E4M3FN>, tensor<2
   %w = arith.extf %q : tensor<2x4xf8E4M3FN> to tensor<2x4xf32>
   ml_program.global_store @state = %q : tensor<2x4xf8E4M3FN>
   return %sm, %w : tensor<2x4xf8E4M3FN>, tensor<2x4xf32>
+}
+
+// -----
+
+// An op of an unregistered dialect (no dialect object) is not known to be
+// FP8-safe: reported, not a crash.
+
+func.func @unregistered_user(%x: tensor<4xf32>, %s: f32) {
+  // expected-note @+1 {{FP8 value defined here}}
+  %q = fp8.quantize %x, %s : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  // expected-error @+1 {{FP8 value reaches a high-precision op, which must run in high precision}}
+  "foo.bar"(%q) : (tensor<4xf8E4M3FN>) -> ()
+  return
 }
