@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Pipelines/LowerGemmToNVVM.h"
+#include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -26,25 +27,7 @@ void mlir::fp8::buildLowerGemmToNVVMPipeline(
   convert.tmaStore = options.tmaStore;
   pm.addPass(createConvertFP8ScaledMatmulToWGMMA(convert));
 
-  // Not convert-gpu-to-nvvm: it would turn math.absf and arith.maxnumf into
-  // libdevice calls.
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createCanonicalizerPass());
-  kernels.addPass(createCSEPass());
-  kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(createConvertMathToLLVMPass());
-  kernels.addPass(createArithToLLVMConversionPass());
-  kernels.addPass(createConvertNVVMToLLVMPass());
-  // A module pass: it only finds control flow in the kernels.
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.nest<gpu::GPUModuleOp>().addPass(createReconcileUnrealizedCastsPass());
-
-  if (options.format == "llvm")
-    return;
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  binary.toolkitPath = options.toolkit;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  addKernelToBinaryPasses(pm, options.format, options.toolkit);
 }
 
 void mlir::fp8::registerLowerGemmToNVVMPipeline() {

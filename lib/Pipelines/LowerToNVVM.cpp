@@ -28,12 +28,19 @@ void mlir::fp8::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
+  addKernelToBinaryPasses(pm, options.format, options.toolkit);
+}
+
+void mlir::fp8::addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
+                                        StringRef toolkit) {
   // The kernels are llvm.funcs already: only their arith, math and scf
   // bodies remain. convert-gpu-to-nvvm is not used: it would turn
   // math.absf and arith.maxnumf into libdevice calls. The host functions
   // have no control flow, so convert-cf-to-llvm (a module pass) only
   // touches the kernels.
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createArithToLLVMConversionPass());
@@ -41,11 +48,11 @@ void mlir::fp8::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.nest<gpu::GPUModuleOp>().addPass(createReconcileUnrealizedCastsPass());
 
-  if (options.format == "llvm")
+  if (format == "llvm")
     return;
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  binary.toolkitPath = options.toolkit;
+  binary.compilationTarget = format.str();
+  binary.toolkitPath = toolkit.str();
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

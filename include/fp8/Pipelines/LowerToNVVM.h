@@ -40,6 +40,12 @@ void buildLowerToNVVMPipeline(OpPassManager &pm,
 /// Registers `fp8-lower-to-nvvm`.
 void registerLowerToNVVMPipeline();
 
+/// The tail shared by the NVVM pipelines: lowers the bodies of kernels that
+/// are already NVVM/LLVM functions to the LLVM dialect and, unless `format`
+/// is "llvm", serializes each gpu.module (format isa | bin | fatbin).
+void addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
+                             StringRef toolkit);
+
 } // namespace mlir::fp8
 
 #endif // FP8_PIPELINES_LOWERTONVVM_H
