@@ -59,13 +59,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
     parser.add_argument("--shape", required=True,
-                        help="dimensions separated by x, e.g. 16x32")
+                        help="dimensions separated by x, e.g. 16x32; "
+                        "'scalar' for a rank-0 array")
     parser.add_argument("--normal", nargs=2, metavar=("SEED", "STD"),
                         required=True)
     parser.add_argument("--set", action="append", default=[],
                         metavar="INDEX=VALUE")
     args = parser.parse_args()
-    shape = [int(d) for d in args.shape.split("x")]
+    shape = ([] if args.shape == "scalar"
+             else [int(d) for d in args.shape.split("x")])
     count = 1
     for d in shape:
         count *= d
