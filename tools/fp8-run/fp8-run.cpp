@@ -53,56 +53,58 @@ using namespace mlir::fp8;
 using namespace mlir::fp8::runner;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+static cl::OptionCategory runCategory("fp8-run options");
+
+static cl::opt<std::string> inputFile(cl::cat(runCategory), cl::Positional, cl::desc("<input.mlir>"),
                                       cl::Required);
 static cl::opt<std::string>
-    functionName("function", cl::desc("Function to run (default: the only "
+    functionName(cl::cat(runCategory), "function", cl::desc("Function to run (default: the only "
                                       "public function with a body)"));
 static cl::opt<std::string>
-    pipelineOptions("fp8-pipeline",
+    pipelineOptions(cl::cat(runCategory), "fp8-pipeline",
                     cl::desc("Options for fp8-pipeline, as in fp8-opt "
                              "(e.g. \"scaling=current format=e4m3\")"),
                     cl::init(""));
 static cl::opt<std::string>
-    distribution("dist",
+    distribution(cl::cat(runCategory), "dist",
                  cl::desc("Input generator: normal | uniform | outliers | "
                           "zeros"),
                  cl::init("normal"));
-static cl::opt<double> scale("scale",
+static cl::opt<double> scale(cl::cat(runCategory), "scale",
                              cl::desc("Generator scale (std dev, or bound)"),
                              cl::init(1.0));
 static cl::list<std::string>
-    argOverrides("arg", cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy for "
+    argOverrides(cl::cat(runCategory), "arg", cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy for "
                                  "one argument (repeatable)"));
-static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(42));
-static cl::opt<int64_t> integerRange("int-range",
+static cl::opt<uint64_t> seed(cl::cat(runCategory), "seed", cl::desc("Random seed"), cl::init(42));
+static cl::opt<int64_t> integerRange(cl::cat(runCategory), "int-range",
                                      cl::desc("Integer inputs are uniform in "
                                               "[0, N)"),
                                      cl::init(2));
-static cl::opt<int64_t> dynamicSize("dynamic-size",
+static cl::opt<int64_t> dynamicSize(cl::cat(runCategory), "dynamic-size",
                                     cl::desc("Size of every dynamic dimension"),
                                     cl::init(16));
-static cl::opt<unsigned> steps("steps",
+static cl::opt<unsigned> steps(cl::cat(runCategory), "steps",
                                cl::desc("Steps to run, carrying the "
                                         "delayed-scaling state"),
                                cl::init(1));
-static cl::opt<bool> sameInputs("same-inputs",
+static cl::opt<bool> sameInputs(cl::cat(runCategory), "same-inputs",
                                 cl::desc("Reuse step 0's inputs every step"));
-static cl::opt<int> spikeStep("spike-step",
+static cl::opt<int> spikeStep(cl::cat(runCategory), "spike-step",
                               cl::desc("Multiply the float inputs of this "
                                        "step by --spike-factor"),
                               cl::init(-1));
-static cl::opt<double> spikeFactor("spike-factor", cl::init(1000.0),
+static cl::opt<double> spikeFactor(cl::cat(runCategory), "spike-factor", cl::init(1000.0),
                                    cl::desc("See --spike-step"));
-static cl::opt<bool> json("json", cl::desc("Print JSON instead of a table"));
+static cl::opt<bool> json(cl::cat(runCategory), "json", cl::desc("Print JSON instead of a table"));
 static cl::opt<std::string>
-    device("device",
+    device(cl::cat(runCategory), "device",
            cl::desc("cpu | cuda: cuda also runs the FP8 version on the GPU "
                     "and checks it against the CPU run (FP8 bytes, amax and "
                     "scales bit-exact; exit 1 on a mismatch)"),
            cl::init("cpu"));
 static cl::list<std::string>
-    sharedLibs("shared-libs", cl::CommaSeparated,
+    sharedLibs(cl::cat(runCategory), "shared-libs", cl::CommaSeparated,
                cl::desc("Libraries providing external functions (default: "
                         "MLIR's runner utils)"));
 
@@ -412,6 +414,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "fp8-run: run a function in high precision and through the FP8 "
