@@ -13,22 +13,27 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchSupport.h"
+
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Numerics/Scaling.h"
 #include "fp8/Runtime/CudaRuntime.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 using namespace mlir::fp8;
+using bench::check;
 using runtime::CudaRuntime;
 using runtime::DevicePtr;
 using runtime::Dim3;
@@ -47,24 +52,6 @@ static llvm::cl::opt<unsigned> iterations("iterations", llvm::cl::init(20),
                                           llvm::cl::desc("Timed launches"));
 
 namespace {
-/// Exits with status 2 on a runtime error, naming the step.
-template <typename T>
-T check(llvm::Expected<T> value, const char *what) {
-  if (!value) {
-    llvm::errs() << "hopper-casts: " << what << ": "
-                 << llvm::toString(value.takeError()) << "\n";
-    std::exit(2);
-  }
-  return std::move(*value);
-}
-void check(llvm::Error err, const char *what) {
-  if (err) {
-    llvm::errs() << "hopper-casts: " << what << ": "
-                 << llvm::toString(std::move(err)) << "\n";
-    std::exit(2);
-  }
-}
-
 /// Deterministic inputs that exercise every rounding case: a wide range of
 /// magnitudes, ties, subnormals, overflow, +-Inf and NaN.
 std::vector<float> makeInput(size_t n, uint64_t seed) {
@@ -136,27 +123,15 @@ double bandwidth(double bytes, float ms) { return bytes / (ms * 1e-3) / 1e9; }
 } // namespace
 
 int main(int argc, char **argv) {
+  bench::toolName = "hopper-casts";
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "FP8 cast kernels: exactness and speed\n");
-  auto created = CudaRuntime::create();
-  if (!created) {
-    llvm::errs() << "hopper-casts: no GPU to run on: "
-                 << llvm::toString(created.takeError()) << "\n";
-    return 2;
-  }
-  CudaRuntime &cuda = **created;
-  llvm::outs() << "device: " << cuda.getDeviceName() << " (sm_"
-               << cuda.getComputeCapability() << ", "
-               << cuda.getMultiprocessorCount() << " SMs)\n";
+  std::unique_ptr<CudaRuntime> device = bench::openDevice();
+  CudaRuntime &cuda = *device;
   if (cuda.getComputeCapability() < 90)
     llvm::errs() << "hopper-casts: warning: the kernels target sm_90a\n";
 
-  auto file = llvm::MemoryBuffer::getFile(ptxPath);
-  if (!file) {
-    llvm::errs() << "hopper-casts: cannot read " << ptxPath << "\n";
-    return 2;
-  }
-  auto module = check(cuda.loadModule((*file)->getBuffer()), "load PTX");
+  runtime::ModuleHandle module = bench::loadPtx(cuda, ptxPath);
   auto kernel = [&](const char *name) {
     return check(cuda.getFunction(module, name), name);
   };
@@ -171,19 +146,12 @@ int main(int argc, char **argv) {
   std::vector<unsigned> sizes(sizesMiB.begin(), sizesMiB.end());
   if (sizes.empty())
     sizes = {1, 4, 16, 64, 256, 1024};
+  // 0 MiB has no matrix side to divide by.
+  if (llvm::is_contained(sizes, 0u))
+    bench::fail("--sizes-mib: sizes must be positive");
   Device dev{cuda};
   size_t mismatches = 0;
-  auto startEvent = check(cuda.createEvent(), "event");
-  auto endEvent = check(cuda.createEvent(), "event");
-  auto time = [&](auto &&launchOnce) {
-    launchOnce(); // warm up
-    check(cuda.recordEvent(startEvent), "record");
-    for (unsigned i = 0; i < iterations; ++i)
-      launchOnce();
-    check(cuda.recordEvent(endEvent), "record");
-    return check(cuda.elapsedMilliseconds(startEvent, endEvent), "elapsed") /
-           iterations;
-  };
+  bench::Timer time(cuda, /*warmups=*/1, iterations);
   auto elementwise = [&](FunctionHandle f, size_t n, KernelArgs &args) {
     check(cuda.launch(f, Dim3{unsigned(abi::elementwiseGridSize(n))},
                       Dim3{unsigned(abi::kBlockSize)}, 0, args),
@@ -332,6 +300,8 @@ int main(int argc, char **argv) {
     for (DevicePtr p : {dx, dq, dqt, dscale, damax, dcopy, dy})
       check(cuda.free(p), "free");
   }
+
+  check(cuda.unloadModule(module), "unload PTX");
 
   llvm::outs() << "\nBandwidth (GB/s, bytes read + written; copy moves 2x the "
                   "input, quantize 1.25x, cast+transpose 1.5x)\n";

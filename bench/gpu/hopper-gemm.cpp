@@ -17,24 +17,28 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchSupport.h"
+
 #include "fp8/Conversion/FP8ToNVVM/GemmKernelABI.h"
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Runtime/CudaRuntime.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Error.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
 using namespace mlir::fp8;
+using bench::check;
+using bench::fail;
 using runtime::CudaRuntime;
 using runtime::DevicePtr;
 using runtime::Dim3;
@@ -59,30 +63,9 @@ static llvm::cl::opt<bool> skipTiming("skip-timing", llvm::cl::init(false),
                                       llvm::cl::desc("Checks only"));
 
 namespace {
-template <typename T>
-T check(llvm::Expected<T> value, const char *what) {
-  if (!value) {
-    llvm::errs() << "hopper-gemm: " << what << ": "
-                 << llvm::toString(value.takeError()) << "\n";
-    std::exit(2);
-  }
-  return std::move(*value);
-}
-void check(llvm::Error err, const char *what) {
-  if (err) {
-    llvm::errs() << "hopper-gemm: " << what << ": "
-                 << llvm::toString(std::move(err)) << "\n";
-    std::exit(2);
-  }
-}
-[[noreturn]] void fail(const std::string &what) {
-  llvm::errs() << "hopper-gemm: " << what << "\n";
-  std::exit(2);
-}
-
 //===----------------------------------------------------------------------===//
 // Driver entry points the runtime does not wrap: tensor maps and the
-// dynamic shared memory limit (same libcuda.so.1, already loaded).
+// dynamic shared memory limit (from the runtime's libcuda).
 //===----------------------------------------------------------------------===//
 
 struct alignas(64) TensorMap {
@@ -97,15 +80,11 @@ struct DriverExtras {
   EncodeTiled *encodeTiled = nullptr;
   FuncSetAttribute *funcSetAttribute = nullptr;
 
-  DriverExtras() {
-    const char *path = getenv("FP8_CUDA_DRIVER");
-    void *lib = dlopen(path ? path : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!lib)
-      fail("cannot load the CUDA driver");
-    encodeTiled =
-        reinterpret_cast<EncodeTiled *>(dlsym(lib, "cuTensorMapEncodeTiled"));
-    funcSetAttribute =
-        reinterpret_cast<FuncSetAttribute *>(dlsym(lib, "cuFuncSetAttribute"));
+  explicit DriverExtras(const CudaRuntime &cuda) {
+    encodeTiled = reinterpret_cast<EncodeTiled *>(
+        cuda.getDriverEntryPoint("cuTensorMapEncodeTiled"));
+    funcSetAttribute = reinterpret_cast<FuncSetAttribute *>(
+        cuda.getDriverEntryPoint("cuFuncSetAttribute"));
     if (!encodeTiled || !funcSetAttribute)
       fail("the CUDA driver has no cuTensorMapEncodeTiled (driver >= 12.0 "
            "needed)");
@@ -188,64 +167,104 @@ struct CublasLt {
   int (*matmul)(Handle, Handle, const void *, const void *, Handle,
                 const void *, Handle, const void *, const void *, Handle,
                 void *, Handle, const void *, void *, size_t, void *);
+  int (*destroy)(Handle);
+  void *library = nullptr;
   Handle handle = nullptr;
 
-  static std::optional<CublasLt> load() {
-    void *lib = nullptr;
+  CublasLt() = default;
+  CublasLt(const CublasLt &) = delete;
+  CublasLt &operator=(const CublasLt &) = delete;
+  ~CublasLt() {
+    // Like libcuda, a library that initialized stays loaded (it keeps CUDA
+    // runtime state); only one that failed to is closed.
+    if (handle)
+      (void)destroy(handle);
+    else if (library)
+      dlclose(library);
+  }
+
+  static std::unique_ptr<CublasLt> load() {
+    auto lt = std::make_unique<CublasLt>();
     for (const char *name : {"libcublasLt.so", "libcublasLt.so.13",
                              "libcublasLt.so.12", "libcublasLt.so.11"})
-      if ((lib = dlopen(name, RTLD_NOW)))
+      if ((lt->library = dlopen(name, RTLD_NOW)))
         break;
-    if (!lib)
-      return std::nullopt;
-    CublasLt lt;
+    if (!lt->library)
+      return nullptr;
     auto sym = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-          dlsym(lib, name));
+          dlsym(lt->library, name));
       return fn != nullptr;
     };
-    if (!(sym(lt.create, "cublasLtCreate") &&
-          sym(lt.descCreate, "cublasLtMatmulDescCreate") &&
-          sym(lt.descSet, "cublasLtMatmulDescSetAttribute") &&
-          sym(lt.descDestroy, "cublasLtMatmulDescDestroy") &&
-          sym(lt.layoutCreate, "cublasLtMatrixLayoutCreate") &&
-          sym(lt.layoutDestroy, "cublasLtMatrixLayoutDestroy") &&
-          sym(lt.prefCreate, "cublasLtMatmulPreferenceCreate") &&
-          sym(lt.prefSet, "cublasLtMatmulPreferenceSetAttribute") &&
-          sym(lt.prefDestroy, "cublasLtMatmulPreferenceDestroy") &&
-          sym(lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
-          sym(lt.matmul, "cublasLtMatmul")))
-      return std::nullopt;
-    if (lt.create(&lt.handle) != 0)
-      return std::nullopt;
+    if (!(sym(lt->create, "cublasLtCreate") &&
+          sym(lt->destroy, "cublasLtDestroy") &&
+          sym(lt->descCreate, "cublasLtMatmulDescCreate") &&
+          sym(lt->descSet, "cublasLtMatmulDescSetAttribute") &&
+          sym(lt->descDestroy, "cublasLtMatmulDescDestroy") &&
+          sym(lt->layoutCreate, "cublasLtMatrixLayoutCreate") &&
+          sym(lt->layoutDestroy, "cublasLtMatrixLayoutDestroy") &&
+          sym(lt->prefCreate, "cublasLtMatmulPreferenceCreate") &&
+          sym(lt->prefSet, "cublasLtMatmulPreferenceSetAttribute") &&
+          sym(lt->prefDestroy, "cublasLtMatmulPreferenceDestroy") &&
+          sym(lt->heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
+          sym(lt->matmul, "cublasLtMatmul")))
+      return nullptr;
+    if (lt->create(&lt->handle) != 0) {
+      lt->handle = nullptr;
+      return nullptr;
+    }
     return lt;
   }
 
   /// Row-major D[M, N] (bf16) = X[M, K] * W[N, K]^T, computed column-major
-  /// as D^T = W * X^T in the "TN" form FP8 needs. Returns a launcher, or
-  /// nothing when cuBLASLt has no algorithm.
+  /// as D^T = W * X^T in the "TN" form FP8 needs; owns its descriptors.
   struct Plan {
-    CublasLt *lt;
-    Handle desc, a, b, d, pref;
-    HeuristicResult result;
-    DevicePtr w, x, out, workspace;
-    size_t workspaceBytes;
-    int run() {
+    CublasLt *lt = nullptr;
+    Handle desc = nullptr, a = nullptr, b = nullptr, d = nullptr,
+           pref = nullptr;
+    HeuristicResult result{};
+    DevicePtr w = 0, x = 0, out = 0, workspace = 0;
+    size_t workspaceBytes = 0;
+
+    Plan() = default;
+    Plan(const Plan &) = delete;
+    Plan &operator=(const Plan &) = delete;
+    ~Plan() {
+      if (pref)
+        (void)lt->prefDestroy(pref);
+      for (Handle layout : {a, b, d})
+        if (layout)
+          (void)lt->layoutDestroy(layout);
+      if (desc)
+        (void)lt->descDestroy(desc);
+    }
+
+    /// Queues the GEMM; a failure would leave `out` as it was and pass a
+    /// stale result off as cuBLASLt's.
+    void run() {
       float alpha = 1.0f, beta = 0.0f;
-      return lt->matmul(lt->handle, desc, &alpha, reinterpret_cast<void *>(w),
-                        a, reinterpret_cast<void *>(x), b, &beta,
-                        reinterpret_cast<void *>(out), d,
-                        reinterpret_cast<void *>(out), d, result.algo,
-                        reinterpret_cast<void *>(workspace), workspaceBytes,
-                        nullptr);
+      if (int status = lt->matmul(
+              lt->handle, desc, &alpha, reinterpret_cast<void *>(w), a,
+              reinterpret_cast<void *>(x), b, &beta,
+              reinterpret_cast<void *>(out), d, reinterpret_cast<void *>(out),
+              d, result.algo, reinterpret_cast<void *>(workspace),
+              workspaceBytes, nullptr))
+        fail("cublasLtMatmul failed with status " + llvm::Twine(status));
     }
   };
-  std::optional<Plan> plan(bool fp8, bool fastAccum, int64_t m, int64_t n,
-                           int64_t k, DevicePtr x, DevicePtr w, DevicePtr out,
-                           DevicePtr scaleX, DevicePtr scaleW,
-                           DevicePtr workspace, size_t workspaceBytes) {
-    Plan p{this, nullptr, nullptr, nullptr, nullptr, nullptr, {}, w, x, out,
-           workspace, workspaceBytes};
+  /// Null when cuBLASLt has no algorithm.
+  std::unique_ptr<Plan> plan(bool fp8, bool fastAccum, int64_t m, int64_t n,
+                             int64_t k, DevicePtr x, DevicePtr w, DevicePtr out,
+                             DevicePtr scaleX, DevicePtr scaleW,
+                             DevicePtr workspace, size_t workspaceBytes) {
+    auto owned = std::make_unique<Plan>();
+    Plan &p = *owned;
+    p.lt = this;
+    p.w = w;
+    p.x = x;
+    p.out = out;
+    p.workspace = workspace;
+    p.workspaceBytes = workspaceBytes;
     int in = fp8 ? kR8E4M3 : kR16BF;
     int transA = kOpT, transB = kOpN, scaleType = kR32F;
     int8_t fast = fastAccum ? 1 : 0;
@@ -253,26 +272,26 @@ struct CublasLt {
         descSet(p.desc, kDescScaleType, &scaleType, sizeof(scaleType)) ||
         descSet(p.desc, kDescTransA, &transA, sizeof(transA)) ||
         descSet(p.desc, kDescTransB, &transB, sizeof(transB)))
-      return std::nullopt;
+      return nullptr;
     if (fp8) {
       void *sa = reinterpret_cast<void *>(scaleW);
       void *sb = reinterpret_cast<void *>(scaleX);
       if (descSet(p.desc, kDescAScalePointer, &sa, sizeof(sa)) ||
           descSet(p.desc, kDescBScalePointer, &sb, sizeof(sb)) ||
           descSet(p.desc, kDescFastAccum, &fast, sizeof(fast)))
-        return std::nullopt;
+        return nullptr;
     }
-    if (layoutCreate(&p.a, in, k, n, k) || layoutCreate(&p.b, in, k, m, k) ||
-        layoutCreate(&p.d, kR16BF, n, m, n) || prefCreate(&p.pref))
-      return std::nullopt;
     uint64_t ws = workspaceBytes;
-    prefSet(p.pref, kPrefMaxWorkspace, &ws, sizeof(ws));
+    if (layoutCreate(&p.a, in, k, n, k) || layoutCreate(&p.b, in, k, m, k) ||
+        layoutCreate(&p.d, kR16BF, n, m, n) || prefCreate(&p.pref) ||
+        prefSet(p.pref, kPrefMaxWorkspace, &ws, sizeof(ws)))
+      return nullptr;
     int found = 0;
     if (heuristic(handle, p.desc, p.a, p.b, p.d, p.d, p.pref, 1, &p.result,
                   &found) ||
         found == 0)
-      return std::nullopt;
-    return p;
+      return nullptr;
+    return owned;
   }
 };
 
@@ -331,7 +350,7 @@ struct Gemm {
     std::vector<uint8_t> a, b; // pitched, zero padded
     std::vector<float> bias;
     std::vector<uint8_t> biasBytes;
-    DevicePtr da, db, dout, dsa, dsb, dbias = 0, damax = 0;
+    DevicePtr da = 0, db = 0, dout = 0, dsa = 0, dsb = 0, dbias = 0, damax = 0;
     TensorMap mapA, mapB, mapOut{};
     FunctionHandle kernel;
     float sa = 0.5f, sb = 0.25f;
@@ -341,6 +360,12 @@ struct Gemm {
     DevicePtr p = check(cuda.allocate(std::max<size_t>(bytes, 4)), "allocate");
     check(cuda.copyToDevice(p, data, bytes), "copy H2D");
     return p;
+  }
+
+  void release(Buffers &s) {
+    for (DevicePtr p : {s.da, s.db, s.dout, s.dsa, s.dsb, s.dbias, s.damax})
+      if (p)
+        check(cuda.free(p), "free");
   }
 
   Buffers prepare(const Problem &p, ModuleHandle module, bool promote,
@@ -431,8 +456,8 @@ struct Gemm {
           "launch");
   }
 
-  /// Compares rows `rows` (all when empty) with the CPU reference; returns
-  /// the number of bad elements.
+  /// Compares every `rowStep`-th row and the last one with the CPU
+  /// reference; returns the number of bad elements.
   size_t verify(Buffers &s, int64_t rowStep) {
     const Problem &p = s.p;
     check(cuda.synchronize(), p.name);
@@ -470,7 +495,7 @@ struct Gemm {
           double tol = 0x1p-10 * mag * scale +
                        outputEpsilon(p.out) * std::fabs(want) + 1e-6;
           double err = std::fabs(got - want);
-          maxRel = std::max(maxRel, err / (tol));
+          maxRel = std::max(maxRel, err / tol);
           ++checked;
           if (err > tol && bad++ < 5)
             llvm::errs() << llvm::format(
@@ -497,26 +522,16 @@ struct Gemm {
 } // namespace
 
 int main(int argc, char **argv) {
+  bench::toolName = "hopper-gemm";
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "FP8 wgmma GEMM: correctness and speed\n");
-  auto created = CudaRuntime::create();
-  if (!created) {
-    llvm::errs() << "hopper-gemm: no GPU to run on: "
-                 << llvm::toString(created.takeError()) << "\n";
-    return 2;
-  }
-  CudaRuntime &cuda = **created;
-  llvm::outs() << "device: " << cuda.getDeviceName() << " (sm_"
-               << cuda.getComputeCapability() << ", "
-               << cuda.getMultiprocessorCount() << " SMs)\n";
+  std::unique_ptr<CudaRuntime> device = bench::openDevice();
+  CudaRuntime &cuda = *device;
   if (cuda.getComputeCapability() != 90)
     fail("the kernels need sm_90a (H100/H200)");
-  DriverExtras extras;
+  DriverExtras extras(cuda);
   auto loadPtx = [&](const std::string &path) {
-    auto file = llvm::MemoryBuffer::getFile(path);
-    if (!file)
-      fail("cannot read " + path);
-    return check(cuda.loadModule((*file)->getBuffer()), "load PTX");
+    return bench::loadPtx(cuda, path);
   };
   ModuleHandle module = loadPtx(ptxPath);
   std::optional<ModuleHandle> promoteModule, tmaStoreModule;
@@ -550,6 +565,7 @@ int main(int argc, char **argv) {
       auto s = gemm.prepare(p, *m, promote, tmaStore);
       gemm.launch(s);
       bad += gemm.verify(s, p.m > 1024 ? 61 : 1);
+      gemm.release(s);
     }
   }
 
@@ -557,8 +573,16 @@ int main(int argc, char **argv) {
   if (!lt)
     llvm::outs() << "cuBLASLt: not found; skipping its comparison and "
                     "timings\n";
-  if (skipTiming)
+  auto unloadModules = [&] {
+    for (std::optional<ModuleHandle> m :
+         {std::optional(module), promoteModule, tmaStoreModule})
+      if (m)
+        check(cuda.unloadModule(*m), "unload PTX");
+  };
+  if (skipTiming) {
+    unloadModules();
     return bad ? 1 : 0;
+  }
 
   struct Shape {
     const char *name;
@@ -572,18 +596,7 @@ int main(int argc, char **argv) {
       {"llama3-8b gate/up (4096x14336x4096)", 4096, 14336, 4096},
       {"llama3-8b down (4096x4096x14336)", 4096, 4096, 14336},
   };
-  auto startEvent = check(cuda.createEvent(), "event");
-  auto endEvent = check(cuda.createEvent(), "event");
-  auto time = [&](auto &&launchOnce) {
-    for (int i = 0; i < 3; ++i)
-      launchOnce();
-    check(cuda.recordEvent(startEvent), "record");
-    for (unsigned i = 0; i < iterations; ++i)
-      launchOnce();
-    check(cuda.recordEvent(endEvent), "record");
-    return check(cuda.elapsedMilliseconds(startEvent, endEvent), "elapsed") /
-           iterations;
-  };
+  bench::Timer time(cuda, /*warmups=*/3, iterations);
   size_t workspaceBytes = 64 << 20;
   DevicePtr workspace = check(cuda.allocate(workspaceBytes), "allocate");
   llvm::outs() << llvm::format(
@@ -600,10 +613,12 @@ int main(int argc, char **argv) {
     if (promoteModule) {
       auto sp = gemm.prepare(p, *promoteModule, true);
       oursPromote = tflops(time([&] { gemm.launch(sp); }));
+      gemm.release(sp);
     }
     if (tmaStoreModule) {
       auto st = gemm.prepare(p, *tmaStoreModule, false, true);
       oursTma = tflops(time([&] { gemm.launch(st); }));
+      gemm.release(st);
     }
     double fp8 = 0, fast = 0, bf16 = 0;
     if (lt) {
@@ -660,9 +675,10 @@ int main(int argc, char **argv) {
         ours, oursPromote, oursTma, fp8, fast, bf16,
         bestFp8 > 0 ? std::max(ours, oursTma) / bestFp8 : 0.0,
         bf16 > 0 ? std::max(ours, oursTma) / bf16 : 0.0);
-    for (DevicePtr ptr : {s.da, s.db, s.dout, s.dsa, s.dsb})
-      check(cuda.free(ptr), "free");
+    gemm.release(s);
   }
+  check(cuda.free(workspace), "free");
+  unloadModules();
   llvm::outs() << "TFLOP/s; /fp8 = best of ours (plain, tma store) / best "
                   "cuBLASLt FP8 (target >= 0.9), /bf16 = the same / cuBLASLt "
                   "BF16 (target >= 1.3)\n";

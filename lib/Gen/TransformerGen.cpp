@@ -22,9 +22,13 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::fp8::gen;
@@ -50,20 +54,44 @@ TransformerOptions mlir::fp8::gen::resolveDefaults(const TransformerOptions &in)
   return o;
 }
 
-int64_t mlir::fp8::gen::countWeightElements(const TransformerOptions &in) {
-  TransformerOptions o = resolveDefaults(in);
+/// The product of `sizes`, a dynamic size counting as 1; nothing on overflow.
+static std::optional<int64_t> checkedProduct(ArrayRef<int64_t> sizes) {
+  std::optional<int64_t> product = 1;
+  for (int64_t s : sizes)
+    if (!ShapedType::isDynamic(s) && product)
+      product = llvm::checkedMul(*product, s);
+  return product;
+}
+
+static std::optional<int64_t>
+checkedSum(ArrayRef<std::optional<int64_t>> terms) {
+  std::optional<int64_t> sum = 0;
+  for (std::optional<int64_t> t : terms)
+    sum = sum && t ? llvm::checkedAdd(*sum, *t) : std::nullopt;
+  return sum;
+}
+
+/// Weight elements of resolved options; nothing when they overflow int64_t.
+static std::optional<int64_t>
+checkedWeightElements(const TransformerOptions &o) {
+  bool gpt2 = o.arch == Arch::GPT2;
   int64_t h = o.hidden, hd = o.hidden / std::max<int64_t>(o.heads, 1);
   int64_t kv = o.kvHeads * hd;
-  int64_t norms = o.arch == Arch::GPT2 ? 4 * h : 2 * h;
-  int64_t ffn = (o.arch == Arch::GPT2 ? 2 : 3) * h * o.ffn;
-  int64_t perLayer = norms + 2 * h * h + 2 * h * kv + ffn;
-  int64_t total = o.layers * perLayer;
-  if (o.vocab > 0) {
-    total += 2 * o.vocab * h + (o.arch == Arch::GPT2 ? 2 * h : h);
-    if (o.arch == Arch::GPT2)
-      total += o.maxPositions * h;
-  }
-  return total;
+  std::optional<int64_t> perLayer = checkedSum(
+      {checkedProduct({gpt2 ? 4 : 2, h}), checkedProduct({2, h, h}),
+       checkedProduct({2, h, kv}), checkedProduct({gpt2 ? 2 : 3, h, o.ffn})});
+  std::optional<int64_t> total =
+      perLayer ? checkedProduct({o.layers, *perLayer}) : std::nullopt;
+  if (o.vocab == 0)
+    return total;
+  return checkedSum({total, checkedProduct({2, o.vocab, h}),
+                     checkedProduct({gpt2 ? 2 : 1, h}),
+                     gpt2 ? checkedProduct({o.maxPositions, h}) : 0});
+}
+
+int64_t mlir::fp8::gen::countWeightElements(const TransformerOptions &in) {
+  return checkedWeightElements(resolveDefaults(in))
+      .value_or(std::numeric_limits<int64_t>::max());
 }
 
 llvm::Error mlir::fp8::gen::validateOptions(const TransformerOptions &in) {
@@ -109,6 +137,18 @@ llvm::Error mlir::fp8::gen::validateOptions(const TransformerOptions &in) {
       o.seq > o.maxPositions)
     return fail(llvm::formatv("--seq={0} exceeds --max-positions={1}", o.seq,
                               o.maxPositions));
+  // Shapes and element counts are int64_t: products that overflow would build
+  // wrong types or allocate without bound.
+  if (!checkedWeightElements(o))
+    return fail(llvm::formatv(
+        "--hidden={0} --ffn={1} --vocab={2} --layers={3}: the weights have "
+        "more elements than int64_t counts",
+        o.hidden, o.ffn, o.vocab, o.layers));
+  int64_t widest = std::max({o.hidden, o.ffn, o.vocab});
+  if (!checkedProduct({o.batch, o.seq, widest}) ||
+      !checkedProduct({o.batch, o.heads, o.seq, o.seq}))
+    return fail("--batch and --seq: the activations have more elements than "
+                "int64_t counts");
   if (o.form == Form::Tosa && o.dtype == DType::F64)
     return fail("--dtype=f64 has no TOSA matmul: use --form=named or generic");
   if (o.mode == Mode::Train && o.weights == Weights::Constants)
@@ -495,7 +535,7 @@ Value Generator::matmul(Value a, Value w, bool ta, bool tb) {
     };
     Value lhs = to3d(ta ? swap(a) : a);
     Value rhs = to3d(tb ? swap(w) : w);
-    Type accType = et == b.getF32Type() ? et : b.getF32Type();
+    Type accType = b.getF32Type();
     auto zpType = RankedTensorType::get({1}, et);
     Value zp = tosa::ConstOp::create(
         b, loc, zpType, cast<ElementsAttr>(b.getZeroAttr(zpType)));
@@ -837,7 +877,7 @@ namespace {
 // GPT-2's GELU, tanh approximation: 0.5 x (1 + tanh(u)),
 // u = sqrt(2/pi) (x + 0.044715 x^3).
 constexpr double kGeluC = 0.044715;
-const double kSqrt2OverPi = std::sqrt(2.0 / 3.14159265358979323846);
+constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
 } // namespace
 
 Value Generator::layerForward(Value x, const LayerParams &lp, LayerSaved &s) {

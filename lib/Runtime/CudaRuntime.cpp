@@ -179,12 +179,14 @@ static Expected<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuEventRecord", d.cuEventRecord) &&
             resolve(lib, "cuEventSynchronize", d.cuEventSynchronize) &&
             resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime);
-  if (!ok)
+  if (!ok) {
+    const char *reason = dlerror();
     return llvm::createStringError(
         llvm::formatv("no usable CUDA driver: {0} lacks a driver API entry "
                       "point ({1})",
-                      path, dlerror())
+                      path, reason ? reason : "unknown symbol")
             .str());
+  }
   return std::move(driver);
 }
 
@@ -296,6 +298,10 @@ Expected<FunctionHandle> CudaRuntime::getFunction(ModuleHandle module,
           ("cuModuleGetFunction(" + symbol + ")").c_str()))
     return std::move(err);
   return static_cast<FunctionHandle>(function);
+}
+
+void *CudaRuntime::getDriverEntryPoint(llvm::StringRef name) const {
+  return dlsym(driver->library, name.str().c_str());
 }
 
 Expected<DevicePtr> CudaRuntime::allocate(size_t bytes) {

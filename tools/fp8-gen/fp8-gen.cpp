@@ -105,7 +105,8 @@ bool parseSize(const char *flag, StringRef text, int64_t &out) {
     out = ShapedType::kDynamic;
     return true;
   }
-  if (text.getAsInteger(10, out)) {
+  // kDynamic is a number too: only `?` may spell it.
+  if (text.getAsInteger(10, out) || ShapedType::isDynamic(out)) {
     llvm::WithColor::error(llvm::errs(), "fp8-gen")
         << flag << "=" << text << ": expected a number or '?'\n";
     return false;

@@ -87,6 +87,9 @@ TEST(CudaRuntime, DefaultDriverFailsCleanlyOrRoundTrips) {
     return;
   }
   CudaRuntime &cuda = **runtime;
+  // Entry points the runtime does not wrap come from the same library.
+  EXPECT_NE(cuda.getDriverEntryPoint("cuFuncSetAttribute"), nullptr);
+  EXPECT_EQ(cuda.getDriverEntryPoint("fp8NoSuchEntryPoint"), nullptr);
   std::vector<uint32_t> host(1000), back(1000);
   for (size_t i = 0; i < host.size(); ++i)
     host[i] = static_cast<uint32_t>(i * 2654435761u);

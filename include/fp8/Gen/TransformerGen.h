@@ -78,7 +78,7 @@ TransformerOptions resolveDefaults(const TransformerOptions &options);
 /// (`--heads`, `--kv-heads`, ...).
 llvm::Error validateOptions(const TransformerOptions &options);
 
-/// Number of weight elements of the model.
+/// Number of weight elements of the model; INT64_MAX when it overflows.
 int64_t countWeightElements(const TransformerOptions &options);
 
 /// The dialects the generated IR uses.

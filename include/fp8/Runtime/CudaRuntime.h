@@ -85,6 +85,10 @@ public:
   llvm::Expected<FunctionHandle> getFunction(ModuleHandle module,
                                              llvm::StringRef name);
 
+  /// An entry point of the loaded driver that this wrapper does not wrap
+  /// (cuTensorMapEncodeTiled, ...); null when the driver lacks it.
+  void *getDriverEntryPoint(llvm::StringRef name) const;
+
   llvm::Expected<DevicePtr> allocate(size_t bytes);
   llvm::Error free(DevicePtr ptr);
   llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes);
