@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Configures (once) and builds fp8-mlir in $BUILD_DIR (default: build/).
-# Extra arguments are passed to ninja (targets).
+# Extra arguments are passed to ninja (targets). FP8_BUILD_LOCK=/path
+# serializes cmake and ninja with flock (shared build trees).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 
 "$root/scripts/setup.sh"
 
+locked() {
+  if [ -n "${FP8_BUILD_LOCK:-}" ]; then flock "$FP8_BUILD_LOCK" "$@"; else "$@"; fi
+}
+
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" \
+  locked cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DMLIR_LINK_MLIR_DYLIB="${FP8_LINK_MLIR_DYLIB:-ON}" \
     -DCMAKE_INSTALL_PREFIX="$build/install"
 fi
-ninja -C "$build" "$@"
+locked ninja -C "$build" "$@"

@@ -17,18 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-gpu-bench}"
 out="${OUT_DIR:-$build/hopper-casts}"
-locked() {
-  if [ -n "${FP8_BUILD_LOCK:-}" ]; then flock "$FP8_BUILD_LOCK" "$@"; else "$@"; fi
-}
-
-if [ ! -f "$build/build.ninja" ]; then
-  locked cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DMLIR_LINK_MLIR_DYLIB="${FP8_LINK_MLIR_DYLIB:-ON}"
-fi
-locked ninja -C "$build" fp8-opt fp8-hopper-casts
+BUILD_DIR="$build" "$root/scripts/build.sh" fp8-opt fp8-hopper-casts
 
 mkdir -p "$out"
 "$build/bin/fp8-opt" "$root/bench/gpu/hopper-casts.mlir" --fp8-lower-to-nvvm \

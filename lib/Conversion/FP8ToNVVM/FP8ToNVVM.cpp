@@ -43,8 +43,10 @@ using namespace mlir::fp8;
 namespace abi = mlir::fp8::nvvm_abi;
 namespace num = mlir::fp8::numerics;
 
-static constexpr unsigned kGlobalSpace = 1;
-static constexpr unsigned kSharedSpace = 3;
+static constexpr unsigned kGlobalSpace =
+    static_cast<unsigned>(NVVM::NVVMMemorySpace::Global);
+static constexpr unsigned kSharedSpace =
+    static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared);
 
 /// Short type names used in kernel names (KernelABI.h).
 static StringRef getTypeTag(Type type) {

@@ -40,9 +40,12 @@ using namespace mlir;
 using namespace mlir::fp8;
 namespace gabi = mlir::fp8::gemm_abi;
 
-static constexpr unsigned kGlobalSpace = 1;
-static constexpr unsigned kSharedSpace = 3;
-static constexpr unsigned kSharedClusterSpace = 7;
+static constexpr unsigned kGlobalSpace =
+    static_cast<unsigned>(NVVM::NVVMMemorySpace::Global);
+static constexpr unsigned kSharedSpace =
+    static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared);
+static constexpr unsigned kSharedClusterSpace =
+    static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster);
 /// Suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
 static constexpr int64_t kTryWaitTicks = 10000000;
 
