@@ -31,7 +31,7 @@ void mlir::fp8::buildLowerGemmToNVVMPipeline(
 }
 
 void mlir::fp8::registerLowerGemmToNVVMPipeline() {
-  PassPipelineRegistration<LowerGemmToNVVMOptions>(
+  registerCheckedNVVMPipeline<LowerGemmToNVVMOptions>(
       "fp8-lower-gemm-to-nvvm",
       "Generate the Hopper FP8 wgmma GEMM kernels of fp8.scaled_matmul ops "
       "and lower them to PTX / cubin",

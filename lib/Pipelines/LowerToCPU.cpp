@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
@@ -29,20 +30,107 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8RESHAPEDYNAMICEXPANDS
+#define GEN_PASS_DEF_FP8LOWERNESTEDMODULESTOCPU
+#include "fp8/Pipelines/Passes.h.inc"
+} // namespace mlir::fp8
 
 using namespace mlir;
 
+/// fp8-lower-to-cpu for one module, leaving nested modules to
+/// FP8LowerNestedModulesToCPU.
+static void buildModuleLoweringPipeline(OpPassManager &pm);
+
+namespace {
+/// tensor.expand_shape with several dynamic sizes in one group ->
+/// tensor.reshape to the same shape (see FP8ReshapeDynamicExpands).
+struct DynamicExpandToReshape : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getResultType();
+    bool severalDynamic = llvm::any_of(
+        op.getReassociationIndices(), [&](const ReassociationIndices &group) {
+          return llvm::count_if(group, [&](int64_t dim) {
+                   return type.isDynamicDim(dim);
+                 }) > 1;
+        });
+    if (!severalDynamic)
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<Value> sizes = getValueOrCreateConstantIndexOp(
+        rewriter, loc, op.getMixedOutputShape());
+    Value shape = tensor::FromElementsOp::create(
+        rewriter, loc,
+        RankedTensorType::get({type.getRank()}, rewriter.getIndexType()),
+        sizes);
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, type, op.getSrc(),
+                                                   shape);
+    return success();
+  }
+};
+
+struct FP8ReshapeDynamicExpandsPass
+    : fp8::impl::FP8ReshapeDynamicExpandsBase<FP8ReshapeDynamicExpandsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<DynamicExpandToReshape>(&getContext());
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+struct FP8LowerNestedModulesToCPUPass
+    : fp8::impl::FP8LowerNestedModulesToCPUBase<
+          FP8LowerNestedModulesToCPUPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildModuleLoweringPipeline(pm);
+    pm.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    // Post-order: inner modules are lowered before the modules holding them.
+    SmallVector<ModuleOp> nested;
+    getOperation()->walk([&](ModuleOp module) {
+      if (module != getOperation())
+        nested.push_back(module);
+    });
+    for (ModuleOp module : nested) {
+      OpPassManager pm(ModuleOp::getOperationName());
+      buildModuleLoweringPipeline(pm);
+      if (failed(runPipeline(pm, module)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
+
 void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertFP8ToLinalg());
+  pm.addPass(createFP8LowerNestedModulesToCPU());
+  buildModuleLoweringPipeline(pm);
+}
+
+static void buildModuleLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(fp8::createFP8ReshapeDynamicExpands());
+  pm.addPass(fp8::createConvertFP8ToLinalg());
   // Element-wise arith on tensors (from the input program) has no
   // bufferization of its own.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addPass(createFP8ExpandFloat8());
+  pm.addPass(fp8::createFP8ExpandFloat8());
   pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // Loops that carry a tensor through a GEMM (or anything that allocates)
+  // yield a new buffer each iteration; ownership-based deallocation frees
+  // the old one.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
@@ -50,9 +138,11 @@ void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Before lower-affine: the dynamic sizes and strides of reshaped memrefs
+  // come out of expand-strided-metadata as affine.apply.
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // vector.print (timers in exported graphs) and any vector code.
   pm.addPass(createConvertVectorToLLVMPass());

@@ -57,7 +57,7 @@ void mlir::fp8::addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
 }
 
 void mlir::fp8::registerLowerToNVVMPipeline() {
-  PassPipelineRegistration<LowerToNVVMOptions>(
+  registerCheckedNVVMPipeline<LowerToNVVMOptions>(
       "fp8-lower-to-nvvm",
       "Lower fp8 ops to Hopper kernels (PTX / cubin) and a host launcher",
       buildLowerToNVVMPipeline);

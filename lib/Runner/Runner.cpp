@@ -11,6 +11,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,6 +21,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -27,7 +32,7 @@ using namespace mlir::fp8::runner;
 // HostTensor
 //===----------------------------------------------------------------------===//
 
-static unsigned getStorageBytes(Type type) {
+static unsigned getElementStorageBytes(Type type) {
   if (type.isIndex())
     return 8;
   return std::max(1u, (type.getIntOrFloatBitWidth() + 7) / 8);
@@ -46,7 +51,7 @@ int64_t HostTensor::getNumElements() const {
 }
 
 unsigned HostTensor::getElementBytes() const {
-  return getStorageBytes(elementType);
+  return getElementStorageBytes(elementType);
 }
 
 double HostTensor::get(int64_t i) const {
@@ -106,6 +111,51 @@ void HostTensor::set(int64_t i, double value) {
   std::memcpy(p, &v, getElementBytes());
 }
 
+std::optional<uint64_t> runner::getStorageBytes(Type type,
+                                                int64_t dynamicSize) {
+  auto tensor = dyn_cast<ShapedType>(type);
+  Type element = tensor ? tensor.getElementType() : type;
+  if (!element.isIntOrIndexOrFloat())
+    return std::nullopt;
+  uint64_t bytes = getElementStorageBytes(element);
+  if (tensor)
+    for (int64_t size : tensor.getShape()) {
+      uint64_t extent = ShapedType::isDynamic(size) ? dynamicSize : size;
+      bool overflow = false;
+      bytes = llvm::SaturatingMultiply(bytes, extent, &overflow);
+      if (overflow)
+        return std::nullopt;
+    }
+  return bytes;
+}
+
+uint64_t runner::getDefaultMemoryBudget() {
+  uint64_t budget = UINT64_MAX;
+  long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0)
+    budget = static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit limit;
+    if (::getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      budget = std::min<uint64_t>(budget, limit.rlim_cur);
+  }
+  return budget;
+}
+
+std::string runner::formatBytes(uint64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
+                                      "EiB"};
+  double value = bytes;
+  unsigned unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return llvm::formatv(unit == 0 ? "{0:f0} {1}" : "{0:f1} {1}", value,
+                       units[unit])
+      .str();
+}
+
 std::optional<Distribution> runner::parseDistribution(StringRef name) {
   return llvm::StringSwitch<std::optional<Distribution>>(name)
       .Case("normal", Distribution::Normal)
@@ -151,7 +201,24 @@ void runner::fill(HostTensor &tensor, Distribution distribution, double scale,
 }
 
 FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
-                                      std::string &error) {
+                                      std::string &error, uint64_t maxBytes) {
+  // Before reading: /dev/zero or a FIFO would be read until memory runs out.
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    error = ("cannot read '" + path + "': " + ec.message()).str();
+    return failure();
+  }
+  if (!llvm::sys::fs::is_regular_file(status)) {
+    error = ("'" + path + "' is not a regular file").str();
+    return failure();
+  }
+  if (status.getSize() > maxBytes) {
+    error = ("'" + path + "' (" + formatBytes(status.getSize()) +
+             ") is larger than the memory budget (" + formatBytes(maxBytes) +
+             ")")
+                .str();
+    return failure();
+  }
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file) {
     error = ("cannot read '" + path + "': " + file.getError().message()).str();
@@ -241,6 +308,16 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
     error = ("'" + path + "': fewer elements than its shape says").str();
     return failure();
   }
+  std::optional<uint64_t> tensorBytes = getStorageBytes(
+      RankedTensorType::get(shape, elementType), /*dynamicSize=*/0);
+  if (!tensorBytes || *tensorBytes > maxBytes) {
+    error = ("'" + path + "' converted to " +
+             llvm::formatv("{0}", elementType).str() +
+             " is larger than the memory budget (" + formatBytes(maxBytes) +
+             ")")
+                .str();
+    return failure();
+  }
   HostTensor tensor(elementType, shape);
   Builder builder(elementType.getContext());
   Type fileType = kind == 'i' ? Type(builder.getIntegerType(width * 8))
@@ -248,7 +325,8 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
                   : width == 4 ? Type(builder.getF32Type())
                                : Type(builder.getF64Type());
   HostTensor raw(fileType, shape);
-  std::memcpy(raw.data(), payload.data(), raw.getNumElements() * width);
+  if (raw.getNumElements() > 0)
+    std::memcpy(raw.data(), payload.data(), raw.getNumElements() * width);
   for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
     tensor.set(i, raw.get(i));
   return tensor;
@@ -366,7 +444,7 @@ struct Slot {
 Slot getSlot(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type))
     return {0, (3 + 2 * static_cast<size_t>(tensor.getRank())) * 8, 8};
-  unsigned bytes = getStorageBytes(type);
+  unsigned bytes = getElementStorageBytes(type);
   return {0, bytes, bytes};
 }
 
@@ -385,9 +463,9 @@ size_t layoutStruct(TypeRange types, SmallVectorImpl<Slot> &slots) {
 }
 } // namespace
 
-/// Copies a returned memref (any strides) into a dense host tensor and frees
-/// the buffer, which the callee allocated for the caller.
-static HostTensor takeMemRef(const int64_t *descriptor,
+/// Copies a returned memref (any strides) into a dense host tensor. The
+/// caller frees the buffer, once however many results alias it.
+static HostTensor copyMemRef(const int64_t *descriptor,
                              RankedTensorType type) {
   int64_t rank = type.getRank();
   auto *aligned = reinterpret_cast<const char *>(descriptor[1]);
@@ -408,7 +486,6 @@ static HostTensor takeMemRef(const int64_t *descriptor,
       index[d] = 0;
     }
   }
-  std::free(reinterpret_cast<void *>(descriptor[0]));
   return tensor;
 }
 
@@ -484,18 +561,30 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
     return failure();
   }
 
+  // Returned buffers belong to the caller, but one buffer may come back as
+  // several results (`return %y, %y`, views of one allocation) and a result
+  // may be an argument passed through: free each allocation once, and never
+  // the caller's own input storage.
   SmallVector<HostTensor> results;
+  llvm::SmallPtrSet<void *, 8> owned, inputBuffers;
+  for (const HostTensor &input : inputs)
+    inputBuffers.insert(const_cast<char *>(input.data()));
   const char *base = reinterpret_cast<const char *>(resultStorage.data());
   for (auto [type, slot] : llvm::zip(resultTypes, resultSlots)) {
     if (auto tensorType = dyn_cast<RankedTensorType>(type)) {
-      results.push_back(takeMemRef(
-          reinterpret_cast<const int64_t *>(base + slot.offset), tensorType));
+      auto *descriptor = reinterpret_cast<const int64_t *>(base + slot.offset);
+      results.push_back(copyMemRef(descriptor, tensorType));
+      if (auto *allocated = reinterpret_cast<void *>(descriptor[0]);
+          allocated && !inputBuffers.contains(allocated))
+        owned.insert(allocated);
       continue;
     }
     HostTensor scalar(type, {});
     std::memcpy(scalar.data(), base + slot.offset, slot.size);
     results.push_back(std::move(scalar));
   }
+  for (void *allocated : owned)
+    std::free(allocated);
   return results;
 }
 
@@ -515,6 +604,21 @@ FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
   return tensor;
 }
 
+LogicalResult CompiledFunction::writeGlobal(StringRef global,
+                                            const HostTensor &value,
+                                            std::string &error) {
+  llvm::Expected<void *> address = engine->lookup(global);
+  if (!address) {
+    error = ("no global @" + global + ": " +
+             llvm::toString(address.takeError()))
+                .str();
+    return failure();
+  }
+  std::memcpy(*address, value.data(),
+              value.getNumElements() * value.getElementBytes());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Metrics
 //===----------------------------------------------------------------------===//
@@ -528,8 +632,10 @@ Comparison runner::compare(const HostTensor &ref, const HostTensor &out) {
       refMax = std::max(refMax, std::fabs(ref.get(i)));
   for (int64_t i = 0; i < count; ++i) {
     double r = ref.get(i), o = out.get(i);
-    if (!std::isfinite(r))
+    if (!std::isfinite(r)) {
+      ++result.referenceNonFinite;
       continue;
+    }
     if (!std::isfinite(o)) {
       ++result.nonFinite;
       continue;
@@ -541,7 +647,11 @@ Comparison runner::compare(const HostTensor &ref, const HostTensor &out) {
     if (std::fabs(r) > 1e-6 * refMax)
       result.maxRelError = std::max(result.maxRelError, diff / std::fabs(r));
   }
-  result.sqnrDb = noise == 0 ? INFINITY
-                             : 10.0 * std::log10(signal / noise);
+  if (!result.isComparable())
+    result.sqnrDb = NAN;
+  else if (result.nonFinite > 0)
+    result.sqnrDb = -INFINITY; // Finite reference, broken output.
+  else
+    result.sqnrDb = noise == 0 ? INFINITY : 10.0 * std::log10(signal / noise);
   return result;
 }

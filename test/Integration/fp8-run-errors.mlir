@@ -36,7 +36,7 @@
 // RUN: not fp8-run %s --function=gemm --dynamic-size=-1 2>&1 | FileCheck %s --check-prefix=DYNAMIC
 // DYNAMIC: fp8-run: error: --dynamic-size must not be negative
 // RUN: not fp8-run %s --function=dynamic --dynamic-size=4611686018427387904 2>&1 | FileCheck %s --check-prefix=LARGE
-// LARGE: fp8-run: error: argument #0 of type tensor<?x4xf32> is too large with --dynamic-size=4611686018427387904
+// LARGE: fp8-run: error: running @dynamic as written needs more than 2^64 bytes for its arguments, results and globals (dynamic sizes 4611686018427387904), more than the memory budget of {{.+}} (--memory-budget)
 // RUN: not fp8-run %s --function=gemm --dist=cauchy 2>&1 | FileCheck %s --check-prefix=GLOBAL
 // GLOBAL: fp8-run: error: unknown --dist 'cauchy' (expected normal, uniform, outliers or zeros)
 // RUN: not fp8-run %s --function=gemm --fp8-pipeline="history=x" 2>&1 | FileCheck %s --check-prefix=OPTIONS

@@ -32,6 +32,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -103,6 +104,12 @@ static cl::opt<std::string>
                     "and checks it against the CPU run (FP8 bytes, amax and "
                     "scales bit-exact; exit 1 on a mismatch)"),
            cl::init("cpu"));
+static cl::opt<std::string> memoryBudget(
+    cl::cat(runCategory), "memory-budget",
+    cl::desc("Most memory the run may need, e.g. 512M or 8G (default: the "
+             "machine's memory, or the process limit when lower); checked "
+             "before anything is allocated or compiled"),
+    cl::init(""));
 static cl::list<std::string>
     sharedLibs(cl::cat(runCategory), "shared-libs", cl::CommaSeparated,
                cl::desc("Libraries providing external functions (default: "
@@ -195,6 +202,29 @@ static void stubUnresolvedExternals(ModuleOp module) {
   });
 }
 
+/// The scaling state a quantization's scale was loaded from, without its
+/// ".scale" suffix: a global (state=globals) or a function argument named by
+/// `fp8.state` (state=arguments).
+static std::optional<std::string> getStateName(Value scale) {
+  auto extract = scale.getDefiningOp<tensor::ExtractOp>();
+  if (!extract)
+    return std::nullopt;
+  StringRef name;
+  Value tensor = extract.getTensor();
+  if (auto load = tensor.getDefiningOp<ml_program::GlobalLoadOp>()) {
+    name = load.getGlobal().getLeafReference().getValue();
+  } else if (auto arg = dyn_cast<BlockArgument>(tensor)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (auto attr = func ? func.getArgAttrOfType<StringAttr>(
+                               arg.getArgNumber(), "fp8.state")
+                         : StringAttr())
+      name = attr.getValue();
+  }
+  if (!name.consume_back(".scale"))
+    return std::nullopt;
+  return name.str();
+}
+
 /// Adds, after every fp8.quantize, the counts of elements saturated (clipped
 /// to +-max where a non-saturating cast would overflow: |x * scale| > 464 for
 /// E4M3, >= 61440 for E5M2; values that merely round to max are not counted)
@@ -210,11 +240,9 @@ static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
   module.walk([&](QuantizeOp quantize) {
     Location loc = quantize.getLoc();
     std::string name = "quantize#" + std::to_string(probes.size());
-    if (auto extract = quantize.getScale().getDefiningOp<tensor::ExtractOp>())
-      if (auto load = extract.getTensor()
-                          .getDefiningOp<ml_program::GlobalLoadOp>())
-        name = load.getGlobal().getLeafReference().getValue().drop_back(
-            StringRef(".scale").size());
+    if (std::optional<std::string> state =
+            getStateName(quantize.getScale()))
+      name = *state;
     auto global = ml_program::GlobalOp::create(
         globals, loc, "fp8_run.probe" + std::to_string(probes.size()),
         countsType, /*is_mutable=*/true,
@@ -307,13 +335,100 @@ static llvm::StringMap<RankedTensorType> findScalingState(ModuleOp module) {
   return state;
 }
 
+namespace {
+/// state=arguments: the FP8 function takes the scaling state as trailing
+/// arguments and returns the next state as trailing results, each named by
+/// `fp8.state`; the runner carries it from step to step.
+struct ArgumentState {
+  /// Name and current value of each trailing state argument, in order.
+  SmallVector<std::string> names;
+  SmallVector<HostTensor> values;
+  /// FP8 function result index -> index into `values`.
+  SmallVector<std::pair<unsigned, unsigned>> outputs;
+
+  /// Reads the state arguments and results of `func` beyond the reference's
+  /// `numArguments`; the initial state is Transformer Engine's (scale 1,
+  /// history 0), as the globals of state=globals start.
+  static FailureOr<ArgumentState> get(func::FuncOp func,
+                                      unsigned numArguments) {
+    ArgumentState state;
+    for (unsigned i = numArguments, e = func.getNumArguments(); i < e; ++i) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "fp8.state");
+      auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
+      if (!name || !type || !type.hasStaticShape()) {
+        fail("argument #" + std::to_string(i) + " of the FP8 version of @" +
+             func.getName() + " is not scaling state");
+        return failure();
+      }
+      HostTensor value(type.getElementType(), type.getShape());
+      double init = name.getValue().ends_with(".scale") ? 1.0 : 0.0;
+      for (int64_t k = 0, n = value.getNumElements(); k < n; ++k)
+        value.set(k, init);
+      state.names.push_back(name.getValue().str());
+      state.values.push_back(std::move(value));
+    }
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, "fp8.state");
+      if (!name)
+        continue;
+      auto *it = llvm::find(state.names, name.getValue());
+      if (it == state.names.end()) {
+        fail("result #" + std::to_string(i) + " of the FP8 version of @" +
+             func.getName() + " returns state @" + name.getValue() +
+             " that no argument takes");
+        return failure();
+      }
+      state.outputs.push_back({i, unsigned(it - state.names.begin())});
+    }
+    return state;
+  }
+
+  const HostTensor *lookup(StringRef name) const {
+    auto *it = llvm::find(names, name);
+    return it == names.end() ? nullptr : &values[it - names.begin()];
+  }
+};
+} // namespace
+
+/// Globals without a value in the module (`#ml_program.extern`: weights that
+/// fp8-gen --weights=globals leaves to the caller) get one from the runner:
+/// they become public mutable globals, read with global_load, which the
+/// runner fills with the same seeded values in both versions before the
+/// first step. Returns them, by name.
+static SmallVector<std::pair<std::string, RankedTensorType>>
+materializeExternGlobals(ModuleOp module) {
+  SmallVector<std::pair<std::string, RankedTensorType>> externs;
+  module.walk([&](ml_program::GlobalOp global) {
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    if (!isa_and_present<ml_program::ExternAttr>(global.getValueAttr()) ||
+        !type || !type.hasStaticShape())
+      return;
+    global.setValueAttr(Builder(module.getContext()).getZeroAttr(type));
+    global.setIsMutable(true);
+    SymbolTable::setSymbolVisibility(global, SymbolTable::Visibility::Public);
+    externs.push_back({global.getSymName().str(), type});
+  });
+  module.walk([&](ml_program::GlobalLoadConstOp load) {
+    auto symbol = dyn_cast<FlatSymbolRefAttr>(load.getGlobal());
+    if (!symbol || !llvm::is_contained(llvm::make_first_range(externs),
+                                       symbol.getValue()))
+      return;
+    OpBuilder builder(load);
+    load.replaceAllUsesWith(ml_program::GlobalLoadOp::create(
+                                builder, load.getLoc(), load.getType(), symbol)
+                                .getResult());
+    load.erase();
+  });
+  return externs;
+}
+
 /// The generators' scales: a standard deviation or a bound.
 static bool isPositiveFinite(double value) {
   return std::isfinite(value) && value > 0;
 }
 
 static FailureOr<SmallVector<HostTensor>>
-makeInputs(FunctionType signature, unsigned step) {
+makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes) {
   Distribution dist = *parseDistribution(distribution);
   std::mt19937_64 rng(seed + (sameInputs ? 0 : step));
   struct Override {
@@ -352,14 +467,11 @@ makeInputs(FunctionType signature, unsigned step) {
   for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
     auto tensorType = dyn_cast<RankedTensorType>(type);
     Type elementType = tensorType ? tensorType.getElementType() : type;
+    // checkMemoryBudget made sure that these sizes fit.
     SmallVector<int64_t> shape;
-    int64_t bytes = 8;
-    bool tooLarge = false;
     if (tensorType)
-      for (int64_t size : tensorType.getShape()) {
+      for (int64_t size : tensorType.getShape())
         shape.push_back(ShapedType::isDynamic(size) ? dynamicSize : size);
-        tooLarge |= llvm::MulOverflow(bytes, shape.back(), bytes);
-      }
     Distribution argDist = dist;
     double argScale = scale;
     if (auto it = overrides.find(index); it != overrides.end()) {
@@ -367,7 +479,8 @@ makeInputs(FunctionType signature, unsigned step) {
       argScale = it->second.scale;
       if (what.ends_with(".npy")) {
         std::string error;
-        FailureOr<HostTensor> tensor = readNpy(what, elementType, error);
+        FailureOr<HostTensor> tensor =
+            readNpy(what, elementType, error, budgetBytes);
         if (failed(tensor)) {
           fail(error);
           return failure();
@@ -390,18 +503,80 @@ makeInputs(FunctionType signature, unsigned step) {
       }
       argDist = *parsed;
     }
-    if (tooLarge) {
-      fail("argument #" + std::to_string(index) + " of type " +
-           llvm::formatv("{0}", type).str() + " is too large with " +
-           "--dynamic-size=" + std::to_string(dynamicSize));
-      return failure();
-    }
     HostTensor tensor(elementType, shape);
     fill(tensor, argDist, argScale, integerRange, rng);
     addSpike(tensor);
     inputs.push_back(std::move(tensor));
   }
   return inputs;
+}
+
+/// "512M", "8G", "1000000": bytes, or nullopt.
+static std::optional<uint64_t> parseBytes(StringRef text) {
+  uint64_t multiplier = 1;
+  if (!text.empty()) {
+    switch (llvm::toUpper(text.back())) {
+    case 'K':
+      multiplier = uint64_t(1) << 10;
+      break;
+    case 'M':
+      multiplier = uint64_t(1) << 20;
+      break;
+    case 'G':
+      multiplier = uint64_t(1) << 30;
+      break;
+    case 'T':
+      multiplier = uint64_t(1) << 40;
+      break;
+    }
+    if (multiplier != 1)
+      text = text.drop_back();
+  }
+  uint64_t value;
+  bool overflow = false;
+  if (text.getAsInteger(10, value) || value == 0)
+    return std::nullopt;
+  uint64_t bytes = llvm::SaturatingMultiply(value, multiplier, &overflow);
+  if (overflow)
+    return std::nullopt;
+  return bytes;
+}
+
+/// What running `func` of `module` holds in memory at once, estimated from
+/// types: its arguments and results (twice: the reference and the FP8
+/// version keep their own) and every global of the module.
+static LogicalResult checkMemoryBudget(ModuleOp module, func::FuncOp func,
+                                       uint64_t budget, StringRef what) {
+  uint64_t total = 0;
+  bool overflow = false;
+  auto add = [&](Type type, uint64_t copies) {
+    std::optional<uint64_t> bytes = getStorageBytes(type, dynamicSize);
+    if (!bytes) {
+      overflow = true;
+      return;
+    }
+    bool overflowed = false;
+    total = llvm::SaturatingMultiplyAdd(*bytes, copies, total, &overflowed);
+    overflow |= overflowed;
+  };
+  for (Type type : func.getArgumentTypes())
+    add(type, 1);
+  for (Type type : func.getResultTypes())
+    add(type, 2);
+  module.walk([&](Operation *op) {
+    if (auto global = dyn_cast<ml_program::GlobalOp>(op))
+      add(global.getType(), 1);
+    else if (auto global = dyn_cast<memref::GlobalOp>(op))
+      add(global.getType(), 1);
+  });
+  if (!overflow && total <= budget)
+    return success();
+  std::string need = overflow ? "more than 2^64 bytes" : formatBytes(total);
+  fail("running @" + func.getName() + " " + what + " needs " + need +
+       " for its arguments, results and globals (dynamic sizes " +
+       std::to_string(dynamicSize) + "), more than the memory budget of " +
+       formatBytes(budget) + " (--memory-budget)");
+  return failure();
 }
 
 static double seconds(std::chrono::steady_clock::time_point start) {
@@ -431,6 +606,14 @@ int main(int argc, char **argv) {
     return fail("--scale must be a positive number");
   if (dynamicSize < 0)
     return fail("--dynamic-size must not be negative");
+  uint64_t budget = getDefaultMemoryBudget();
+  if (!memoryBudget.empty()) {
+    std::optional<uint64_t> parsed = parseBytes(memoryBudget);
+    if (!parsed)
+      return fail("bad --memory-budget '" + memoryBudget +
+                  "' (expected a positive size such as 512M or 8G)");
+    budget = *parsed;
+  }
 
   SmallVector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
   if (libs.empty())
@@ -461,15 +644,29 @@ int main(int argc, char **argv) {
   FailureOr<std::string> name = pickFunction(*module);
   if (failed(name))
     return 1;
-  auto func = module->lookupSymbol<func::FuncOp>(*name);
-  if (!func || func.isExternal())
+  func::FuncOp func;
+  module->walk([&](func::FuncOp candidate) {
+    if (!func && candidate.getName() == *name && !candidate.isExternal())
+      func = candidate;
+  });
+  if (!func)
     return fail("no function @" + *name + " with a body in '" + inputFile +
                 "'");
+  // A function in a nested module runs with that module as its program
+  // (its globals and callees are there).
+  if (auto parent = func->getParentOfType<ModuleOp>(); parent != *module) {
+    module = OwningOpRef<ModuleOp>(parent.clone());
+    func = module->lookupSymbol<func::FuncOp>(*name);
+  }
   if (func.getNumResults() == 0)
     llvm::errs() << "fp8-run: note: @" << *name
                  << " returns nothing: both versions run, but there is no "
                     "output to compare\n";
   stubUnresolvedExternals(*module);
+  SmallVector<std::pair<std::string, RankedTensorType>> externGlobals =
+      materializeExternGlobals(*module);
+  if (failed(checkMemoryBudget(*module, func, budget, "as written")))
+    return 1;
 
   // The reference: TOSA front end only. The FP8 version: the whole pipeline.
   // Compile times include these passes, the lowering and the JIT.
@@ -509,6 +706,14 @@ int main(int argc, char **argv) {
     if (!gpuFn || failed(gpuFn->connect(error)))
       return fail(error);
   }
+  if (failed(checkMemoryBudget(*quantized,
+                                quantized->lookupSymbol<func::FuncOp>(*name),
+                                budget, "through fp8-pipeline")))
+    return 1;
+  FailureOr<ArgumentState> argumentState = ArgumentState::get(
+      quantized->lookupSymbol<func::FuncOp>(*name), func.getNumArguments());
+  if (failed(argumentState))
+    return 1;
   SmallVector<QuantizeProbe> probes = addQuantizeProbes(*quantized);
   llvm::StringMap<RankedTensorType> scalingState =
       findScalingState(*quantized);
@@ -518,13 +723,29 @@ int main(int argc, char **argv) {
     return fail(error);
   double fp8CompileSeconds = seconds(compileStart);
 
+  // Both versions read the same values of the extern globals (weights).
+  {
+    std::mt19937_64 rng(seed ^ 0x5eedf00dULL);
+    for (auto &[global, type] : externGlobals) {
+      HostTensor value(type.getElementType(), type.getShape());
+      fill(value, *parseDistribution(distribution), scale, integerRange, rng);
+      if (failed(referenceFn->writeGlobal(global, value, error)) ||
+          failed(fp8Fn->writeGlobal(global, value, error)))
+        return fail(error);
+    }
+    if (!externGlobals.empty())
+      llvm::errs() << "fp8-run: note: " << externGlobals.size()
+                   << " extern globals drawn from --dist=" << distribution
+                   << " --scale=" << scale << "\n";
+  }
+
   llvm::json::Array stepRecords;
   double referenceSeconds = 0, fp8Seconds = 0;
   auto countsType = RankedTensorType::get({3}, IntegerType::get(&context, 64));
   std::optional<StdoutToStderr> redirect(std::in_place);
   for (unsigned step = 0; step < steps; ++step) {
     FailureOr<SmallVector<HostTensor>> inputs =
-        makeInputs(referenceFn->getSignature(), step);
+        makeInputs(referenceFn->getSignature(), step, budget);
     if (failed(inputs))
       return 1;
     auto start = std::chrono::steady_clock::now();
@@ -533,22 +754,34 @@ int main(int argc, char **argv) {
     referenceSeconds += seconds(start);
     if (failed(expected))
       return fail(error);
+    SmallVector<HostTensor> fp8Inputs(*inputs);
+    llvm::append_range(fp8Inputs, argumentState->values);
     start = std::chrono::steady_clock::now();
-    FailureOr<SmallVector<HostTensor>> actual = fp8Fn->call(*inputs, error);
+    FailureOr<SmallVector<HostTensor>> actual = fp8Fn->call(fp8Inputs, error);
     fp8Seconds += seconds(start);
     if (failed(actual))
       return fail(error);
+    for (auto [result, state] : argumentState->outputs)
+      argumentState->values[state] = (*actual)[result];
 
     llvm::json::Array outputs;
     for (auto [index, pair] : llvm::enumerate(llvm::zip(*expected, *actual))) {
       Comparison c = compare(std::get<0>(pair), std::get<1>(pair));
-      outputs.push_back(llvm::json::Object{
+      // JSON has no inf or NaN: "sqnr" says which (exact, not_comparable,
+      // broken_output) when sqnr_db is null.
+      llvm::json::Object record{
           {"output", static_cast<int64_t>(index)},
-          {"sqnr_db", std::isinf(c.sqnrDb) ? llvm::json::Value(nullptr)
-                                           : llvm::json::Value(c.sqnrDb)},
+          {"sqnr_db", std::isfinite(c.sqnrDb) ? llvm::json::Value(c.sqnrDb)
+                                              : llvm::json::Value(nullptr)},
           {"max_abs_error", c.maxAbsError},
           {"max_rel_error", c.maxRelError},
-          {"non_finite", c.nonFinite}});
+          {"non_finite", c.nonFinite},
+          {"reference_non_finite", c.referenceNonFinite}};
+      if (!c.isComparable())
+        record["sqnr"] = "not_comparable";
+      else if (std::isinf(c.sqnrDb))
+        record["sqnr"] = c.sqnrDb > 0 ? "exact" : "broken_output";
+      outputs.push_back(std::move(record));
     }
     llvm::json::Array tensors;
     for (const QuantizeProbe &probe : probes) {
@@ -564,13 +797,17 @@ int main(int argc, char **argv) {
       // the history (row 0 cleared for the next amax, TE's roll order).
       for (StringRef field : {"scale", "amax_history"}) {
         std::string global = probe.name + "." + field.str();
-        auto it = scalingState.find(global);
-        if (it == scalingState.end())
+        FailureOr<HostTensor> value;
+        if (const HostTensor *carried = argumentState->lookup(global)) {
+          value = *carried;
+        } else if (auto it = scalingState.find(global);
+                   it != scalingState.end()) {
+          value = fp8Fn->readGlobal(global, it->second, error);
+          if (failed(value))
+            return fail(error);
+        } else {
           continue;
-        FailureOr<HostTensor> value =
-            fp8Fn->readGlobal(global, it->second, error);
-        if (failed(value))
-          return fail(error);
+        }
         if (field == "scale") {
           record["next_scale"] = value->get(0);
           continue;
@@ -625,18 +862,23 @@ int main(int argc, char **argv) {
   for (const llvm::json::Value &stepValue : *report.getArray("steps")) {
     const llvm::json::Object &stepRecord = *stepValue.getAsObject();
     llvm::outs() << "step " << *stepRecord.getInteger("step") << "\n";
-    llvm::outs() << llvm::formatv("  {0,-8} {1,10} {2,13} {3,13} {4,10}\n",
-                                  "output", "SQNR dB", "max abs err",
-                                  "max rel err", "non-finite");
+    llvm::outs() << llvm::formatv(
+        "  {0,-8} {1,14} {2,13} {3,13} {4,10} {5,10}\n", "output", "SQNR dB",
+        "max abs err", "max rel err", "non-finite", "ref non-f.");
     for (const llvm::json::Value &o : *stepRecord.getArray("outputs")) {
       const llvm::json::Object &out = *o.getAsObject();
       std::optional<double> sqnr = out.getNumber("sqnr_db");
+      std::optional<StringRef> kind = out.getString("sqnr");
+      std::string sqnrText = sqnr ? llvm::formatv("{0:f2}", *sqnr).str()
+                             : kind == "not_comparable" ? "not comparable"
+                             : kind == "broken_output"  ? "-inf"
+                                                        : "inf";
       llvm::outs() << llvm::formatv(
-          "  {0,-8} {1,10} {2,13:e3} {3,13:e3} {4,10}\n",
-          *out.getInteger("output"),
-          sqnr ? llvm::formatv("{0:f2}", *sqnr).str() : std::string("inf"),
+          "  {0,-8} {1,14} {2,13:e3} {3,13:e3} {4,10} {5,10}\n",
+          *out.getInteger("output"), sqnrText,
           *out.getNumber("max_abs_error"), *out.getNumber("max_rel_error"),
-          *out.getInteger("non_finite"));
+          *out.getInteger("non_finite"),
+          *out.getInteger("reference_non_finite"));
     }
     if (const llvm::json::Object *gpu = stepRecord.getObject("gpu"))
       printGpuChecks(*gpu, llvm::outs());

@@ -3,8 +3,11 @@
 #ifndef FP8_PIPELINES_LOWERTONVVM_H
 #define FP8_PIPELINES_LOWERTONVVM_H
 
+#include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
 
 #include <string>
 
@@ -45,6 +48,34 @@ void registerLowerToNVVMPipeline();
 /// is "llvm", serializes each gpu.module (format isa | bin | fatbin).
 void addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
                              StringRef toolkit);
+
+/// Registers an NVVM pipeline whose target and format options are checked
+/// (checkNVVMTarget, checkNVVMFormat) before it is built: a bad chip, PTX
+/// version or format is an option error, never an LLVM abort or a module
+/// printed after a failed serialization.
+template <typename Options>
+void registerCheckedNVVMPipeline(StringRef arg, StringRef description,
+                                 void (*builder)(OpPassManager &,
+                                                 const Options &)) {
+  registerPassPipeline(
+      arg, description,
+      [builder](OpPassManager &pm, StringRef text,
+                function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::optional<std::string> error = checkNVVMTarget(
+                options.chip, options.features, /*needsWgmma=*/false))
+          return errorHandler(*error);
+        if (std::optional<std::string> error = checkNVVMFormat(options.format))
+          return errorHandler(*error);
+        builder(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(Options());
+      });
+}
 
 } // namespace mlir::fp8
 

@@ -17,4 +17,33 @@ def FP8ImportTosa : Pass<"fp8-import-tosa", "ModuleOp"> {
   }];
 }
 
+def FP8ReshapeDynamicExpands : Pass<"fp8-reshape-dynamic-expands"> {
+  let summary = "Turn expand_shapes that split one dimension into several "
+                "dynamic ones into tensor.reshape";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, before bufferization. A `tensor.expand_shape`
+    with two or more dynamic sizes in one reassociation group (`[?, 32]` to
+    `[?, ?, 32]`: a batch and a sequence, both dynamic) makes upstream
+    `expand-strided-metadata` crash in MLIR 22 (llvm#186830: it builds a
+    `memref.reinterpret_cast` from a null static size). The same reshape as
+    `tensor.reshape` with its output shape as a tensor lowers through
+    `memref.reshape`, which needs no strided-metadata expansion. Other
+    expand_shapes are left alone.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def FP8LowerNestedModulesToCPU
+    : Pass<"fp8-lower-nested-modules-to-cpu", "ModuleOp"> {
+  let summary = "Run fp8-lower-to-cpu on every nested module, innermost first";
+  let description = [{
+    The first step of `fp8-lower-to-cpu`. Module passes act on the module
+    they run on, but conversions reach into nested modules, so a function in
+    a `module @m { ... }` would be half lowered. Each nested module is
+    lowered completely, as its own unit (its globals, its functions), before
+    the enclosing one.
+  }];
+}
+
 #endif // FP8_PIPELINES_PASSES_TD

@@ -58,9 +58,23 @@ void fill(HostTensor &tensor, Distribution distribution, double scale,
           int64_t integerRange, std::mt19937_64 &rng);
 
 /// Reads a .npy file (little-endian f4 / f8 / f2 / i4 / i8, C order) and
-/// converts it to `elementType`.
+/// converts it to `elementType`. Only regular files of at most `maxBytes`
+/// (file and converted tensor) are read.
 FailureOr<HostTensor> readNpy(StringRef path, Type elementType,
-                              std::string &error);
+                              std::string &error,
+                              uint64_t maxBytes = UINT64_MAX);
+
+/// The memory a run may use unless told otherwise: the machine's physical
+/// memory, or the process's address-space / data limit when lower.
+uint64_t getDefaultMemoryBudget();
+
+/// The bytes of a value of `type` (a ranked tensor or scalar) in host
+/// memory, with `dynamicSize` for every dynamic dimension; nullopt when that
+/// overflows 64 bits.
+std::optional<uint64_t> getStorageBytes(Type type, int64_t dynamicSize);
+
+/// "1.5 GiB": a byte count for messages.
+std::string formatBytes(uint64_t bytes);
 
 /// A function of a module lowered to LLVM and compiled in-process.
 class CompiledFunction {
@@ -85,6 +99,11 @@ public:
   FailureOr<HostTensor> readGlobal(StringRef name, RankedTensorType type,
                                    std::string &error) const;
 
+  /// Overwrites a tensor global (e.g. a weight) with `value`, whose element
+  /// type and static shape are the global's.
+  LogicalResult writeGlobal(StringRef name, const HostTensor &value,
+                            std::string &error);
+
 private:
   CompiledFunction() = default;
 
@@ -95,13 +114,19 @@ private:
 
 /// Accuracy of `out` against `ref`.
 struct Comparison {
-  /// 20 log10(||ref|| / ||ref - out||); +inf when equal.
+  /// 20 log10(||ref|| / ||ref - out||); +inf when equal; NaN when the
+  /// reference has non-finite elements.
   double sqnrDb = 0;
   double maxAbsError = 0;
   /// max |ref - out| / |ref| over elements with |ref| > 1e-6 * max |ref|.
   double maxRelError = 0;
   /// Non-finite elements in `out` where `ref` is finite.
   int64_t nonFinite = 0;
+  /// Non-finite elements in `ref`. When there are any, the reference itself
+  /// is broken and the SQNR is not comparable (NaN); the errors are taken
+  /// over the finite elements.
+  int64_t referenceNonFinite = 0;
+  bool isComparable() const { return referenceNonFinite == 0; }
 };
 Comparison compare(const HostTensor &ref, const HostTensor &out);
 

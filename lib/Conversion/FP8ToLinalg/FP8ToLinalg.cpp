@@ -590,8 +590,10 @@ struct ConvertFP8ToLinalgPass
                                       std::move(patterns))))
       return signalPassFailure();
     // The recipe is baked into the lowered ops now; keeping the attribute
-    // would tie the output to the fp8 dialect.
-    getOperation()->removeAttr("fp8.recipe");
+    // (on this module or a nested one) would tie the output to the fp8
+    // dialect.
+    getOperation()->walk(
+        [](ModuleOp module) { module->removeAttr("fp8.recipe"); });
   }
 };
 } // namespace

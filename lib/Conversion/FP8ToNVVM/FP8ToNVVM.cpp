@@ -1159,6 +1159,11 @@ struct ConvertFP8ToNVVMPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (std::optional<std::string> error =
+            checkNVVMTarget(chip, features, /*needsWgmma=*/false)) {
+      module.emitError() << *error;
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

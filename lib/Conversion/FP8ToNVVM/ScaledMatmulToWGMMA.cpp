@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
+#include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
@@ -764,14 +765,13 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     ModuleOp module = getOperation();
     SmallVector<ScaledMatmulOp> gemms;
     module.walk([&](ScaledMatmulOp op) { gemms.push_back(op); });
-    if (gemms.empty())
-      return;
-    if (!StringRef(chip.getValue()).starts_with("sm_90a")) {
-      module.emitError() << "the FP8 wgmma GEMM needs chip sm_90a (wgmma "
-                            "and setmaxnreg are sm_90a features), not '"
-                         << chip << "'";
+    if (std::optional<std::string> error = checkNVVMTarget(
+            chip, features, /*needsWgmma=*/!gemms.empty())) {
+      module.emitError() << *error;
       return signalPassFailure();
     }
+    if (gemms.empty())
+      return;
     MLIRContext *ctx = &getContext();
 
     auto gpuModule =

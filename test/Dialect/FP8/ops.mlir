@@ -249,20 +249,20 @@ func.func @scaled_matmul_mixed(%g: tensor<64x32xf8E5M2>,
 // printed), and the enum attributes on their own.
 
 // CHECK-LABEL: func.func @recipes
-// CHECK-SAME: fp8.all = #fp8.recipe<format = e4m3, scaling = current, history = 16, algo = most_recent, margin = 2, power_of_two = true>
-// CHECK-SAME: fp8.default = #fp8.recipe<>
-// CHECK-SAME: fp8.explicit_defaults = #fp8.recipe<>
-// CHECK-SAME: fp8.partial = #fp8.recipe<history = 16>
-// CHECK-SAME: fp8.wide_margin = #fp8.recipe<margin = 127>
+// CHECK-SAME: test.all = #fp8.recipe<format = e4m3, scaling = current, history = 16, algo = most_recent, margin = 2, power_of_two = true>
+// CHECK-SAME: test.default = #fp8.recipe<>
+// CHECK-SAME: test.explicit_defaults = #fp8.recipe<>
+// CHECK-SAME: test.partial = #fp8.recipe<history = 16>
+// CHECK-SAME: test.wide_margin = #fp8.recipe<margin = 127>
 func.func @recipes() attributes {
-    fp8.all = #fp8.recipe<format = e4m3, scaling = current, history = 16,
+    test.all = #fp8.recipe<format = e4m3, scaling = current, history = 16,
                           algo = most_recent, margin = 2, power_of_two = true>,
-    fp8.default = #fp8.recipe<>,
-    fp8.explicit_defaults = #fp8.recipe<format = hybrid, scaling = delayed,
+    test.default = #fp8.recipe<>,
+    test.explicit_defaults = #fp8.recipe<format = hybrid, scaling = delayed,
                                         history = 1024, algo = max, margin = 0,
                                         power_of_two = false>,
-    fp8.partial = #fp8.recipe<scaling = delayed, history = 16>,
-    fp8.wide_margin = #fp8.recipe<margin = 127>} {
+    test.partial = #fp8.recipe<scaling = delayed, history = 16>,
+    test.wide_margin = #fp8.recipe<margin = 127>} {
   return
 }
 

@@ -5,8 +5,9 @@
 
 PATH walks the report: keys and list indices separated by dots, and
 [key=value] for the list element whose key is value, e.g.
-steps.1.quantized[tensor=fp8.gemm.arg0].next_scale. An infinite SQNR (null in
-the report) reads as inf.
+steps.1.quantized[tensor=fp8.gemm.arg0].next_scale. A null SQNR reads as its
+"sqnr" sibling says: inf (exact), -inf (broken_output) or nan
+(not_comparable: the reference has non-finite elements).
 OP is one of >= > <= < == != and ~= (equal within a relative 1e-6; lists
 element-wise).
 EXPR is the expectation, a Python expression computed independently of the
@@ -65,9 +66,14 @@ HELPERS = {"f32": f32, "npy": load, "amax": amax, "saturated": saturated,
            "inf": math.inf, "nan": math.nan, "math": math}
 
 
+NULL_SQNR = {"exact": math.inf, "broken_output": -math.inf,
+             "not_comparable": math.nan}
+
+
 def walk(report, path):
-    value = report
+    value = parent = report
     for token in re.findall(r"\[[^\]]*\]|[^.\[]+", path):
+        parent = value
         if token.startswith("["):
             key, wanted = token[1:-1].split("=", 1)
             matches = [v for v in value if str(v.get(key)) == wanted]
@@ -79,7 +85,9 @@ def walk(report, path):
             value = value[int(token)]
         else:
             value = value[token]
-    return math.inf if value is None else value
+    if value is None and isinstance(parent, dict):
+        return NULL_SQNR[parent.get("sqnr", "exact")]
+    return value
 
 
 def close(a, b):

@@ -4,6 +4,10 @@
 #define FP8_CONVERSION_FP8TONVVM_FP8TONVVM_H
 
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::fp8 {
 
@@ -11,6 +15,20 @@ namespace mlir::fp8 {
 /// context: the NVVM target attribute's serialization and the translations
 /// of the LLVM, NVVM and GPU dialects to LLVM IR.
 void registerFP8ToNVVMDialectExtensions(DialectRegistry &registry);
+
+/// Why `chip` and `features` cannot carry the FP8 kernels, or nullopt when
+/// they can: the chip must be one LLVM's NVPTX backend knows with FP8
+/// conversions (sm_89 and later; `needsWgmma`: sm_90a, for wgmma and
+/// setmaxnreg), and `features` empty or `+ptxNN` with a PTX ISA the chip
+/// supports. Checked before any upstream pass sees them: LLVM aborts or
+/// crashes on the rest.
+std::optional<std::string> checkNVVMTarget(llvm::StringRef chip,
+                                           llvm::StringRef features,
+                                           bool needsWgmma);
+
+/// Why `format` is not a serialization the NVVM pipelines offer (isa, bin,
+/// fatbin, llvm), or nullopt.
+std::optional<std::string> checkNVVMFormat(llvm::StringRef format);
 
 } // namespace mlir::fp8
 

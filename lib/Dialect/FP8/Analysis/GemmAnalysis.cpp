@@ -1,6 +1,7 @@
 //===- GemmAnalysis.cpp - Find GEMMs and decide their precision -----------===//
 
 #include "fp8/Dialect/FP8/Analysis/GemmAnalysis.h"
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -8,7 +9,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -55,6 +60,8 @@ StringRef mlir::fp8::stringifyGemmReason(GemmReason reason) {
     return "zero_sized";
   case GemmReason::Convolution:
     return "convolution";
+  case GemmReason::OutsideFunction:
+    return "outside_function";
   }
   llvm_unreachable("unknown GEMM reason");
 }
@@ -70,12 +77,26 @@ SmallVector<int64_t> GemmInfo::getSizes() const {
   return sizes;
 }
 
+/// a * b for non-negative sizes, saturating at INT64_MAX.
+static int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t product;
+  return llvm::MulOverflow(a, b, product)
+             ? std::numeric_limits<int64_t>::max()
+             : product;
+}
+
+static int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  return llvm::AddOverflow(a, b, sum) ? std::numeric_limits<int64_t>::max()
+                                      : sum;
+}
+
 std::optional<int64_t> GemmInfo::getFlops() const {
   int64_t flops = 2;
   for (int64_t size : getSizes()) {
     if (ShapedType::isDynamic(size))
       return std::nullopt;
-    flops *= size;
+    flops = saturatingMul(flops, size);
   }
   return flops;
 }
@@ -266,7 +287,7 @@ LogicalResult mlir::fp8::matchGemmLayout(linalg::LinalgOp op, GemmInfo &info) {
       info.k = ShapedType::isDynamic(ranges[b]) ||
                        ShapedType::isDynamic(ranges[k])
                    ? ShapedType::kDynamic
-                   : ranges[b] * ranges[k];
+                   : saturatingMul(ranges[b], ranges[k]);
       return success();
     }
     return failure();
@@ -386,8 +407,11 @@ static void assignRole(GemmOperand &operand, Value gemmOperand,
         origin.argument.getOwner()->getParentOp());
     if (auto role = func.getArgAttrOfType<StringAttr>(
             origin.argument.getArgNumber(), "fp8.role")) {
-      operand.role = role.getValue() == "activation" ? OperandRole::Activation
-                                                     : OperandRole::Weight;
+      // The dialect verified the value (verifyFP8Attributes).
+      operand.role = llvm::StringSwitch<OperandRole>(role.getValue())
+                         .Case("activation", OperandRole::Activation)
+                         .Case("grad", OperandRole::Gradient)
+                         .Default(OperandRole::Weight);
       return;
     }
     // A weight is a matrix: an argument that still has (non-unit) batch
@@ -492,6 +516,10 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
     exclude.push_back(std::move(regex));
   }
 
+  // A misspelt fp8.role or fp8.precision must not become a silent default.
+  if (failed(verifyFP8Attributes(module)))
+    return failure();
+
   GradientTaint taint(module);
   SmallVector<GemmInfo> gemms;
   DenseMap<Operation *, unsigned> gemmsPerFunction;
@@ -507,6 +535,9 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
       info.reason = GemmReason::Convolution;
     } else if (std::optional<GemmReason> reason = checkStructure(op, info)) {
       info.reason = *reason;
+    } else if (!func) {
+      // Its scaling state and report entry are per function.
+      info.reason = GemmReason::OutsideFunction;
     } else {
       // fp8-quantize reshapes batch-reduce operands itself.
       if (!info.batchReduce) {
@@ -560,7 +591,11 @@ static std::optional<int64_t> getNumElements(Value value) {
   auto type = dyn_cast<ShapedType>(value.getType());
   if (!type || !type.hasStaticShape())
     return std::nullopt;
-  return type.getNumElements();
+  // ShapedType::getNumElements would overflow on the largest shapes.
+  int64_t count = 1;
+  for (int64_t size : type.getShape())
+    count = saturatingMul(count, size);
+  return count;
 }
 
 llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
@@ -605,9 +640,9 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       record["accumulates"] = gemm.accumulates;
       if (std::optional<int64_t> flops = gemm.getFlops()) {
         record["flops"] = *flops;
-        totalFlops += *flops;
+        totalFlops = saturatingAdd(totalFlops, *flops);
         if (gemm.isFP8())
-          fp8Flops += *flops;
+          fp8Flops = saturatingAdd(fp8Flops, *flops);
       } else {
         ++unknownFlops;
       }
@@ -616,7 +651,8 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       ++numFP8;
       for (Value operand : {gemm.lhs.value, gemm.rhs.value})
         if (std::optional<int64_t> count = getNumElements(operand))
-          bytesSaved += *count * (getByteWidth(operand) - 1);
+          bytesSaved = saturatingAdd(
+              bytesSaved, saturatingMul(*count, getByteWidth(operand) - 1));
     }
     records.push_back(std::move(record));
   }

@@ -5,6 +5,7 @@
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -52,4 +53,133 @@ FloatType RecipeAttr::getElementType(MLIRContext *context,
   if (isGradient && getFormat() == Format::hybrid)
     return Float8E5M2Type::get(context);
   return Float8E4M3FNType::get(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+/// A string attribute whose value is one of `allowed`.
+static LogicalResult verifyChoice(function_ref<InFlightDiagnostic()> emitError,
+                                  NamedAttribute attr,
+                                  ArrayRef<StringRef> allowed) {
+  auto value = dyn_cast<StringAttr>(attr.getValue());
+  if (value && llvm::is_contained(allowed, value.getValue()))
+    return success();
+  InFlightDiagnostic diag = emitError();
+  diag << "'" << attr.getName().getValue() << "' must be one of ";
+  llvm::interleave(
+      allowed, [&](StringRef choice) { diag << "\"" << choice << "\""; },
+      [&] { diag << ", "; });
+  return diag << "; got " << attr.getValue();
+}
+
+static LogicalResult
+verifyStateName(function_ref<InFlightDiagnostic()> emitError,
+                NamedAttribute attr) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return emitError() << "'fp8.state' must be a non-empty string naming "
+                          "the scaling state, got "
+                       << attr.getValue();
+  return success();
+}
+
+LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto emitError = [&] { return op->emitError(); };
+  if (name == "fp8.precision")
+    return verifyChoice(emitError, attr, {"high", "fp8"});
+  if (name == "fp8.decision")
+    return verifyChoice(emitError, attr, {"fp8", "high_precision"});
+  if (name == "fp8.reason") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError("'fp8.reason' must be a string");
+    return success();
+  }
+  if (name == "fp8.backward") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError("'fp8.backward' must be a unit attribute on a "
+                           "function");
+    return success();
+  }
+  if (name == "fp8.recipe") {
+    if (!isa<RecipeAttr>(attr.getValue()))
+      return op->emitError("'fp8.recipe' must be a #fp8.recipe, got ")
+             << attr.getValue();
+    return success();
+  }
+  if (name == "fp8.wgmma_kernel") {
+    if (!isa<SymbolRefAttr>(attr.getValue()))
+      return op->emitError("'fp8.wgmma_kernel' must be a symbol reference");
+    return success();
+  }
+  if (name == "fp8.wgmma_pad_k") {
+    auto padded = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!padded || padded.getInt() <= 0 || padded.getInt() % 16 != 0)
+      return op->emitError("'fp8.wgmma_pad_k' must be a positive multiple "
+                           "of 16");
+    return success();
+  }
+  if (name == "fp8.role" || name == "fp8.state")
+    return op->emitError("'")
+           << name << "' belongs on a function argument"
+           << (name == "fp8.state" ? " or result" : "") << ", not on an op";
+  return op->emitError("unknown fp8 attribute '") << name << "'";
+}
+
+LogicalResult FP8Dialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto emitError = [&] {
+    return op->emitError() << "argument #" << argIndex << ": ";
+  };
+  if (name == "fp8.role")
+    return verifyChoice(emitError, attr, {"weight", "activation", "grad"});
+  if (name == "fp8.state")
+    return verifyStateName(emitError, attr);
+  return emitError() << "unknown fp8 argument attribute '" << name << "'";
+}
+
+LogicalResult FP8Dialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == "fp8.state")
+    return verifyStateName(
+        [&] { return op->emitError() << "result #" << resultIndex << ": "; },
+        attr);
+  return op->emitError() << "result #" << resultIndex
+                         << ": unknown fp8 result attribute '" << name << "'";
+}
+
+LogicalResult mlir::fp8::verifyFP8Attributes(Operation *root) {
+  auto *dialect = root->getContext()->getOrLoadDialect<FP8Dialect>();
+  auto isFP8 = [](NamedAttribute attr) {
+    return attr.getName().getValue().starts_with("fp8.");
+  };
+  WalkResult result = root->walk([&](Operation *op) {
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      if (isFP8(attr) && failed(dialect->verifyOperationAttribute(op, attr)))
+        return WalkResult::interrupt();
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return WalkResult::advance();
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      for (NamedAttribute attr : func.getArgAttrs(i))
+        if (isFP8(attr) &&
+            failed(dialect->verifyRegionArgAttribute(op, 0, i, attr)))
+          return WalkResult::interrupt();
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      for (NamedAttribute attr : func.getResultAttrs(i))
+        if (isFP8(attr) &&
+            failed(dialect->verifyRegionResultAttribute(op, 0, i, attr)))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }

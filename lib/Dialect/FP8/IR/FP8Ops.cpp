@@ -59,6 +59,18 @@ static LogicalResult verifyStaticHistory(Operation *op, Type type) {
 // Constant access
 //===----------------------------------------------------------------------===//
 
+/// Folders never materialize a constant with more elements than this (16M:
+/// 64 MiB of f32): the op then runs instead. A splat costs one element
+/// whatever its shape, so splats fold at any size.
+static constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
+
+/// A folded result of `type` holding `elements` distinct values is small
+/// enough to materialize.
+static bool isFoldable(ShapedType type, bool splat) {
+  return type.hasStaticShape() &&
+         (splat || type.getNumElements() <= kMaxFoldedElements);
+}
+
 namespace {
 /// The elements of a constant float tensor as f32 bit patterns, widened
 /// exactly. A splat holds one element.
@@ -197,7 +209,11 @@ OpFoldResult ComputeScaleOp::fold(FoldAdaptor adaptor) {
     amax = getF32Scalar(adaptor.getAmax());
   } else if (std::optional<F32Elements> history =
                  getF32Elements(adaptor.getAmax())) {
-    int64_t length = cast<RankedTensorType>(getAmax().getType()).getDimSize(0);
+    // A splat history reduces like its single row.
+    int64_t length =
+        history->splat
+            ? 1
+            : cast<RankedTensorType>(getAmax().getType()).getDimSize(0);
     SmallVector<float> rows(length);
     for (int64_t i = 0; i < length; ++i)
       rows[i] = history->value(i);
@@ -227,8 +243,12 @@ OpFoldResult ComputeScaleOp::fold(FoldAdaptor adaptor) {
 // RecordAmaxOp / RollHistoryOp
 //===----------------------------------------------------------------------===//
 
+/// The rows of a constant history, when folding the op that updates it may
+/// materialize a new history (never a splat: row 0 changes).
 static std::optional<SmallVector<float>> readHistoryRows(Attribute attr,
                                                          RankedTensorType type) {
+  if (!isFoldable(type, /*splat=*/false))
+    return std::nullopt;
   std::optional<F32Elements> elements = getF32Elements(attr);
   if (!elements)
     return std::nullopt;
@@ -280,7 +300,7 @@ LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
   std::optional<float> scale = getF32Scalar(adaptor.getScale());
   std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
   RankedTensorType resultType = getResult().getType();
-  if (!scale || !input || !resultType.hasStaticShape())
+  if (!scale || !input || !isFoldable(resultType, input->splat))
     return failure();
   int64_t count = resultType.getNumElements();
   num::Format format = *getNumericsFormat(resultType.getElementType());
@@ -300,7 +320,7 @@ OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
   std::optional<float> scaleInv = getF32Scalar(adaptor.getScaleInv());
   std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
   RankedTensorType resultType = getResult().getType();
-  if (!scaleInv || !input || !resultType.hasStaticShape())
+  if (!scaleInv || !input || !isFoldable(resultType, input->splat))
     return {};
   Type elementType = resultType.getElementType();
   size_t count = input->splat ? 1 : resultType.getNumElements();
@@ -335,7 +355,10 @@ LogicalResult CastTransposeOp::fold(FoldAdaptor adaptor,
   std::optional<float> scale = getF32Scalar(adaptor.getScale());
   std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
   RankedTensorType resultType = getResult().getType();
-  if (!scale || !input || !resultType.hasStaticShape())
+  // Both results become constants of their own types: the transposed one
+  // may be typed with dynamic sizes (a dense constant cannot be).
+  if (!scale || !input || !isFoldable(resultType, input->splat) ||
+      !isFoldable(getTransposed().getType(), input->splat))
     return failure();
   int64_t rows = resultType.getDimSize(0), cols = resultType.getDimSize(1);
   num::Format format = *getNumericsFormat(resultType.getElementType());

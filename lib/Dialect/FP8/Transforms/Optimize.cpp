@@ -21,12 +21,13 @@ static bool isMatrixTranspose(linalg::TransposeOp op) {
 }
 
 /// Replaces `quantize` (rank 2) by a cast_transpose of the same input and
-/// scale, and returns it; the caller redirects the transposed uses.
+/// scale, and returns it; the caller redirects the transposed uses, whose
+/// type is `transposedType`. Each result keeps the type of the value it
+/// replaces: the two may know different static sizes of the same input.
 static CastTransposeOp replaceWithCastTranspose(PatternRewriter &rewriter,
-                                                QuantizeOp quantize) {
+                                                QuantizeOp quantize,
+                                                Type transposedType) {
   RankedTensorType type = quantize.getResult().getType();
-  auto transposedType = RankedTensorType::get(
-      {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
   rewriter.setInsertionPoint(quantize);
   auto fused = CastTransposeOp::create(
       rewriter, quantize.getLoc(), type, transposedType,
@@ -51,7 +52,8 @@ struct FuseTransposeOfQuantize : OpRewritePattern<linalg::TransposeOp> {
     if (!quantize || !isMatrixTranspose(transpose) ||
         !transpose.hasPureTensorSemantics())
       return failure();
-    CastTransposeOp fused = replaceWithCastTranspose(rewriter, quantize);
+    CastTransposeOp fused = replaceWithCastTranspose(
+        rewriter, quantize, transpose.getResult()[0].getType());
     rewriter.replaceOp(transpose, fused.getTransposed());
     return success();
   }
@@ -89,7 +91,8 @@ struct FuseQuantizeOfTranspose : OpRewritePattern<QuantizeOp> {
       return failure();
     if (quantize != first)
       rewriter.moveOpBefore(quantize, first);
-    CastTransposeOp fused = replaceWithCastTranspose(rewriter, quantize);
+    CastTransposeOp fused = replaceWithCastTranspose(
+        rewriter, quantize, quantizeT.getResult().getType());
     rewriter.replaceOp(quantizeT, fused.getTransposed());
     return success();
   }

@@ -42,8 +42,10 @@ struct Quantized {
 class StateStorage {
 public:
   virtual ~StateStorage() = default;
-  virtual Value load(OpBuilder &builder, Location loc, StringRef name,
-                     RankedTensorType type, Attribute init) = 0;
+  /// Errors are reported on `user`, the GEMM that needed the state.
+  virtual FailureOr<Value> load(OpBuilder &builder, Location loc,
+                                StringRef name, RankedTensorType type,
+                                Attribute init, Operation *user) = 0;
   /// Errors are reported on `user`, the GEMM that needed the state.
   virtual LogicalResult store(OpBuilder &builder, Location loc, StringRef name,
                               Value value, Operation *user) = 0;
@@ -51,43 +53,67 @@ public:
   virtual void finalize() {}
 };
 
-/// Public mutable ml_program globals at the top of the module.
+/// Public mutable ml_program globals at the top of the module that holds the
+/// GEMM (a nested module keeps its own state).
 class GlobalStateStorage : public StateStorage {
 public:
-  explicit GlobalStateStorage(ModuleOp module)
-      : symbols(module), builder(module.getBodyRegion()) {}
-
-  Value load(OpBuilder &b, Location loc, StringRef name, RankedTensorType type,
-             Attribute init) override {
+  FailureOr<Value> load(OpBuilder &b, Location loc, StringRef name,
+                        RankedTensorType type, Attribute init,
+                        Operation *user) override {
+    Scope &scope = getScope(user);
+    // The names are a contract (fp8-run and users read the state by name):
+    // never rename, refuse a clash.
+    if (Operation *existing = scope.symbols.lookup(name)) {
+      InFlightDiagnostic diag =
+          user->emitError("cannot create the FP8 scaling state @")
+          << name << ": the module already has a symbol of that name";
+      diag.attachNote(existing->getLoc()) << "existing symbol here";
+      return failure();
+    }
     auto global = ml_program::GlobalOp::create(
-        builder, loc, name, type, /*is_mutable=*/true, init,
+        scope.builder, loc, name, type, /*is_mutable=*/true, init,
         /*sym_visibility=*/StringAttr());
-    symbols.insert(global, builder.getInsertionPoint());
-    builder.setInsertionPointAfter(global);
-    auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
-    refs[name] = ref;
-    return ml_program::GlobalLoadOp::create(b, loc, type, ref);
+    scope.symbols.insert(global, scope.builder.getInsertionPoint());
+    assert(global.getSymName() == name && "state global renamed");
+    scope.builder.setInsertionPointAfter(global);
+    return Value(ml_program::GlobalLoadOp::create(
+        b, loc, type, FlatSymbolRefAttr::get(global.getSymNameAttr())));
   }
 
   LogicalResult store(OpBuilder &b, Location loc, StringRef name, Value value,
-                      Operation *) override {
-    ml_program::GlobalStoreOp::create(b, loc, refs.lookup(name), value);
+                      Operation *user) override {
+    ml_program::GlobalStoreOp::create(
+        b, loc, FlatSymbolRefAttr::get(b.getContext(), name), value);
     return success();
   }
 
 private:
-  SymbolTable symbols;
-  /// Globals are created in order, after the previous ones.
-  OpBuilder builder;
-  llvm::StringMap<FlatSymbolRefAttr> refs;
+  struct Scope {
+    explicit Scope(ModuleOp module)
+        : symbols(module), builder(module.getBodyRegion()) {}
+    SymbolTable symbols;
+    /// Globals are created in order, after the previous ones.
+    OpBuilder builder;
+  };
+
+  Scope &getScope(Operation *user) {
+    auto module = user->getParentOfType<ModuleOp>();
+    std::unique_ptr<Scope> &scope = scopes[module];
+    if (!scope)
+      scope = std::make_unique<Scope>(module);
+    return *scope;
+  }
+
+  DenseMap<Operation *, std::unique_ptr<Scope>> scopes;
 };
 
 /// Extra function arguments (the state in) and results (the state out), both
 /// named by an `fp8.state` attribute.
 class ArgumentStateStorage : public StateStorage {
 public:
-  Value load(OpBuilder &b, Location loc, StringRef name, RankedTensorType type,
-             Attribute init) override {
+  FailureOr<Value> load(OpBuilder &b, Location loc, StringRef name,
+                        RankedTensorType type, Attribute init,
+                        Operation *) override {
     Operation *parent = b.getInsertionBlock()->getParentOp();
     auto func = dyn_cast<func::FuncOp>(parent);
     if (!func)
@@ -197,11 +223,17 @@ FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
   auto scaleType = RankedTensorType::get({}, f32);
   std::string historyName = (stateName + ".amax_history").str();
   std::string scaleName = (stateName + ".scale").str();
-  Value history = state.load(builder, loc, historyName, historyType,
-                             DenseElementsAttr::get(historyType, 0.0f));
-  Value scaleTensor = state.load(builder, loc, scaleName, scaleType,
-                                 DenseElementsAttr::get(scaleType, 1.0f));
-  Value scale = tensor::ExtractOp::create(builder, loc, scaleTensor);
+  FailureOr<Value> history =
+      state.load(builder, loc, historyName, historyType,
+                 DenseElementsAttr::get(historyType, 0.0f), user);
+  if (failed(history))
+    return failure();
+  FailureOr<Value> scaleTensor =
+      state.load(builder, loc, scaleName, scaleType,
+                 DenseElementsAttr::get(scaleType, 1.0f), user);
+  if (failed(scaleTensor))
+    return failure();
+  Value scale = tensor::ExtractOp::create(builder, loc, *scaleTensor);
 
   // The cast measures the amax as it goes: one pass over the data.
   auto quantized = QuantizeOp::create(builder, loc,
@@ -210,7 +242,7 @@ FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
 
   // Transformer Engine's update: the step's amax goes into row 0, the next
   // scale comes from the whole history, then the history rolls.
-  Value recorded = RecordAmaxOp::create(builder, loc, history,
+  Value recorded = RecordAmaxOp::create(builder, loc, *history,
                                         quantized.getAmax());
   auto nextScale =
       ComputeScaleOp::create(builder, loc, recorded, scale, fp8Type);
@@ -401,7 +433,7 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
 
     std::unique_ptr<StateStorage> storage;
     if (state == "globals") {
-      storage = std::make_unique<GlobalStateStorage>(module);
+      storage = std::make_unique<GlobalStateStorage>();
     } else if (state == "arguments") {
       if (failed(checkNoCallers(module, *gemms)))
         return signalPassFailure();
@@ -422,27 +454,35 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       SmallVector<Operation *> created;
     } recorder;
     OperandQuantizer quantizer(module, *recipe, *storage, &recorder);
+    // Replaced GEMMs stay in place, unused, until every GEMM is rewritten:
+    // the analysis may have traced a later GEMM's operand to an earlier
+    // GEMM's result (x A B, LoRA), which then stands for its replacement.
+    DenseMap<Value, Value> replacements;
+    auto current = [&](Value value) {
+      Value replacement = replacements.lookup(value);
+      return replacement ? replacement : value;
+    };
     llvm::SmallSetVector<Operation *, 16> maybeDead;
     bool changed = false;
     for (const GemmInfo &gemm : *gemms) {
       if (!gemm.isFP8())
         continue;
       GemmOperand lhsOperand = gemm.lhs, rhsOperand = gemm.rhs;
+      lhsOperand.value = current(lhsOperand.value);
+      rhsOperand.value = current(rhsOperand.value);
       OpBuilder builder(gemm.op, &recorder);
       if (gemm.batchReduce)
         std::tie(lhsOperand.value, rhsOperand.value) = reshapeBatchReduce(
-            builder, gemm.op->getLoc(), gemm.lhs.value, gemm.rhs.value);
+            builder, gemm.op->getLoc(), lhsOperand.value, rhsOperand.value);
       FailureOr<Quantized> lhs = quantizer.quantize(gemm, lhsOperand, "lhs");
       FailureOr<Quantized> rhs = quantizer.quantize(gemm, rhsOperand, "rhs");
       if (failed(lhs) || failed(rhs))
         return signalPassFailure();
       builder.setInsertionPoint(gemm.op);
-      gemm.op->getResult(0).replaceAllUsesWith(
-          createScaledMatmul(builder, gemm, *lhs, *rhs));
-      for (Value operand : gemm.op->getOperands())
-        if (Operation *def = operand.getDefiningOp())
-          maybeDead.insert(def);
-      gemm.op->erase();
+      Value replacement = createScaledMatmul(builder, gemm, *lhs, *rhs);
+      gemm.op->getResult(0).replaceAllUsesWith(replacement);
+      replacements[gemm.op->getResult(0)] = replacement;
+      maybeDead.insert(gemm.op);
       changed = true;
     }
     storage->finalize();

@@ -33,5 +33,14 @@ LogicalResult mlir::fp8::writeGemmReport(ModuleOp module, StringRef path,
     return module.emitError("cannot write the FP8 report to '")
            << path << "': " << error.message();
   os << llvm::formatv("{0:2}", buildGemmReport(gemms, recipe)) << "\n";
+  // A full disk shows only when the data is flushed; an unchecked error
+  // would abort the process from the stream's destructor.
+  os.close();
+  if (os.has_error()) {
+    std::string message = os.error().message();
+    os.clear_error();
+    return module.emitError("cannot write the FP8 report to '")
+           << path << "': " << message;
+  }
   return success();
 }

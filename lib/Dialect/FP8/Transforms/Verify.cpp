@@ -19,6 +19,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -30,20 +32,40 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
+/// Every 8-bit-or-narrower float MLIR has: the two the fp8 dialect computes
+/// with (f8E4M3FN, f8E5M2), the other FP8 encodings (f8E4M3, f8E4M3FNUZ,
+/// f8E4M3B11FNUZ, f8E5M2FNUZ, f8E3M4, f8E8M0FNU) and the sub-byte ones
+/// (f6E2M3FN, f6E3M2FN, f4E2M1FN). None of them may carry data unscaled.
 static bool isFloat8(Type type) {
-  return getNumericsFormat(getElementTypeOrSelf(type)).has_value();
+  auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+  return floatType && floatType.getWidth() <= 8;
 }
 
-/// Ops that move or view FP8 bytes without interpreting them.
+/// Ops that move or view FP8 bytes without interpreting them. Calls are not:
+/// what the callee does with the bytes is checked in its body, or, for an
+/// external callee, cannot be (see checkCall).
 static bool isDataMovement(Operation *op) {
   return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
              tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::CastOp,
              tensor::ReshapeOp, tensor::ConcatOp, tensor::PadOp,
              tensor::EmptyOp, tensor::DimOp, linalg::TransposeOp,
-             linalg::BroadcastOp, linalg::CopyOp, func::ReturnOp,
-             func::CallOp, scf::YieldOp, scf::ForOp, scf::IfOp,
+             linalg::BroadcastOp, linalg::CopyOp, linalg::FillOp,
+             func::ReturnOp, scf::YieldOp, scf::ForOp, scf::IfOp,
              ml_program::GlobalStoreOp, memref::CopyOp>(op) ||
          isa<ViewLikeOpInterface>(op);
+}
+
+/// An op that makes FP8 values out of wider or integer data without a
+/// scale: a truncation, a TOSA cast or a bitcast.
+static std::optional<StringRef> describeUnscaledCast(Operation *op) {
+  if (op->getNumResults() != 1 || !isFloat8(op->getResult(0).getType()) ||
+      op->getNumOperands() != 1 || isFloat8(op->getOperand(0).getType()))
+    return std::nullopt;
+  if (isa<arith::TruncFOp, tosa::CastOp>(op))
+    return StringRef("cast");
+  if (isa<arith::BitcastOp, tensor::BitcastOp>(op))
+    return StringRef("bitcast");
+  return std::nullopt;
 }
 
 /// A short name for why `user` must not see FP8 values.
@@ -75,8 +97,11 @@ private:
   void check(Operation *op);
   void checkContraction(linalg::LinalgOp op);
   void checkUsers(Value value);
+  void checkCall(CallOpInterface call);
 
   bool failed = false;
+  /// Set for the duration of runOnOperation.
+  SymbolTableCollection *symbolTables = nullptr;
   /// Ops already reported as FP8 users: one error per op, however many FP8
   /// operands it has (addf %q, %q; softmax with an FP8 input and init).
   DenseSet<Operation *> reportedUsers;
@@ -111,8 +136,9 @@ void FP8VerifyPass::checkUsers(Value value) {
   if (!isFloat8(value.getType()))
     return;
   for (Operation *user : value.getUsers()) {
-    if (isa_and_present<FP8Dialect>(user->getDialect()) || isDataMovement(user))
-      continue;
+    if (isa_and_present<FP8Dialect>(user->getDialect()) ||
+        isDataMovement(user) || isa<CallOpInterface>(user))
+      continue; // Calls: checkCall.
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
         linalgOp && linalg::isaContractionOpInterface(linalgOp))
       continue; // Reported once, by checkContraction.
@@ -126,14 +152,51 @@ void FP8VerifyPass::checkUsers(Value value) {
   }
 }
 
+/// FP8 values crossing a call: checked in the callee's body when the module
+/// has it; an external callee (or an indirect call) is a place the verifier
+/// cannot see, and the scale does not travel with the bytes.
+void FP8VerifyPass::checkCall(CallOpInterface call) {
+  auto callee = dyn_cast_if_present<FunctionOpInterface>(
+      call.resolveCallableInTable(symbolTables));
+  if (callee && !callee.isExternal())
+    return;
+  auto describe = [&](InFlightDiagnostic &diag) {
+    if (auto symbol = llvm::dyn_cast_if_present<SymbolRefAttr>(
+            call.getCallableForCallee()))
+      diag << "external function " << symbol;
+    else
+      diag << "an indirect callee";
+  };
+  for (Value operand : call.getArgOperands()) {
+    if (!isFloat8(operand.getType()))
+      continue;
+    InFlightDiagnostic diag = call->emitError("FP8 value passed to ");
+    describe(diag);
+    diag << ", where its scale is lost and its use cannot be verified";
+    failed = true;
+    return;
+  }
+  for (Value result : call->getResults()) {
+    if (!isFloat8(result.getType()))
+      continue;
+    InFlightDiagnostic diag = call->emitError("FP8 value returned by ");
+    describe(diag);
+    diag << ", with no scale: it did not come from fp8.quantize";
+    failed = true;
+    return;
+  }
+}
+
 void FP8VerifyPass::check(Operation *op) {
-  if (auto trunc = dyn_cast<arith::TruncFOp>(op);
-      trunc && isFloat8(trunc.getType())) {
-    op->emitError("cast to ")
-        << getElementTypeOrSelf(trunc.getType())
-        << " without a scale; use fp8.quantize (or fp8.cast_transpose)";
+  if (std::optional<StringRef> kind = describeUnscaledCast(op)) {
+    op->emitError() << *kind << " to "
+                    << getElementTypeOrSelf(op->getResult(0).getType())
+                    << " without a scale; use fp8.quantize (or "
+                       "fp8.cast_transpose)";
     failed = true;
   }
+  if (auto call = dyn_cast<CallOpInterface>(op))
+    checkCall(call);
 
   if (auto global = dyn_cast<ml_program::GlobalOp>(op);
       global && global.getIsMutable() && isFloat8(global.getType())) {
@@ -166,6 +229,8 @@ void FP8VerifyPass::check(Operation *op) {
 void FP8VerifyPass::runOnOperation() {
   failed = false;
   reportedUsers.clear();
+  SymbolTableCollection tables;
+  symbolTables = &tables;
   // The body of a structured op is not walked: its ops see the elements of
   // the op's operands, already judged at the op. Walking it would report the
   // op twice, flag the linalg.yield of pure data movement (linalg.transpose)

@@ -46,6 +46,7 @@ enum class GemmReason {
   BufferSemantics,     // linalg on memrefs
   ZeroSized,           // an empty dimension: nothing to compute
   Convolution,         // reported, never converted
+  OutsideFunction,     // not in a function: no place for its scaling state
 };
 StringRef stringifyGemmReason(GemmReason reason);
 bool isFP8Reason(GemmReason reason);
@@ -82,7 +83,8 @@ struct GemmInfo {
   bool isFP8() const { return isFP8Reason(reason); }
   /// batch..., M, N, K.
   SmallVector<int64_t> getSizes() const;
-  /// 2 * batch * M * N * K, or nullopt when a size is dynamic.
+  /// 2 * batch * M * N * K (saturating at INT64_MAX), or nullopt when a size
+  /// is dynamic.
   std::optional<int64_t> getFlops() const;
 };
 

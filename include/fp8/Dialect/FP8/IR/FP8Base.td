@@ -27,6 +27,12 @@ def FP8_Dialect : Dialect {
                            "::mlir::tensor::TensorDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // The discardable attributes the passes read (`fp8.precision`, `fp8.role`,
+  // `fp8.state`, `fp8.backward`, ...) are checked like any other IR: a
+  // misspelt value is an error, never a silent default.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class FP8_Op<string mnemonic, list<Trait> traits = []>
