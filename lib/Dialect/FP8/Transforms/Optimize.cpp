@@ -134,14 +134,26 @@ struct FP8OptimizePass : fp8::impl::FP8OptimizeBase<FP8OptimizePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateFP8OptimizePatterns(patterns);
-    // Only these rewrites: the rest of the program is not folded or
-    // simplified behind the user's back (and that would cost more than the
-    // pass itself on large graphs).
+    // Only these rewrites, and only on the ops they start from: the rest of
+    // the program is not folded, simplified or stripped of dead code behind
+    // the user's back (and that would cost more than the pass itself on
+    // large graphs).
+    auto readsFP8 = [](Operation *op) {
+      return llvm::any_of(op->getOperands(), [](Value operand) {
+        return isa_and_present<QuantizeOp, DequantizeOp>(
+            operand.getDefiningOp());
+      });
+    };
+    SmallVector<Operation *> roots;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<QuantizeOp>(op) ||
+          (isa<linalg::LinalgOp>(op) && readsFP8(op)))
+        roots.push_back(op);
+    });
     GreedyRewriteConfig config;
     config.enableFolding(false);
-    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(roots, std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -1,0 +1,163 @@
+//===- RunnerTest.cpp - fp8-run's metrics and limits ----------------------===//
+//
+// The accuracy metrics against hand-derived values, with non-finite data on
+// either side (W4 of the reliability probe), and the memory accounting and
+// .npy limits behind --memory-budget (F5, S1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Runner/Runner.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fp8::runner;
+
+namespace {
+class RunnerTest : public ::testing::Test {
+protected:
+  HostTensor f32Tensor(ArrayRef<double> values) {
+    HostTensor tensor(Float32Type::get(&context),
+                      {static_cast<int64_t>(values.size())});
+    for (auto [i, value] : llvm::enumerate(values))
+      tensor.set(i, value);
+    return tensor;
+  }
+
+  MLIRContext context;
+};
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+TEST_F(RunnerTest, EqualOutputsAreExact) {
+  Comparison c = compare(f32Tensor({1, -2, 3, 0}), f32Tensor({1, -2, 3, 0}));
+  EXPECT_TRUE(c.isComparable());
+  EXPECT_TRUE(std::isinf(c.sqnrDb) && c.sqnrDb > 0);
+  EXPECT_EQ(c.maxAbsError, 0);
+  EXPECT_EQ(c.nonFinite, 0);
+}
+
+TEST_F(RunnerTest, SqnrOfAKnownError) {
+  // signal 3^2 + 4^2 = 25, noise 0.5^2: 10 log10(100) = 20 dB exactly.
+  Comparison c = compare(f32Tensor({3, 4}), f32Tensor({3, 4.5}));
+  EXPECT_DOUBLE_EQ(c.sqnrDb, 20.0);
+  EXPECT_DOUBLE_EQ(c.maxAbsError, 0.5);
+  EXPECT_DOUBLE_EQ(c.maxRelError, 0.125);
+}
+
+TEST_F(RunnerTest, NonFiniteOutputAgainstAFiniteReference) {
+  Comparison c = compare(f32Tensor({3, 4, 5}), f32Tensor({3, kNaN, kInf}));
+  EXPECT_TRUE(c.isComparable());
+  EXPECT_EQ(c.nonFinite, 2);
+  EXPECT_EQ(c.referenceNonFinite, 0);
+  // The finite part agrees, but the output is broken: never "exact".
+  EXPECT_TRUE(std::isinf(c.sqnrDb) && c.sqnrDb < 0);
+}
+
+TEST_F(RunnerTest, NonFiniteReferenceIsNotComparable) {
+  for (double bad : {kNaN, kInf, -kInf}) {
+    Comparison c = compare(f32Tensor({bad, 4}), f32Tensor({bad, 4}));
+    EXPECT_FALSE(c.isComparable());
+    EXPECT_EQ(c.referenceNonFinite, 1);
+    EXPECT_TRUE(std::isnan(c.sqnrDb));
+  }
+  // All-NaN reference, as from an all-NaN input: nothing is compared.
+  Comparison c = compare(f32Tensor({kNaN, kNaN}), f32Tensor({1, 2}));
+  EXPECT_EQ(c.referenceNonFinite, 2);
+  EXPECT_TRUE(std::isnan(c.sqnrDb));
+  EXPECT_EQ(c.maxAbsError, 0);
+}
+
+TEST_F(RunnerTest, StorageBytes) {
+  Builder b(&context);
+  auto type = RankedTensorType::get({2, ShapedType::kDynamic, 3}, b.getF32Type());
+  EXPECT_EQ(getStorageBytes(type, 5), std::optional<uint64_t>(2 * 5 * 3 * 4));
+  EXPECT_EQ(getStorageBytes(b.getIndexType(), 1), std::optional<uint64_t>(8));
+  EXPECT_EQ(getStorageBytes(b.getI1Type(), 1), std::optional<uint64_t>(1));
+  auto bf16 = RankedTensorType::get({7}, b.getBF16Type());
+  EXPECT_EQ(getStorageBytes(bf16, 0), std::optional<uint64_t>(14));
+  // 2^62 * 2^62 elements overflow 64 bits.
+  auto huge = RankedTensorType::get(
+      {int64_t(1) << 62, ShapedType::kDynamic}, b.getF32Type());
+  EXPECT_EQ(getStorageBytes(huge, int64_t(1) << 62), std::nullopt);
+}
+
+TEST_F(RunnerTest, FormatBytes) {
+  EXPECT_EQ(formatBytes(0), "0 B");
+  EXPECT_EQ(formatBytes(1023), "1023 B");
+  EXPECT_EQ(formatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(formatBytes(uint64_t(3) << 30), "3.0 GiB");
+}
+
+TEST_F(RunnerTest, DefaultBudgetIsPositive) {
+  EXPECT_GT(getDefaultMemoryBudget(), uint64_t(1) << 20);
+}
+
+/// A little-endian f32 .npy of the given shape, all ones.
+static std::string writeNpy(StringRef name, ArrayRef<int64_t> shape) {
+  SmallString<128> path;
+  llvm::sys::fs::createTemporaryFile(name, "npy", path);
+  std::string dims;
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    dims += std::to_string(d) + ", ";
+    count *= d;
+  }
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       dims + "), }";
+  header.resize(((header.size() + 11) / 64 + 1) * 64 - 11, ' ');
+  header += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+     << char(header.size() >> 8) << header;
+  for (int64_t i = 0; i < count; ++i) {
+    float one = 1.0f;
+    os.write(reinterpret_cast<const char *>(&one), 4);
+  }
+  return path.str().str();
+}
+
+TEST_F(RunnerTest, NpyWithinTheBudget) {
+  std::string path = writeNpy("ok", {4, 8});
+  std::string error;
+  FailureOr<HostTensor> tensor =
+      readNpy(path, Float32Type::get(&context), error, /*maxBytes=*/1 << 20);
+  ASSERT_TRUE(succeeded(tensor)) << error;
+  EXPECT_EQ(tensor->getNumElements(), 32);
+  EXPECT_EQ(tensor->get(31), 1.0);
+  // The file is 128 + 128 bytes; the budget is for the file and the tensor.
+  FailureOr<HostTensor> tooBig =
+      readNpy(path, Float32Type::get(&context), error, /*maxBytes=*/200);
+  EXPECT_TRUE(failed(tooBig));
+  EXPECT_NE(error.find("larger than the memory budget"), std::string::npos)
+      << error;
+  llvm::sys::fs::remove(path);
+}
+
+TEST_F(RunnerTest, EmptyNpy) {
+  std::string path = writeNpy("empty", {0, 4});
+  std::string error;
+  FailureOr<HostTensor> tensor =
+      readNpy(path, Float32Type::get(&context), error);
+  ASSERT_TRUE(succeeded(tensor)) << error;
+  EXPECT_EQ(tensor->getNumElements(), 0);
+  llvm::sys::fs::remove(path);
+}
+
+TEST_F(RunnerTest, NpyMustBeARegularFile) {
+  std::string error;
+  EXPECT_TRUE(failed(readNpy("/dev/zero", Float32Type::get(&context), error)));
+  EXPECT_EQ(error, "'/dev/zero' is not a regular file");
+}
+} // namespace
