@@ -277,6 +277,13 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   auto key = std::make_pair(operand.value, Type(fp8Type));
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
+  // Already FP8 in this format (a pre-quantized weight, dequantized for a
+  // high-precision GEMM): use the bytes and their scale as they are, instead
+  // of rounding a second time.
+  if (auto dequantize = operand.value.getDefiningOp<DequantizeOp>();
+      dequantize &&
+      dequantize.getInput().getType().getElementType() == fp8Type)
+    return Quantized{dequantize.getInput(), dequantize.getScaleInv()};
 
   // Right after the tensor is defined, so the cast dominates every GEMM that
   // shares it.
