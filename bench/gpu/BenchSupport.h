@@ -2,8 +2,12 @@
 //
 // hopper-casts and hopper-gemm report a runtime error the same way (the step
 // that failed, then exit status 2, which their scripts read as "no result"),
-// open the device and load PTX the same way, and time launches between two
-// events on the default stream.
+// read their --name=value options, open the device and load PTX the same
+// way, and time launches between two events on the default stream.
+//
+// The drivers travel in the GPU kit (scripts/gpu-kit.sh) as binaries and as
+// sources that build on the GPU machine, which has no LLVM: this header, the
+// drivers, lib/Runtime and lib/Numerics use the C++17 standard library only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,13 +16,14 @@
 
 #include "fp8/Runtime/CudaRuntime.h"
 
-#include "llvm/ADT/Twine.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/raw_ostream.h"
-
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace mlir::fp8::bench {
 
@@ -26,41 +31,121 @@ namespace mlir::fp8::bench {
 inline const char *toolName = "bench";
 
 /// A runtime error, not a mismatch: exit status 2.
-[[noreturn]] inline void fail(const llvm::Twine &what) {
-  llvm::errs() << toolName << ": " << what << "\n";
+[[noreturn]] inline void fail(const std::string &what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", toolName, what.c_str());
   std::exit(2);
 }
 
 template <typename T>
-T check(llvm::Expected<T> value, const llvm::Twine &what) {
+T check(runtime::Result<T> value, const std::string &what) {
   if (!value)
-    fail(what + ": " + llvm::toString(value.takeError()));
+    fail(what + ": " + value.takeStatus().message());
   return std::move(*value);
 }
 
-inline void check(llvm::Error err, const llvm::Twine &what) {
-  if (err)
-    fail(what + ": " + llvm::toString(std::move(err)));
+inline void check(runtime::Status status, const std::string &what) {
+  if (status)
+    fail(what + ": " + status.message());
 }
+
+/// `--name=value` (or `--name value`) and `--flag` options. Each is read once with its default;
+/// finish() then refuses anything left (a typo), printing the usage.
+class Options {
+public:
+  Options(int argc, char **argv, std::string usage) : usage(std::move(usage)) {
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      if (arg == "--help" || arg == "-h") {
+        std::printf("%s\n", this->usage.c_str());
+        std::exit(0);
+      }
+      if (arg.rfind("--", 0) != 0)
+        fail("unexpected argument '" + arg + "'\n" + this->usage);
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        values[arg.substr(2, eq - 2)] = arg.substr(eq + 1);
+        continue;
+      }
+      // `--name value`, as llvm::cl takes it; a flag has no value.
+      bool hasValue = i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0);
+      values[arg.substr(2)] = hasValue ? argv[++i] : "";
+    }
+  }
+
+  std::string text(const std::string &name, const std::string &fallback) {
+    auto it = values.find(name);
+    if (it == values.end())
+      return fallback;
+    std::string value = it->second;
+    values.erase(it);
+    return value;
+  }
+  std::string required(const std::string &name) {
+    if (!values.count(name))
+      fail("--" + name + " is required\n" + usage);
+    return text(name, "");
+  }
+  bool flag(const std::string &name) {
+    auto it = values.find(name);
+    if (it == values.end())
+      return false;
+    bool set = it->second.empty() || it->second == "true" || it->second == "1";
+    values.erase(it);
+    return set;
+  }
+  unsigned number(const std::string &name, unsigned fallback) {
+    std::string value = text(name, std::to_string(fallback));
+    return parse(name, value);
+  }
+  /// A comma-separated list of numbers.
+  std::vector<unsigned> numbers(const std::string &name,
+                                std::vector<unsigned> fallback) {
+    if (!values.count(name))
+      return fallback;
+    std::vector<unsigned> list;
+    std::stringstream items(text(name, ""));
+    for (std::string item; std::getline(items, item, ',');)
+      list.push_back(parse(name, item));
+    return list;
+  }
+  void finish() {
+    if (!values.empty())
+      fail("unknown option --" + values.begin()->first + "\n" + usage);
+  }
+
+private:
+  unsigned parse(const std::string &name, const std::string &value) {
+    char *end = nullptr;
+    unsigned long parsed = std::strtoul(value.c_str(), &end, 10);
+    if (value.empty() || *end || parsed > 0xffffffffu)
+      fail("--" + name + ": '" + value + "' is not a number");
+    return static_cast<unsigned>(parsed);
+  }
+
+  std::string usage;
+  std::map<std::string, std::string> values;
+};
 
 /// The runtime on device 0, described on stdout; exits 2 without a GPU.
 inline std::unique_ptr<runtime::CudaRuntime> openDevice() {
   auto created = runtime::CudaRuntime::create();
   if (!created)
-    fail("no GPU to run on: " + llvm::toString(created.takeError()));
+    fail("no GPU to run on: " + created.takeStatus().message());
   runtime::CudaRuntime &cuda = **created;
-  llvm::outs() << "device: " << cuda.getDeviceName() << " (sm_"
-               << cuda.getComputeCapability() << ", "
-               << cuda.getMultiprocessorCount() << " SMs)\n";
+  std::printf("device: %s (sm_%d, %d SMs)\n", cuda.getDeviceName().c_str(),
+              cuda.getComputeCapability(), cuda.getMultiprocessorCount());
   return std::move(*created);
 }
 
 inline runtime::ModuleHandle loadPtx(runtime::CudaRuntime &cuda,
                                      const std::string &path) {
-  auto file = llvm::MemoryBuffer::getFile(path);
+  std::ifstream file(path, std::ios::binary);
   if (!file)
-    fail("cannot read " + path + ": " + file.getError().message());
-  return check(cuda.loadModule((*file)->getBuffer()), "load PTX " + path);
+    fail("cannot read " + path);
+  std::stringstream image;
+  image << file.rdbuf();
+  return check(cuda.loadModule(image.str()), "load PTX " + path);
 }
 
 /// Milliseconds per launch: `warmups` untimed launches, then `iterations`

@@ -20,10 +20,6 @@
 #include "fp8/Numerics/Scaling.h"
 #include "fp8/Runtime/CudaRuntime.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,14 +38,11 @@ using runtime::KernelArgs;
 namespace abi = mlir::fp8::nvvm_abi;
 namespace num = mlir::fp8::numerics;
 
-static llvm::cl::opt<std::string> ptxPath("ptx", llvm::cl::Required,
-                                          llvm::cl::desc("Kernels (PTX)"));
-static llvm::cl::list<unsigned>
-    sizesMiB("sizes-mib", llvm::cl::CommaSeparated,
-             llvm::cl::desc("Input sizes in MiB of f32 (default "
-                            "1,4,16,64,256,1024)"));
-static llvm::cl::opt<unsigned> iterations("iterations", llvm::cl::init(20),
-                                          llvm::cl::desc("Timed launches"));
+static const char *const kUsage =
+    "usage: fp8-hopper-casts --ptx=KERNELS.ptx [--sizes-mib=1,4,16,64,256,1024]"
+    " [--iterations=20]\n"
+    "FP8 cast kernels: bit-exactness against lib/Numerics and bandwidth "
+    "against a device-to-device copy.";
 
 namespace {
 /// Deterministic inputs that exercise every rounding case: a wide range of
@@ -112,7 +105,7 @@ size_t compareQuantized(const std::vector<float> &x, float scale,
   for (size_t i = 0; i < x.size(); ++i) {
     uint8_t want = num::fromF32(x[i] * scale, format, num::Overflow::SatFinite);
     if (got[i] != want && bad++ < 5)
-      llvm::errs() << llvm::format("  %s: element %zu x=%a scale=%a: got "
+      std::fprintf(stderr, "  %s: element %zu x=%a scale=%a: got "
                                    "0x%02x want 0x%02x\n",
                                    what, i, x[i], scale, got[i], want);
   }
@@ -124,12 +117,16 @@ double bandwidth(double bytes, float ms) { return bytes / (ms * 1e-3) / 1e9; }
 
 int main(int argc, char **argv) {
   bench::toolName = "hopper-casts";
-  llvm::cl::ParseCommandLineOptions(argc, argv,
-                                    "FP8 cast kernels: exactness and speed\n");
+  bench::Options options(argc, argv, kUsage);
+  std::string ptxPath = options.required("ptx");
+  std::vector<unsigned> sizes =
+      options.numbers("sizes-mib", {1, 4, 16, 64, 256, 1024});
+  unsigned iterations = options.number("iterations", 20);
+  options.finish();
   std::unique_ptr<CudaRuntime> device = bench::openDevice();
   CudaRuntime &cuda = *device;
   if (cuda.getComputeCapability() < 90)
-    llvm::errs() << "hopper-casts: warning: the kernels target sm_90a\n";
+    std::fprintf(stderr, "hopper-casts: warning: the kernels target sm_90a\n");
 
   runtime::ModuleHandle module = bench::loadPtx(cuda, ptxPath);
   auto kernel = [&](const char *name) {
@@ -143,11 +140,8 @@ int main(int argc, char **argv) {
   FunctionHandle castTranspose = kernel("cast_transpose_f32_e4m3_amax");
   FunctionHandle dequantize = kernel("dequantize_e4m3_f32");
 
-  std::vector<unsigned> sizes(sizesMiB.begin(), sizesMiB.end());
-  if (sizes.empty())
-    sizes = {1, 4, 16, 64, 256, 1024};
   // 0 MiB has no matrix side to divide by.
-  if (llvm::is_contained(sizes, 0u))
+  if (sizes.empty() || std::count(sizes.begin(), sizes.end(), 0u))
     bench::fail("--sizes-mib: sizes must be positive");
   Device dev{cuda};
   size_t mismatches = 0;
@@ -171,7 +165,7 @@ int main(int argc, char **argv) {
     size_t side = static_cast<size_t>(std::sqrt(double(bytes / 4)));
     size_t rowsM = side, colsM = (bytes / 4) / side;
     std::vector<float> x = makeInput(std::max(n, rowsM * colsM), mib);
-    llvm::outs() << llvm::format("%6u MiB: n=%zu, matrix %zux%zu\n", mib, n,
+    std::printf("%6u MiB: n=%zu, matrix %zux%zu\n", mib, n,
                                  rowsM, colsM);
 
     DevicePtr dx = dev.allocate(x.size() * 4);
@@ -198,7 +192,7 @@ int main(int argc, char **argv) {
       float amax = dev.readScalar(damax);
       if (bits(amax) != bits(amaxRef)) {
         ++mismatches;
-        llvm::errs() << llvm::format("  %s: amax %a, want %a\n", name, amax,
+        std::fprintf(stderr, "  %s: amax %a, want %a\n", name, amax,
                                      amaxRef);
       }
     }
@@ -224,7 +218,7 @@ int main(int argc, char **argv) {
       float got = dev.readScalar(dscale);
       if (bits(got) != bits(scaleRef)) {
         ++mismatches;
-        llvm::errs() << llvm::format("  current scale %a, want %a\n", got,
+        std::fprintf(stderr, "  current scale %a, want %a\n", got,
                                      scaleRef);
       }
       mismatches += compareQuantized(head, scaleRef, num::Format::E4M3FN,
@@ -242,7 +236,7 @@ int main(int argc, char **argv) {
         float want = num::toF32(q[i], num::Format::E4M3FN) * scaleRef;
         if (bits(y[i]) != bits(want) && !(std::isnan(y[i]) && std::isnan(want)) &&
             bad++ < 5)
-          llvm::errs() << llvm::format("  dequantize %zu: got %a want %a\n",
+          std::fprintf(stderr, "  dequantize %zu: got %a want %a\n",
                                        i, y[i], want);
       }
       mismatches += bad;
@@ -274,14 +268,14 @@ int main(int argc, char **argv) {
       for (size_t r = 0; r < rowsM; ++r)
         for (size_t c = 0; c < colsM; ++c)
           if (qt[c * rowsM + r] != q[r * colsM + c] && bad++ < 5)
-            llvm::errs() << llvm::format("  transpose (%zu,%zu) differs\n", r,
+            std::fprintf(stderr, "  transpose (%zu,%zu) differs\n", r,
                                          c);
       mismatches += bad;
       float amax = dev.readScalar(damax);
       float want = num::computeAmax(m.data(), count);
       if (bits(amax) != bits(want)) {
         ++mismatches;
-        llvm::errs() << llvm::format("  cast_transpose amax %a, want %a\n",
+        std::fprintf(stderr, "  cast_transpose amax %a, want %a\n",
                                      amax, want);
       }
 
@@ -303,24 +297,24 @@ int main(int argc, char **argv) {
 
   check(cuda.unloadModule(module), "unload PTX");
 
-  llvm::outs() << "\nBandwidth (GB/s, bytes read + written; copy moves 2x the "
-                  "input, quantize 1.25x, cast+transpose 1.5x)\n";
-  llvm::outs() << "   MiB |  D2D copy | quant+amax |  % copy | cast+transp |  "
-                  "% copy\n";
+  std::printf("\nBandwidth (GB/s, bytes read + written; copy moves 2x the "
+              "input, quantize 1.25x, cast+transpose 1.5x)\n");
+  std::printf("   MiB |  D2D copy | quant+amax |  %% copy | cast+transp |  "
+              "%% copy\n");
   bool targetsMet = true;
   for (const Row &r : rows) {
     double qPct = 100.0 * r.quant / r.copy, ctPct = 100.0 * r.ct / r.copy;
-    llvm::outs() << llvm::format(
+    std::printf(
         "%6u | %9.1f | %10.1f | %6.1f%% | %11.1f | %6.1f%%\n", r.mib, r.copy,
         r.quant, qPct, r.ct, ctPct);
     if (r.mib >= 64 && (qPct < 85.0 || ctPct < 75.0))
       targetsMet = false;
   }
-  llvm::outs() << "targets (>= 64 MiB): quantize+amax >= 85% of copy, "
-                  "cast+transpose >= 75%: "
-               << (targetsMet ? "met" : "NOT met") << "\n";
-  llvm::outs() << "bit-exactness vs lib/Numerics: "
-               << (mismatches ? "FAILED" : "all bytes, amaxes and scales equal")
-               << " (" << mismatches << " mismatches)\n";
+  std::printf("targets (>= 64 MiB): quantize+amax >= 85%% of copy, "
+              "cast+transpose >= 75%%: %s\n",
+              targetsMet ? "met" : "NOT met");
+  std::printf("bit-exactness vs lib/Numerics: %s (%zu mismatches)\n",
+              mismatches ? "FAILED" : "all bytes, amaxes and scales equal",
+              mismatches);
   return mismatches ? 1 : 0;
 }

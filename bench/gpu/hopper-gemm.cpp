@@ -23,9 +23,6 @@
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Runtime/CudaRuntime.h"
 
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <dlfcn.h>
 
@@ -48,19 +45,11 @@ using runtime::ModuleHandle;
 namespace gabi = mlir::fp8::gemm_abi;
 namespace num = mlir::fp8::numerics;
 
-static llvm::cl::opt<std::string> ptxPath("ptx", llvm::cl::Required,
-                                          llvm::cl::desc("GEMM kernels (PTX)"));
-static llvm::cl::opt<std::string>
-    promotePtxPath("ptx-promote", llvm::cl::init(""),
-                   llvm::cl::desc("GEMM kernels with promotion (PTX)"));
-static llvm::cl::opt<std::string>
-    tmaStorePtxPath("ptx-tmastore", llvm::cl::init(""),
-                    llvm::cl::desc("GEMM kernels with the TMA-store epilogue "
-                                   "(PTX)"));
-static llvm::cl::opt<unsigned> iterations("iterations", llvm::cl::init(20),
-                                          llvm::cl::desc("Timed launches"));
-static llvm::cl::opt<bool> skipTiming("skip-timing", llvm::cl::init(false),
-                                      llvm::cl::desc("Checks only"));
+static const char *const kUsage =
+    "usage: fp8-hopper-gemm --ptx=GEMM.ptx [--ptx-promote=GEMM.ptx]"
+    " [--ptx-tmastore=GEMM.ptx] [--iterations=20] [--skip-timing]\n"
+    "FP8 wgmma GEMM: correctness against an f32-accumulation reference and "
+    "cuBLASLt, then speed.";
 
 namespace {
 //===----------------------------------------------------------------------===//
@@ -249,7 +238,7 @@ struct CublasLt {
               reinterpret_cast<void *>(out), d, reinterpret_cast<void *>(out),
               d, result.algo, reinterpret_cast<void *>(workspace),
               workspaceBytes, nullptr))
-        fail("cublasLtMatmul failed with status " + llvm::Twine(status));
+        fail("cublasLtMatmul failed with status " + std::to_string(status));
     }
   };
   /// Null when cuBLASLt has no algorithm.
@@ -498,7 +487,7 @@ struct Gemm {
           maxRel = std::max(maxRel, err / tol);
           ++checked;
           if (err > tol && bad++ < 5)
-            llvm::errs() << llvm::format(
+            std::fprintf(stderr, 
                 "  %s: [%lld, %lld, %lld] got %g want %g (tol %g)\n", p.name,
                 (long long)bt, (long long)i, (long long)j, got, want, tol);
         }
@@ -508,11 +497,11 @@ struct Gemm {
       check(cuda.copyToHost(&amax, s.damax, 4), "copy D2H");
       if (amax != amaxRef) {
         ++bad;
-        llvm::errs() << llvm::format("  %s: amax %g, max |out| %g\n", p.name,
+        std::fprintf(stderr, "  %s: amax %g, max |out| %g\n", p.name,
                                      amax, amaxRef);
       }
     }
-    llvm::outs() << llvm::format(
+    std::printf(
         "check %-28s %-48s %zu elements, worst error %.3f of tolerance: %s\n",
         p.name, s.config.name().c_str(), checked, maxRel,
         bad ? "MISMATCH" : "ok");
@@ -523,8 +512,13 @@ struct Gemm {
 
 int main(int argc, char **argv) {
   bench::toolName = "hopper-gemm";
-  llvm::cl::ParseCommandLineOptions(argc, argv,
-                                    "FP8 wgmma GEMM: correctness and speed\n");
+  bench::Options options(argc, argv, kUsage);
+  std::string ptxPath = options.required("ptx");
+  std::string promotePtxPath = options.text("ptx-promote", "");
+  std::string tmaStorePtxPath = options.text("ptx-tmastore", "");
+  unsigned iterations = options.number("iterations", 20);
+  bool skipTiming = options.flag("skip-timing");
+  options.finish();
   std::unique_ptr<CudaRuntime> device = bench::openDevice();
   CudaRuntime &cuda = *device;
   if (cuda.getComputeCapability() != 90)
@@ -571,8 +565,7 @@ int main(int argc, char **argv) {
 
   auto lt = CublasLt::load();
   if (!lt)
-    llvm::outs() << "cuBLASLt: not found; skipping its comparison and "
-                    "timings\n";
+    std::printf("cuBLASLt: not found; skipping its comparison and timings\n");
   auto unloadModules = [&] {
     for (std::optional<ModuleHandle> m :
          {std::optional(module), promoteModule, tmaStoreModule})
@@ -599,7 +592,7 @@ int main(int argc, char **argv) {
   bench::Timer time(cuda, /*warmups=*/3, iterations);
   size_t workspaceBytes = 64 << 20;
   DevicePtr workspace = check(cuda.allocate(workspaceBytes), "allocate");
-  llvm::outs() << llvm::format(
+  std::printf(
       "\n%-38s %9s %9s %9s %9s %9s %9s %8s %8s\n", "shape (MxNxK)", "ours",
       "ours+prm", "ours+tma", "cuLt-fp8", "cuLt-fast", "cuLt-bf16", "/fp8", "/bf16");
   for (const Shape &sh : shapes) {
@@ -649,7 +642,7 @@ int main(int argc, char **argv) {
           double rel = std::sqrt(num2 / std::max(den2, 1e-30));
           bool ok = rel < 1e-2;
           bad += ok ? 0 : 1;
-          llvm::outs() << llvm::format(
+          std::printf(
               "check against cuBLASLt FP8 4096^3: relative L2 %.2e, max |diff| "
               "%g: %s\n",
               rel, maxDiff, ok ? "ok" : "MISMATCH");
@@ -670,7 +663,7 @@ int main(int argc, char **argv) {
       check(cuda.free(db16), "free");
     }
     double bestFp8 = std::max(fp8, fast);
-    llvm::outs() << llvm::format(
+    std::printf(
         "%-38s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f\n", sh.name,
         ours, oursPromote, oursTma, fp8, fast, bf16,
         bestFp8 > 0 ? std::max(ours, oursTma) / bestFp8 : 0.0,
@@ -679,8 +672,8 @@ int main(int argc, char **argv) {
   }
   check(cuda.free(workspace), "free");
   unloadModules();
-  llvm::outs() << "TFLOP/s; /fp8 = best of ours (plain, tma store) / best "
-                  "cuBLASLt FP8 (target >= 0.9), /bf16 = the same / cuBLASLt "
-                  "BF16 (target >= 1.3)\n";
+  std::printf("TFLOP/s; /fp8 = best of ours (plain, tma store) / best "
+              "cuBLASLt FP8 (target >= 0.9), /bf16 = the same / cuBLASLt "
+              "BF16 (target >= 1.3)\n");
   return bad ? 1 : 0;
 }

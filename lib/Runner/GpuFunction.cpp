@@ -36,6 +36,20 @@ using namespace mlir::fp8::runner;
 using runtime::CudaRuntime;
 using runtime::DevicePtr;
 
+/// The runtime's Status / Result as llvm::Error / llvm::Expected.
+static llvm::Error toError(runtime::Status status) {
+  if (!status)
+    return llvm::Error::success();
+  return llvm::createStringError(status.message());
+}
+
+template <typename T>
+static llvm::Expected<T> toExpected(runtime::Result<T> result) {
+  if (!result)
+    return toError(result.takeStatus());
+  return std::move(*result);
+}
+
 //===----------------------------------------------------------------------===//
 // Diagnostics
 //===----------------------------------------------------------------------===//
@@ -174,8 +188,7 @@ GpuFunction::~GpuFunction() {
   if (!cuda)
     return;
   for (auto &entry : modules)
-    llvm::consumeError(cuda->unloadModule(
-        static_cast<runtime::ModuleHandle>(entry.second)));
+    (void)cuda->unloadModule(static_cast<runtime::ModuleHandle>(entry.second));
 }
 
 std::unique_ptr<GpuFunction>
@@ -285,24 +298,24 @@ GpuFunction::compile(ModuleOp module, StringRef name, std::string &error) {
 LogicalResult GpuFunction::connect(std::string &error, int device) {
   if (cuda)
     return success();
-  llvm::Expected<std::unique_ptr<CudaRuntime>> created =
+  runtime::Result<std::unique_ptr<CudaRuntime>> created =
       CudaRuntime::create(device);
   if (!created) {
-    error = "--device=cuda: " + llvm::toString(created.takeError());
+    error = "--device=cuda: " + created.takeStatus().message();
     return failure();
   }
   std::unique_ptr<CudaRuntime> runtime = std::move(*created);
   llvm::StringMap<void *> loaded;
   for (auto &entry : images) {
-    llvm::Expected<runtime::ModuleHandle> handle =
+    runtime::Result<runtime::ModuleHandle> handle =
         runtime->loadModule(entry.second);
     if (!handle) {
       for (auto &done : loaded)
-        llvm::consumeError(runtime->unloadModule(
-            static_cast<runtime::ModuleHandle>(done.second)));
+        (void)runtime->unloadModule(
+            static_cast<runtime::ModuleHandle>(done.second));
       error = ("loading the kernels of @" + entry.first() + " on " +
                runtime->getDeviceName() +
-               " failed: " + llvm::toString(handle.takeError()))
+               " failed: " + handle.takeStatus().message())
                   .str();
       return failure();
     }
@@ -358,12 +371,12 @@ struct Allocations {
   llvm::DenseSet<DevicePtr> live;
   ~Allocations() {
     for (DevicePtr ptr : live)
-      llvm::consumeError(cuda.free(ptr));
+      (void)cuda.free(ptr);
   }
   llvm::Expected<DevicePtr> allocate(int64_t bytes) {
     // cuMemAlloc rejects 0 bytes; 256 keeps every buffer vector-aligned.
     llvm::Expected<DevicePtr> ptr =
-        cuda.allocate(std::max<int64_t>(bytes, 256));
+        toExpected(cuda.allocate(std::max<int64_t>(bytes, 256)));
     if (ptr)
       live.insert(*ptr);
     return ptr;
@@ -371,7 +384,7 @@ struct Allocations {
   llvm::Error release(DevicePtr ptr) {
     if (!live.erase(ptr))
       return llvm::createStringError("freeing a buffer that is not live");
-    return cuda.free(ptr);
+    return toError(cuda.free(ptr));
   }
 };
 } // namespace
@@ -615,16 +628,16 @@ interpret(func::FuncOp func, ArrayRef<RtValue> args, CudaRuntime &cuda,
       auto type = cast<MemRefType>(memset.getDst().getType());
       if (type.getElementTypeBitWidth() != 32)
         return located(op, "only memsets of 32-bit elements are supported");
-      err = cuda.memsetD32(dst.ptr, get(memset.getValue()).bits,
-                           product(dst.sizes));
+      err = toError(cuda.memsetD32(dst.ptr, get(memset.getValue()).bits,
+                           product(dst.sizes)));
     } else if (auto memcpy = dyn_cast<gpu::MemcpyOp>(op)) {
       const RtValue &dst = get(memcpy.getDst());
       auto type = cast<MemRefType>(memcpy.getDst().getType());
-      err = cuda.copyOnDevice(dst.ptr, get(memcpy.getSrc()).ptr,
-                              product(dst.sizes) *
-                                  type.getElementTypeBitWidth() / 8);
+      err = toError(cuda.copyOnDevice(dst.ptr, get(memcpy.getSrc()).ptr,
+                                      product(dst.sizes) *
+                                          type.getElementTypeBitWidth() / 8));
     } else if (isa<gpu::WaitOp>(op)) {
-      err = cuda.synchronize();
+      err = toError(cuda.synchronize());
     } else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
       StringRef moduleName = launch.getKernelModuleName().getValue();
       StringRef kernel = launch.getKernelName().getValue();
@@ -634,10 +647,10 @@ interpret(func::FuncOp func, ArrayRef<RtValue> args, CudaRuntime &cuda,
         auto module = modules.find(moduleName);
         if (module == modules.end())
           return located(op, "kernel module @" + moduleName + " not loaded");
-        llvm::Expected<runtime::FunctionHandle> fn = cuda.getFunction(
+        runtime::Result<runtime::FunctionHandle> fn = cuda.getFunction(
             static_cast<runtime::ModuleHandle>(module->second), kernel);
         if (!fn)
-          return located(op, llvm::toString(fn.takeError()));
+          return located(op, fn.takeStatus().message());
         it = functions.insert({key, *fn}).first;
       }
       auto dim = [&](Value v) -> llvm::Expected<unsigned> {
@@ -679,14 +692,15 @@ interpret(func::FuncOp func, ArrayRef<RtValue> args, CudaRuntime &cuda,
           break;
         }
       }
-      err = cuda.launch(static_cast<runtime::FunctionHandle>(it->second), grid, block, shared, kernelArgs);
+      err = toError(cuda.launch(static_cast<runtime::FunctionHandle>(it->second),
+                                grid, block, shared, kernelArgs));
     } else {
       return located(op, "the GPU runner does not interpret this op");
     }
     if (err)
       return located(op, llvm::toString(std::move(err)));
   }
-  return cuda.synchronize();
+  return toError(cuda.synchronize());
 }
 
 FailureOr<SmallVector<HostTensor>>
@@ -738,7 +752,8 @@ GpuFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
       return onError(ptr.takeError());
     buffer.ptr = *ptr;
     if (bytes)
-      if (llvm::Error err = cuda->copyToDevice(*ptr, input.data(), bytes))
+      if (llvm::Error err =
+              toError(cuda->copyToDevice(*ptr, input.data(), bytes)))
         return onError(std::move(err));
     args.push_back(std::move(buffer));
   }
@@ -766,8 +781,8 @@ GpuFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
     size_t bytes = result.getNumElements() * result.getElementBytes();
     if (!bytes)
       continue;
-    if (llvm::Error err = cuda->copyToHost(
-            result.data(), args[inputs.size() + index].ptr, bytes))
+    if (llvm::Error err = toError(cuda->copyToHost(
+            result.data(), args[inputs.size() + index].ptr, bytes)))
       return onError(std::move(err));
   }
   return results;

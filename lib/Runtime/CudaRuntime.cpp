@@ -9,15 +9,10 @@
 
 #include "fp8/Runtime/CudaRuntime.h"
 
-#include "llvm/ADT/Twine.h"
-#include "llvm/Support/FormatVariadic.h"
-
 #include <cstdlib>
 #include <dlfcn.h>
 
 using namespace mlir::fp8::runtime;
-using llvm::Error;
-using llvm::Expected;
 
 namespace {
 using CUresult = int;
@@ -108,9 +103,9 @@ struct CudaRuntime::Driver {
   bool initialized = false;
 
   /// "<call>: CUDA_ERROR_X (<code>): <description>".
-  Error check(CUresult result, llvm::StringRef call) const {
+  Status check(CUresult result, const std::string &call) const {
     if (result == CUDA_SUCCESS)
-      return Error::success();
+      return Status();
     const char *name = nullptr, *text = nullptr;
     if (cuGetErrorName(result, &name) != CUDA_SUCCESS)
       name = nullptr;
@@ -124,8 +119,8 @@ struct CudaRuntime::Driver {
     }
     name = name ? name : "CUDA_ERROR_UNKNOWN";
     text = text ? text : "no description from the driver";
-    return llvm::createStringError(
-        llvm::formatv("{0}: {1} ({2}): {3}", call, name, result, text).str());
+    return Status::error(call + ": " + name + " (" + std::to_string(result) +
+                         "): " + text);
   }
 };
 
@@ -135,7 +130,7 @@ static bool resolve(void *library, const char *name, Fn *&fn) {
   return fn != nullptr;
 }
 
-static Expected<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
+static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
   const char *path = std::getenv("FP8_CUDA_DRIVER");
   if (!path || !*path)
     path = "libcuda.so.1";
@@ -143,11 +138,10 @@ static Expected<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
   driver->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!driver->library) {
     const char *reason = dlerror();
-    return llvm::createStringError(
-        llvm::formatv("no CUDA driver: cannot load {0} ({1}); this machine "
-                      "has no NVIDIA driver, so no GPU can be used",
-                      path, reason ? reason : "unknown reason")
-            .str());
+    return Status::error(std::string("no CUDA driver: cannot load ") + path +
+                         " (" + (reason ? reason : "unknown reason") +
+                         "); this machine has no NVIDIA driver, so no GPU "
+                         "can be used");
   }
   void *lib = driver->library;
   CudaRuntime::Driver &d = *driver;
@@ -181,72 +175,68 @@ static Expected<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime);
   if (!ok) {
     const char *reason = dlerror();
-    return llvm::createStringError(
-        llvm::formatv("no usable CUDA driver: {0} lacks a driver API entry "
-                      "point ({1})",
-                      path, reason ? reason : "unknown symbol")
-            .str());
+    return Status::error(std::string("no usable CUDA driver: ") + path +
+                         " lacks a driver API entry point (" +
+                         (reason ? reason : "unknown symbol") + ")");
   }
   return std::move(driver);
 }
 
-Expected<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
+Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
   auto driver = loadDriver();
   if (!driver)
-    return driver.takeError();
+    return driver.takeStatus();
   std::unique_ptr<CudaRuntime> runtime(new CudaRuntime(std::move(*driver)));
   Driver &d = *runtime->driver;
 
-  if (Error err = d.check(d.cuInit(0), "cuInit"))
-    return llvm::joinErrors(
-        llvm::createStringError("no GPU: the CUDA driver did not initialize"),
-        std::move(err));
+  if (Status err = d.check(d.cuInit(0), "cuInit"))
+    return std::move(err).withContext(
+        "no GPU: the CUDA driver did not initialize");
   d.initialized = true;
   int count = 0;
-  if (Error err = d.check(d.cuDeviceGetCount(&count), "cuDeviceGetCount"))
+  if (Status err = d.check(d.cuDeviceGetCount(&count), "cuDeviceGetCount"))
     return std::move(err);
   if (count == 0)
-    return llvm::createStringError("no GPU: the CUDA driver sees no device");
+    return Status::error("no GPU: the CUDA driver sees no device");
   if (device < 0 || device >= count)
-    return llvm::createStringError(
-        llvm::formatv("no GPU #{0}: the CUDA driver sees {1} device(s)",
-                      device, count)
-            .str());
+    return Status::error("no GPU #" + std::to_string(device) +
+                         ": the CUDA driver sees " + std::to_string(count) +
+                         " device(s)");
 
   CUdevice handle;
-  if (Error err = d.check(d.cuDeviceGet(&handle, device), "cuDeviceGet"))
+  if (Status err = d.check(d.cuDeviceGet(&handle, device), "cuDeviceGet"))
     return std::move(err);
   runtime->device = handle;
   char name[256] = {};
-  if (Error err =
+  if (Status err =
           d.check(d.cuDeviceGetName(name, sizeof(name) - 1, handle),
                   "cuDeviceGetName"))
     return std::move(err);
   runtime->deviceName = name;
   int major = 0, minor = 0;
-  if (Error err = d.check(
+  if (Status err = d.check(
           d.cuDeviceGetAttribute(
               &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
           "cuDeviceGetAttribute"))
     return std::move(err);
-  if (Error err = d.check(
+  if (Status err = d.check(
           d.cuDeviceGetAttribute(
               &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
           "cuDeviceGetAttribute"))
     return std::move(err);
   runtime->computeCapability = major * 10 + minor;
-  if (Error err = d.check(d.cuDeviceGetAttribute(
+  if (Status err = d.check(d.cuDeviceGetAttribute(
                               &runtime->multiprocessors,
                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
                           "cuDeviceGetAttribute"))
     return std::move(err);
 
   CUcontext context = nullptr;
-  if (Error err = d.check(d.cuDevicePrimaryCtxRetain(&context, handle),
+  if (Status err = d.check(d.cuDevicePrimaryCtxRetain(&context, handle),
                           "cuDevicePrimaryCtxRetain"))
     return std::move(err);
   runtime->context = context;
-  if (Error err = d.check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+  if (Status err = d.check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent"))
     return std::move(err);
   return std::move(runtime);
 }
@@ -259,82 +249,80 @@ CudaRuntime::~CudaRuntime() {
     (void)driver->cuDevicePrimaryCtxRelease(device);
 }
 
-Expected<ModuleHandle> CudaRuntime::loadModule(llvm::StringRef image) {
+Result<ModuleHandle> CudaRuntime::loadModule(std::string_view image) {
   // PTX must be NUL-terminated; a binary image is passed as it is.
   std::string copy;
   const void *data = image.data();
-  if (!image.starts_with("\x7f"
-                         "ELF") &&
-      !image.ends_with(llvm::StringRef("\0", 1))) {
-    copy = image.str();
+  bool isElf = image.substr(0, 4) == "\x7f"
+                                      "ELF";
+  if (!isElf && (image.empty() || image.back() != '\0')) {
+    copy = std::string(image);
     data = copy.c_str();
   }
   char log[8192] = {};
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
   CUmodule module = nullptr;
-  if (Error err = driver->check(
+  if (Status err = driver->check(
           driver->cuModuleLoadDataEx(&module, data, 2, options, values),
           "cuModuleLoadDataEx")) {
     if (!*log)
       return std::move(err);
-    return llvm::joinErrors(std::move(err),
-                            llvm::createStringError(
-                                (llvm::Twine("JIT log: ") + log).str()));
+    return Status::error(err.message() + "\nJIT log: " + log);
   }
   return static_cast<ModuleHandle>(module);
 }
 
-Error CudaRuntime::unloadModule(ModuleHandle module) {
+Status CudaRuntime::unloadModule(ModuleHandle module) {
   return driver->check(driver->cuModuleUnload(module), "cuModuleUnload");
 }
 
-Expected<FunctionHandle> CudaRuntime::getFunction(ModuleHandle module,
-                                                  llvm::StringRef name) {
+Result<FunctionHandle> CudaRuntime::getFunction(ModuleHandle module,
+                                                std::string_view name) {
   CUfunction function = nullptr;
-  std::string symbol = name.str();
-  if (Error err = driver->check(
+  std::string symbol(name);
+  if (Status err = driver->check(
           driver->cuModuleGetFunction(&function, module, symbol.c_str()),
-          ("cuModuleGetFunction(" + symbol + ")").c_str()))
+          "cuModuleGetFunction(" + symbol + ")"))
     return std::move(err);
   return static_cast<FunctionHandle>(function);
 }
 
-void *CudaRuntime::getDriverEntryPoint(llvm::StringRef name) const {
-  return dlsym(driver->library, name.str().c_str());
+void *CudaRuntime::getDriverEntryPoint(std::string_view name) const {
+  return dlsym(driver->library, std::string(name).c_str());
 }
 
-Expected<DevicePtr> CudaRuntime::allocate(size_t bytes) {
+Result<DevicePtr> CudaRuntime::allocate(size_t bytes) {
   CUdeviceptr ptr = 0;
-  if (Error err = driver->check(driver->cuMemAlloc(&ptr, bytes),
-                                llvm::formatv("cuMemAlloc({0} bytes)", bytes)
-                                    .str()))
+  if (Status err =
+          driver->check(driver->cuMemAlloc(&ptr, bytes),
+                        "cuMemAlloc(" + std::to_string(bytes) + " bytes)"))
     return std::move(err);
   return ptr;
 }
 
-Error CudaRuntime::free(DevicePtr ptr) {
+Status CudaRuntime::free(DevicePtr ptr) {
   return driver->check(driver->cuMemFree(ptr), "cuMemFree");
 }
 
-Error CudaRuntime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {
+Status CudaRuntime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {
   return driver->check(driver->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
 }
 
-Error CudaRuntime::copyToHost(void *dst, DevicePtr src, size_t bytes) {
+Status CudaRuntime::copyToHost(void *dst, DevicePtr src, size_t bytes) {
   return driver->check(driver->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
 }
 
-Error CudaRuntime::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) {
+Status CudaRuntime::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) {
   return driver->check(driver->cuMemcpyDtoDAsync(dst, src, bytes, nullptr),
                        "cuMemcpyDtoDAsync");
 }
 
-Error CudaRuntime::memsetD32(DevicePtr dst, uint32_t value, size_t count) {
+Status CudaRuntime::memsetD32(DevicePtr dst, uint32_t value, size_t count) {
   return driver->check(driver->cuMemsetD32(dst, value, count), "cuMemsetD32");
 }
 
-Error CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
+Status CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
                           unsigned sharedBytes, KernelArgs &args) {
   return driver->check(
       driver->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
@@ -343,33 +331,33 @@ Error CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
       "cuLaunchKernel");
 }
 
-Error CudaRuntime::synchronize() {
+Status CudaRuntime::synchronize() {
   return driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-Expected<EventHandle> CudaRuntime::createEvent() {
+Result<EventHandle> CudaRuntime::createEvent() {
   CUevent event = nullptr;
-  if (Error err = driver->check(driver->cuEventCreate(&event, CU_EVENT_DEFAULT),
+  if (Status err = driver->check(driver->cuEventCreate(&event, CU_EVENT_DEFAULT),
                                 "cuEventCreate"))
     return std::move(err);
   return static_cast<EventHandle>(event);
 }
 
-Error CudaRuntime::destroyEvent(EventHandle event) {
+Status CudaRuntime::destroyEvent(EventHandle event) {
   return driver->check(driver->cuEventDestroy(event), "cuEventDestroy");
 }
 
-Error CudaRuntime::recordEvent(EventHandle event) {
+Status CudaRuntime::recordEvent(EventHandle event) {
   return driver->check(driver->cuEventRecord(event, nullptr), "cuEventRecord");
 }
 
-Expected<float> CudaRuntime::elapsedMilliseconds(EventHandle start,
+Result<float> CudaRuntime::elapsedMilliseconds(EventHandle start,
                                                  EventHandle end) {
-  if (Error err =
+  if (Status err =
           driver->check(driver->cuEventSynchronize(end), "cuEventSynchronize"))
     return std::move(err);
   float ms = 0;
-  if (Error err = driver->check(driver->cuEventElapsedTime(&ms, start, end),
+  if (Status err = driver->check(driver->cuEventElapsedTime(&ms, start, end),
                                 "cuEventElapsedTime"))
     return std::move(err);
   return ms;

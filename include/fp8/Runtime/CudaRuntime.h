@@ -5,23 +5,23 @@
 // build needs CUDA headers or libraries. On a machine without a driver or a
 // GPU, create() returns an error that says so; nothing crashes.
 //
-// Every failing call becomes an llvm::Error "<call>: <CUDA_ERROR_NAME> (<code>):
-// <cuGetErrorString>".
+// Every failing call becomes a Status "<call>: <CUDA_ERROR_NAME> (<code>):
+// <cuGetErrorString>". Nothing here depends on LLVM: the GPU kit's host
+// drivers build from these sources with any C++17 compiler.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FP8_RUNTIME_CUDARUNTIME_H
 #define FP8_RUNTIME_CUDARUNTIME_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "fp8/Runtime/Status.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -68,7 +68,7 @@ class CudaRuntime {
 public:
   /// Loads the driver ($FP8_CUDA_DRIVER, else libcuda.so.1), initializes it
   /// and makes `device`'s primary context current on this thread.
-  static llvm::Expected<std::unique_ptr<CudaRuntime>> create(int device = 0);
+  static Result<std::unique_ptr<CudaRuntime>> create(int device = 0);
   ~CudaRuntime();
   CudaRuntime(const CudaRuntime &) = delete;
   CudaRuntime &operator=(const CudaRuntime &) = delete;
@@ -80,34 +80,34 @@ public:
 
   /// A PTX (text) or cubin / fatbin image. PTX is JIT-compiled by the
   /// driver; its log is part of the error.
-  llvm::Expected<ModuleHandle> loadModule(llvm::StringRef image);
-  llvm::Error unloadModule(ModuleHandle module);
-  llvm::Expected<FunctionHandle> getFunction(ModuleHandle module,
-                                             llvm::StringRef name);
+  Result<ModuleHandle> loadModule(std::string_view image);
+  Status unloadModule(ModuleHandle module);
+  Result<FunctionHandle> getFunction(ModuleHandle module,
+                                             std::string_view name);
 
   /// An entry point of the loaded driver that this wrapper does not wrap
   /// (cuTensorMapEncodeTiled, ...); null when the driver lacks it.
-  void *getDriverEntryPoint(llvm::StringRef name) const;
+  void *getDriverEntryPoint(std::string_view name) const;
 
-  llvm::Expected<DevicePtr> allocate(size_t bytes);
-  llvm::Error free(DevicePtr ptr);
-  llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes);
-  llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes);
+  Result<DevicePtr> allocate(size_t bytes);
+  Status free(DevicePtr ptr);
+  Status copyToDevice(DevicePtr dst, const void *src, size_t bytes);
+  Status copyToHost(void *dst, DevicePtr src, size_t bytes);
   /// Asynchronous on the default stream (time it with events).
-  llvm::Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes);
-  llvm::Error memsetD32(DevicePtr dst, uint32_t value, size_t count);
+  Status copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes);
+  Status memsetD32(DevicePtr dst, uint32_t value, size_t count);
 
   /// Launches on the default stream; returns when queued.
-  llvm::Error launch(FunctionHandle function, Dim3 grid, Dim3 block,
+  Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
                      unsigned sharedBytes, KernelArgs &args);
-  llvm::Error synchronize();
+  Status synchronize();
 
-  llvm::Expected<EventHandle> createEvent();
-  llvm::Error destroyEvent(EventHandle event);
+  Result<EventHandle> createEvent();
+  Status destroyEvent(EventHandle event);
   /// Records on the default stream.
-  llvm::Error recordEvent(EventHandle event);
+  Status recordEvent(EventHandle event);
   /// Waits for `end`, then the time from `start` to `end` in milliseconds.
-  llvm::Expected<float> elapsedMilliseconds(EventHandle start,
+  Result<float> elapsedMilliseconds(EventHandle start,
                                             EventHandle end);
 
   struct Driver;
