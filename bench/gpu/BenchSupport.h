@@ -16,6 +16,7 @@
 
 #include "fp8/Runtime/CudaRuntime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -148,40 +149,58 @@ inline runtime::ModuleHandle loadPtx(runtime::CudaRuntime &cuda,
   return check(cuda.loadModule(image.str()), "load PTX " + path);
 }
 
-/// Milliseconds per launch: `warmups` untimed launches, then `iterations`
-/// between two events.
+/// Milliseconds per launch, the median of `iterations` launches after
+/// `warmups` untimed ones: an event before every launch and after the last,
+/// so each launch is timed alone and a stray slow one does not move the
+/// result. `launchOnce(i)` gets the launch's index (to rotate inputs).
 class Timer {
 public:
   Timer(runtime::CudaRuntime &cuda, unsigned warmups, unsigned iterations)
-      : cuda(cuda), warmups(warmups), iterations(iterations) {
+      : cuda(cuda), warmups(warmups) {
     if (iterations == 0)
       fail("--iterations must be positive");
-    start = check(cuda.createEvent(), "create event");
-    end = check(cuda.createEvent(), "create event");
+    for (unsigned i = 0; i <= iterations; ++i)
+      marks.push_back(check(cuda.createEvent(), "create event"));
   }
   ~Timer() {
-    check(cuda.destroyEvent(start), "destroy event");
-    check(cuda.destroyEvent(end), "destroy event");
+    for (runtime::EventHandle mark : marks)
+      check(cuda.destroyEvent(mark), "destroy event");
   }
   Timer(const Timer &) = delete;
   Timer &operator=(const Timer &) = delete;
 
   template <typename Fn> float operator()(Fn &&launchOnce) {
     for (unsigned i = 0; i < warmups; ++i)
-      launchOnce();
-    check(cuda.recordEvent(start), "record event");
-    for (unsigned i = 0; i < iterations; ++i)
-      launchOnce();
-    check(cuda.recordEvent(end), "record event");
-    return check(cuda.elapsedMilliseconds(start, end), "elapsed time") /
-           iterations;
+      launchOnce(i);
+    for (size_t i = 0; i + 1 < marks.size(); ++i) {
+      check(cuda.recordEvent(marks[i]), "record event");
+      launchOnce(warmups + i);
+    }
+    check(cuda.recordEvent(marks.back()), "record event");
+    std::vector<float> times;
+    for (size_t i = 0; i + 1 < marks.size(); ++i)
+      times.push_back(check(cuda.elapsedMilliseconds(marks[i], marks[i + 1]),
+                            "elapsed time"));
+    std::nth_element(times.begin(), times.begin() + times.size() / 2,
+                     times.end());
+    return times[times.size() / 2];
   }
 
 private:
   runtime::CudaRuntime &cuda;
-  unsigned warmups, iterations;
-  runtime::EventHandle start, end;
+  unsigned warmups;
+  std::vector<runtime::EventHandle> marks;
 };
+
+/// `--probe`: open the device, describe it and exit 0 (exit 2 without one).
+/// The GPU kit's run.sh asks this before anything else.
+inline void probeIfAsked(Options &options) {
+  if (!options.flag("probe"))
+    return;
+  options.finish();
+  openDevice();
+  std::exit(0);
+}
 
 } // namespace mlir::fp8::bench
 

@@ -319,6 +319,9 @@ double outputEpsilon(gabi::Elem e) {
   return e == gabi::Elem::F32 ? 0x1p-23 : e == gabi::Elem::BF16 ? 0x1p-8 : 0x1p-11;
 }
 
+/// Bytes of inputs and outputs the timed launches rotate through.
+constexpr double kRotateBytes = 256.0 * (1 << 20);
+
 struct Problem {
   const char *name;
   gabi::Elem a, b, out, bias;
@@ -392,8 +395,11 @@ struct Gemm {
     s.db = upload(s.b.data(), s.b.size());
     s.dsa = upload(&s.sa, 4);
     s.dsb = upload(&s.sb, 4);
-    s.dout = check(cuda.allocate(p.batch * p.m * p.n * gabi::bytes(p.out)),
-                   "allocate");
+    // Poisoned: all-ones bytes are NaN in f32, bf16 and f16, so an element
+    // the kernel does not write fails the check.
+    size_t outWords = (p.batch * p.m * p.n * gabi::bytes(p.out) + 3) / 4;
+    s.dout = check(cuda.allocate(outWords * 4), "allocate");
+    check(cuda.memsetD32(s.dout, 0xffffffffu, outWords), "poison output");
     if (p.bias != gabi::Elem::None) {
       s.bias.resize(p.n);
       s.biasBytes.resize(p.n * gabi::bytes(p.bias));
@@ -513,6 +519,7 @@ struct Gemm {
 int main(int argc, char **argv) {
   bench::toolName = "hopper-gemm";
   bench::Options options(argc, argv, kUsage);
+  bench::probeIfAsked(options);
   std::string ptxPath = options.required("ptx");
   std::string promotePtxPath = options.text("ptx-promote", "");
   std::string tmaStorePtxPath = options.text("ptx-tmastore", "");
@@ -547,6 +554,11 @@ int main(int argc, char **argv) {
        256, true},
       {"4096^3 bf16", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
        4096, 4096, false},
+      // Llama-3-8B's down projection depth: where the plain kernel's
+      // tensor-core accumulation and promote's f32 sums part ways (compare
+      // "worst error" of the two lines).
+      {"K=14336 bf16", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 256,
+       512, 14336, false},
   };
   size_t bad = 0;
   for (int variant = 0; variant < 3; ++variant) {
@@ -589,7 +601,7 @@ int main(int argc, char **argv) {
       {"llama3-8b gate/up (4096x14336x4096)", 4096, 14336, 4096},
       {"llama3-8b down (4096x4096x14336)", 4096, 4096, 14336},
   };
-  bench::Timer time(cuda, /*warmups=*/3, iterations);
+  bench::Timer time(cuda, /*warmups=*/5, iterations);
   size_t workspaceBytes = 64 << 20;
   DevicePtr workspace = check(cuda.allocate(workspaceBytes), "allocate");
   std::printf(
@@ -600,19 +612,27 @@ int main(int argc, char **argv) {
               sh.m,    sh.n,    sh.k,    false};
     double flops = 2.0 * sh.m * sh.n * sh.k;
     auto tflops = [&](float ms) { return flops / (ms * 1e-3) / 1e12; };
+    // Consecutive launches read different buffers, together larger than
+    // L2 (50 MiB on H100/H200), so no launch finds its inputs cached.
+    double setBytes = double(sh.k) * (sh.m + sh.n) + 2.0 * sh.m * sh.n;
+    size_t copies = std::min<size_t>(8, size_t(std::ceil(kRotateBytes / setBytes)));
+    auto timeRotating = [&](ModuleHandle m, bool promote, bool tmaStore) {
+      std::vector<Gemm::Buffers> sets;
+      for (size_t i = 0; i < copies; ++i)
+        sets.push_back(gemm.prepare(p, m, promote, tmaStore));
+      double result =
+          tflops(time([&](unsigned i) { gemm.launch(sets[i % copies]); }));
+      for (Gemm::Buffers &set : sets)
+        gemm.release(set);
+      return result;
+    };
     auto s = gemm.prepare(p, module, false);
-    double ours = tflops(time([&] { gemm.launch(s); }));
+    double ours = timeRotating(module, false, false);
     double oursPromote = 0, oursTma = 0;
-    if (promoteModule) {
-      auto sp = gemm.prepare(p, *promoteModule, true);
-      oursPromote = tflops(time([&] { gemm.launch(sp); }));
-      gemm.release(sp);
-    }
-    if (tmaStoreModule) {
-      auto st = gemm.prepare(p, *tmaStoreModule, false, true);
-      oursTma = tflops(time([&] { gemm.launch(st); }));
-      gemm.release(st);
-    }
+    if (promoteModule)
+      oursPromote = timeRotating(*promoteModule, true, false);
+    if (tmaStoreModule)
+      oursTma = timeRotating(*tmaStoreModule, false, true);
     double fp8 = 0, fast = 0, bf16 = 0;
     if (lt) {
       for (bool fastAccum : {false, true}) {
@@ -620,7 +640,22 @@ int main(int argc, char **argv) {
                              s.dout, s.dsa, s.dsb, workspace, workspaceBytes);
         if (!plan)
           continue;
-        (fastAccum ? fast : fp8) = tflops(time([&] { plan->run(); }));
+        // cuBLASLt on the same rotation of buffers.
+        std::vector<Gemm::Buffers> sets;
+        std::vector<std::unique_ptr<CublasLt::Plan>> plans;
+        for (size_t i = 0; i < copies; ++i) {
+          sets.push_back(gemm.prepare(p, module, false));
+          Gemm::Buffers &set = sets.back();
+          plans.push_back(lt->plan(true, fastAccum, sh.m, sh.n, sh.k, set.da,
+                                   set.db, set.dout, set.dsa, set.dsb,
+                                   workspace, workspaceBytes));
+        }
+        (fastAccum ? fast : fp8) = tflops(time([&](unsigned i) {
+          CublasLt::Plan *rotated = plans[i % copies].get();
+          (rotated ? rotated : plan.get())->run();
+        }));
+        for (Gemm::Buffers &set : sets)
+          gemm.release(set);
         if (!fastAccum && sh.m == 4096 && sh.n == 4096 && sh.k == 4096) {
           // Same bytes, same scales: our result against cuBLASLt's.
           int ob = 2;
@@ -658,7 +693,7 @@ int main(int argc, char **argv) {
       DevicePtr db16 = gemm.upload(b16.data(), b16.size() * 2);
       if (auto plan = lt->plan(false, false, sh.m, sh.n, sh.k, da16, db16,
                                s.dout, 0, 0, workspace, workspaceBytes))
-        bf16 = tflops(time([&] { plan->run(); }));
+        bf16 = tflops(time([&](unsigned) { plan->run(); }));
       check(cuda.free(da16), "free");
       check(cuda.free(db16), "free");
     }
@@ -672,8 +707,10 @@ int main(int argc, char **argv) {
   }
   check(cuda.free(workspace), "free");
   unloadModules();
-  std::printf("TFLOP/s; /fp8 = best of ours (plain, tma store) / best "
-              "cuBLASLt FP8 (target >= 0.9), /bf16 = the same / cuBLASLt "
-              "BF16 (target >= 1.3)\n");
+  std::printf("TFLOP/s, median of %u launches over rotating buffers; /fp8 = "
+              "best of ours (plain, tma store) / best cuBLASLt FP8 (what "
+              "torch._scaled_mm runs; target >= 1.0, goal 1.1), /bf16 = the "
+              "same / cuBLASLt BF16 (target >= 1.5)\n",
+              iterations);
   return bad ? 1 : 0;
 }

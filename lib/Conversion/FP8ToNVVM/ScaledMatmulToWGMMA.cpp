@@ -319,15 +319,34 @@ void GemmKernelBuilder::buildConsumer() {
   SmallVector<Value> finalState = forLoop(
       first, numTiles, stride, {i32(0), i32(0), f32(0.0f)},
       [&](Value t, ValueRange state) -> SmallVector<Value> {
-        Value zero = LLVM::ZeroOp::create(b, accType);
+        // The first K block starts the accumulator with scale-d = 0, peeled
+        // off the loop: PTX forbids writing the accumulator registers
+        // between wgmma.fence and the wgmma that reads them, which zeroing
+        // them in the loop would do (K >= 1: GemmKernelABI.h). Promotion
+        // sums the blocks' partial products in registers of its own.
+        auto previousStage = [&](Value stage) {
+          return select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
+                        i32(c.stages - 1), sub(stage, i32(1)));
+        };
+        Value undef = LLVM::UndefOp::create(b, accType);
+        NVVM::MBarrierTryWaitParityOp::create(b, fullBarrier(state[0]),
+                                              state[1], i32(kTryWaitTicks));
+        Value first = mmaBlock(undef, state[0], consumer, /*fromZero=*/true);
+        if (c.promote) {
+          NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+          release(state[0]);
+        } else {
+          // One group stays in flight; its slot is released by the next.
+          NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+        }
+        auto [stage1, phase1] = advance(state[0], state[1]);
         SmallVector<Value> loop = forLoop(
-            i32(0), numK, i32(1), {zero, state[0], state[1]},
-            [&](Value kb, ValueRange s) -> SmallVector<Value> {
+            i32(1), numK, i32(1), {first, stage1, phase1},
+            [&](Value, ValueRange s) -> SmallVector<Value> {
               Value acc = s[0], stage = s[1], phase = s[2];
               NVVM::MBarrierTryWaitParityOp::create(
                   b, fullBarrier(stage), phase, i32(kTryWaitTicks));
               if (c.promote) {
-                Value undef = LLVM::UndefOp::create(b, accType);
                 Value partial = mmaBlock(undef, stage, consumer, true);
                 NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
                 release(stage);
@@ -339,16 +358,10 @@ void GemmKernelBuilder::buildConsumer() {
                 }
               } else {
                 acc = mmaBlock(acc, stage, consumer, false);
-                // One group stays in flight; the previous one is done, so
-                // its slot goes back to the producer.
+                // The previous group is done: its slot goes back to the
+                // producer.
                 NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
-                Value notFirst = cmp(arith::CmpIPredicate::ugt, kb, i32(0));
-                ifThen(notFirst, [&] {
-                  Value previous = select(
-                      cmp(arith::CmpIPredicate::eq, stage, i32(0)),
-                      i32(c.stages - 1), sub(stage, i32(1)));
-                  release(previous);
-                });
+                release(previousStage(stage));
               }
               auto [ns, np] = advance(stage, phase);
               return {acc, ns, np};
@@ -356,14 +369,7 @@ void GemmKernelBuilder::buildConsumer() {
         Value acc = loop[0];
         if (!c.promote) {
           NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-          Value any = cmp(arith::CmpIPredicate::ugt, numK, i32(0));
-          ifThen(any, [&] {
-            Value stage = loop[1];
-            Value previous =
-                select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
-                       i32(c.stages - 1), sub(stage, i32(1)));
-            release(previous);
-          });
+          release(previousStage(loop[1]));
         }
         Value amax = epilogue(acc, t, consumer, state[2]);
         return {loop[1], loop[2], amax};
@@ -588,7 +594,10 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
       ctx, SmallVector<Type>(c.blockN / 2, b.getF32Type()));
 
   // Dynamic shared memory, aligned to 1024 bytes by hand: the swizzle
-  // pattern and the descriptors assume it.
+  // pattern and the descriptors assume it. The array is declared with the
+  // 16-byte alignment the driver guarantees, not 1024 (LLVM would then fold
+  // this pad to 0 and trust a placement no one promised); the pad comes
+  // out of gabi::kAlignSlack.
   Value raw = LLVM::AddressOfOp::create(b, sharedPtr(),
                                         gabi::kSharedMemoryName);
   Value rawBits = LLVM::PtrToIntOp::create(b, b.getI32Type(), raw);
@@ -604,6 +613,10 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   tilesPerBatch = mul(tilesM, tilesN);
   numTiles = mul(tilesPerBatch, batch);
   numK = ceilDiv(k, gabi::kBlockK);
+  // The consumers start on the first K block unconditionally: K = 0 would
+  // wait forever for a load that never comes. Fail loudly instead.
+  ifThen(cmp(arith::CmpIPredicate::eq, numK, i32(0)),
+         [&] { LLVM::Trap::create(b); });
 
   ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
     for (int64_t s = 0; s < c.stages; ++s) {
@@ -641,7 +654,7 @@ mlir::fp8::getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
     LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                            /*isConstant=*/false, LLVM::Linkage::External,
                            gabi::kSharedMemoryName, Attribute(),
-                           /*alignment=*/1024, kSharedSpace);
+                           /*alignment=*/16, kSharedSpace);
 
   auto generic = LLVM::LLVMPointerType::get(ctx);
   auto global = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);

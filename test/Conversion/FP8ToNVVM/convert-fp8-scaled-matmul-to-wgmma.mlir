@@ -5,7 +5,7 @@
 // The forward GEMM (rhs [N, K], transpose_rhs) is the natural layout: the op
 // stays and names its kernel; 128x256 tiles for a large N.
 // CHECK: gpu.module @fp8_gemm_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
-// CHECK: llvm.mlir.global external @fp8_gemm_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @fp8_gemm_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK: llvm.func @scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK: nvvm.mbarrier.init

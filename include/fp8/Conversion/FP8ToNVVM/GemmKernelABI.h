@@ -20,13 +20,16 @@
 //   3 lhs_scale_inv, 4 rhs_scale_inv   device pointers to one f32 each
 //   5 bias         device pointer (N elements) or 0 when the kernel has none
 //   6 amax         device pointer to one f32, zeroed before the launch, or 0
-//   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32
+//   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32; K >= 1
+//           (a K = 0 GEMM is never FP8, fp8-quantize keeps it: zero_sized;
+//           the kernel traps on one rather than wait for loads forever)
 //  12 tmOut CUtensorMap of the result, read only by `_tmastore` kernels:
 //           UINT16 (bf16/f16) or UINT32 (f32), 3-D {N, M, batch}, strides
 //           {N, N * M} elements in bytes, box {BN, 64, 1}, no swizzle; N
 //           times the element size must be a multiple of 16 bytes
 // Grid: persistentGridSize(); block: threads(); dynamic shared memory:
-// sharedBytes() (needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+// sharedBytes() (needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+// which includes kAlignSlack: the kernel aligns its base to 1024 bytes.
 // The pitch of A and B rows must be a multiple of 16 bytes (a TMA rule); a
 // K that is not is handled by copying the operands into rows padded with
 // zeros: the tensor map still says K, so the padding is never read.

@@ -12,7 +12,8 @@
 //   amax_<in>                  (x, amax, n)                   amax must be 0
 //   dequantize_<fp8>_<out>     (q, y, scale_inv, n)
 //   cast_transpose_<in>_<fp8>[_amax]
-//                              (x, q, qt, scale, [amax,] rows, cols)  2-D tiles
+//                              (x, q, qt, scale, [amax,] rows, cols)
+//                                                  1-D, grid-stride over tiles
 //   compute_scale              (amax, len, previous, scale, scaled_max,
 //                               epsilon, flags)               one warp
 //   record_amax                (history, amax, result, len)
@@ -65,9 +66,11 @@ inline constexpr int64_t elementwiseGridSize(int64_t n) {
                              1, kMaxGridSize);
 }
 
-/// Grid of cast_transpose: x over column tiles, y over row tiles.
-inline constexpr int64_t tileGridSize(int64_t extent) {
-  return std::max<int64_t>((extent + kTile - 1) / kTile, 1);
+/// Grid of cast_transpose (1-D): one block per kTile x kTile tile of the
+/// rows x cols input, capped; blocks stride over the remaining tiles.
+inline constexpr int64_t castTransposeGridSize(int64_t rows, int64_t cols) {
+  int64_t tiles = ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+  return std::clamp<int64_t>(tiles, 1, kMaxGridSize);
 }
 
 } // namespace mlir::fp8::nvvm_abi
