@@ -309,12 +309,14 @@ int main(int argc, char **argv) {
     std::printf(
         "%6u | %9.1f | %10.1f | %6.1f%% | %11.1f | %6.1f%%\n", r.mib, r.copy,
         r.quant, qPct, r.ct, ctPct);
+    std::printf("CASTS|%u|%.1f|%.1f|%.1f\n", r.mib, r.copy, r.quant, r.ct);
     if (r.mib >= 256 && (qPct < 90.0 || ctPct < 80.0))
       targetsMet = false;
   }
   std::printf("targets (>= 256 MiB): quantize+amax >= 90%% of copy, "
               "cast+transpose >= 80%%: %s\n",
               targetsMet ? "met" : "NOT met");
+  std::printf("EXACT|%zu\n", mismatches);
   std::printf("bit-exactness vs lib/Numerics: %s (%zu mismatches)\n",
               mismatches ? "FAILED" : "all bytes, amaxes and scales equal",
               mismatches);

@@ -511,6 +511,8 @@ struct Gemm {
         "check %-28s %-48s %zu elements, worst error %.3f of tolerance: %s\n",
         p.name, s.config.name().c_str(), checked, maxRel,
         bad ? "MISMATCH" : "ok");
+    std::printf("CHECK|%s|%s|%.4f|%s\n", p.name, s.config.name().c_str(),
+                maxRel, bad ? "MISMATCH" : "ok");
     return bad;
   }
 };
@@ -681,6 +683,8 @@ int main(int argc, char **argv) {
               "check against cuBLASLt FP8 4096^3: relative L2 %.2e, max |diff| "
               "%g: %s\n",
               rel, maxDiff, ok ? "ok" : "MISMATCH");
+          std::printf("CHECK|vs cuBLASLt FP8 4096^3|relative L2|%.2e|%s\n",
+                      rel, ok ? "ok" : "MISMATCH");
         }
       }
       // BF16: the same values widened (exact), same layout.
@@ -698,6 +702,10 @@ int main(int argc, char **argv) {
       check(cuda.free(db16), "free");
     }
     double bestFp8 = std::max(fp8, fast);
+    // For the GPU kit's summary (bench/gpu/kit/summarize.py).
+    std::printf("GEMM|%s|%lld|%lld|%lld|%.1f|%.1f|%.1f|%.1f|%.1f|%.1f\n",
+                sh.name, (long long)sh.m, (long long)sh.n, (long long)sh.k,
+                ours, oursPromote, oursTma, fp8, fast, bf16);
     std::printf(
         "%-38s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f\n", sh.name,
         ours, oursPromote, oursTma, fp8, fast, bf16,

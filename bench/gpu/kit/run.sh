@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The GPU kit's one command, run from the checkout on the GPU machine:
+#
+#   bash build/gpu-kit/run.sh          (results in $OUT, else build/gpu-kit/results)
+#
+# Needs the NVIDIA driver; uses nvidia-smi, the CUDA toolkit (ptxas,
+# cuobjdump) and python3 with PyTorch when they are there. No LLVM, no MLIR,
+# no network. Parts run in this order, each on its own (one failing does not
+# stop the next), each with its full log in $OUT/<part>.log:
+#   0. completeness: every file of the kit against MANIFEST; the drivers
+#      start (else they are rebuilt from src/ with the local compiler)
+#   1. environment: GPU, driver, SMs, clocks; ptxas -v of every kernel (no
+#      C75xx advisory); cuobjdump SASS of the GEMM: QGMMA present
+#   2. casts: bit-exactness and bandwidth (fp8-hopper-casts)
+#   3. gemm: correctness, then TFLOP/s against cuBLASLt (fp8-hopper-gemm)
+#   4. torch: torch._scaled_mm and torch.matmul bf16 on the same shapes
+#   5. the table (summarize.py), also in $OUT/summary.md
+# Exit status: 0 all parts passed, 1 a part failed, 2 no GPU (after the
+# completeness check), 3 the kit is incomplete.
+set -uo pipefail
+kit="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${OUT:-$kit/results}"
+mkdir -p "$out"
+exec > >(tee "$out/run.log") 2>&1
+
+echo "== 0. completeness"
+if ! (cd "$kit" && sha256sum --quiet -c MANIFEST); then
+  echo "gpu-kit: the kit is incomplete or changed (MANIFEST); rebuild it with scripts/gpu-kit.sh"
+  exit 3
+fi
+bin="$kit/bin"
+if ! "$bin/fp8-hopper-casts" --help > /dev/null 2>&1 ||
+   ! "$bin/fp8-hopper-gemm" --help > /dev/null 2>&1; then
+  echo "gpu-kit: the prebuilt drivers do not start here; rebuilding them from src/"
+  bin="$out/bin"
+  bash "$kit/build-drivers.sh" "$kit/src" "$bin" || {
+    echo "gpu-kit: cannot build the drivers"; exit 3; }
+fi
+echo "kit complete: $(wc -l < "$kit/MANIFEST") files; drivers in $bin"
+
+if ! "$bin/fp8-hopper-casts" --probe > "$out/probe.log" 2>&1; then
+  cat "$out/probe.log"
+  echo "no GPU: nothing to measure here"
+  exit 2
+fi
+
+failed=0
+status_of=()
+part() {
+  local name="$1"
+  shift
+  echo "== $name"
+  local start=$SECONDS
+  "$@" > "$out/$name.log" 2>&1
+  local status=$?
+  tail -n 40 "$out/$name.log"
+  echo "-- $name: exit $status, $((SECONDS - start)) s"
+  status_of+=("$name=$status")
+  [ "$status" -eq 0 ] || failed=1
+}
+
+cuda_bin=""
+for dir in "$(dirname "$(command -v ptxas 2>/dev/null || echo /x/x)")" \
+           /usr/local/cuda/bin; do
+  [ -x "$dir/ptxas" ] && { cuda_bin="$dir"; break; }
+done
+
+environment() {
+  cat "$out/probe.log"
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.memory,clocks.sm,power.limit \
+      --format=csv
+  fi
+  [ -n "$cuda_bin" ] || { echo "no CUDA toolkit: ptxas and SASS checks skipped"; return 0; }
+  "$cuda_bin/ptxas" --version | tail -n 1
+  local bad=0
+  for ptx in "$kit"/kernels/*.ptx; do
+    local name
+    name="$(basename "$ptx" .ptx)"
+    "$cuda_bin/ptxas" -arch=sm_90a -v "$ptx" -o "$out/$name.cubin" > "$out/ptxas-$name.txt" 2>&1 || bad=1
+    if grep -E 'C75[0-9][0-9]|warning' "$out/ptxas-$name.txt"; then
+      echo "ptxas $name: advisory above (wgmma serialization?)"
+      bad=1
+    fi
+    echo "ptxas $name: $(grep -c 'Compiling entry' "$out/ptxas-$name.txt") kernels, max $(grep -o 'Used [0-9]* registers' "$out/ptxas-$name.txt" | sort -k2 -n | tail -n 1)"
+  done
+  local sass="$out/gemm-plain.sass"
+  "$cuda_bin/cuobjdump" --dump-sass "$out/gemm-plain.cubin" > "$sass" || bad=1
+  local qgmma
+  qgmma=$(grep -c QGMMA "$sass")
+  echo "SASS gemm-plain: $qgmma QGMMA instructions, $(grep -c 'WARPGROUP.ARRIVE' "$sass") WARPGROUP.ARRIVE, $(grep -c 'WARPGROUP.DEPBAR' "$sass") WARPGROUP.DEPBAR"
+  [ "$qgmma" -gt 0 ] || { echo "no QGMMA in the GEMM's SASS"; bad=1; }
+  return $bad
+}
+
+# cuBLASLt for fp8-hopper-gemm's comparisons: the toolkit's, else PyTorch's.
+lt_dirs=()
+[ -n "$cuda_bin" ] && lt_dirs+=("$cuda_bin/../lib64")
+torch_lt="$(python3 -c 'import glob, os, nvidia.cublas as c; print(os.path.join(list(c.__path__)[0], "lib"))' 2>/dev/null || true)"
+[ -n "$torch_lt" ] && lt_dirs+=("$torch_lt")
+lt_path="$(IFS=:; echo "${lt_dirs[*]:-}")"
+
+part environment environment
+part casts "$bin/fp8-hopper-casts" --ptx "$kit/kernels/casts.ptx" \
+  --sizes-mib=256,512,1024,2048 --iterations=20
+part gemm env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$bin/fp8-hopper-gemm" --ptx "$kit/kernels/gemm-plain.ptx" \
+  --ptx-promote "$kit/kernels/gemm-promote.ptx" \
+  --ptx-tmastore "$kit/kernels/gemm-tmastore.ptx" --iterations=20
+part torch python3 "$kit/torch_gemm.py" --iterations=20
+
+echo "== table"
+python3 "$kit/summarize.py" "$out" "${status_of[@]}" | tee "$out/summary.md"
+exit $failed

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The GPU kit's final table, from the parts' logs in a results folder.
+
+    summarize.py OUT_DIR [PART=STATUS ...]
+
+Reads OUT_DIR/{probe,environment,casts,gemm,torch}.log (the GPU kit's
+run.sh writes them) and prints one Markdown document: the device, each
+part's status, cast bandwidths against a copy, GEMM checks, and GEMM
+TFLOP/s against torch._scaled_mm (cuBLASLt FP8) and torch.matmul (BF16),
+with the targets of issue 10. Missing logs leave their rows out.
+"""
+import os
+import sys
+
+CAST_TARGETS = {"quantize+amax": 0.90, "cast+transpose": 0.80}
+GEMM_TARGET_FP8, GEMM_GOAL_FP8, GEMM_TARGET_BF16 = 1.0, 1.1, 1.5
+
+
+def rows(path, tag):
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as f:
+        return [line.rstrip("\n").split("|")[1:] for line in f
+                if line.startswith(tag + "|")]
+
+
+def first_line(path, prefix):
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith(prefix):
+                    return line.strip()
+    return None
+
+
+def ratio(a, b):
+    return a / b if b > 0 else float("nan")
+
+
+def main():
+    out = sys.argv[1]
+    statuses = dict(arg.split("=", 1) for arg in sys.argv[2:])
+    lines = ["# GPU kit results", ""]
+    device = first_line(os.path.join(out, "probe.log"), "device:")
+    lines.append("%s" % (device or "device: unknown"))
+    lines.append("")
+    lines.append("| part | exit |")
+    lines.append("|---|---|")
+    for part in ("environment", "casts", "gemm", "torch"):
+        lines.append("| %s | %s |" % (part, statuses.get(part, "not run")))
+
+    casts = rows(os.path.join(out, "casts.log"), "CASTS")
+    exact = rows(os.path.join(out, "casts.log"), "EXACT")
+    if casts:
+        lines += ["", "## Casts (GB/s; % of a device-to-device copy)", "",
+                  "| MiB | copy | quantize+amax | % | cast+transpose | % |",
+                  "|---|---|---|---|---|---|"]
+        met = True
+        for mib, copy, quant, ct in casts:
+            copy, quant, ct = float(copy), float(quant), float(ct)
+            q, t = ratio(quant, copy), ratio(ct, copy)
+            met &= q >= CAST_TARGETS["quantize+amax"] and \
+                t >= CAST_TARGETS["cast+transpose"]
+            lines.append("| %s | %.1f | %.1f | %.1f%% | %.1f | %.1f%% |" %
+                         (mib, copy, quant, 100 * q, ct, 100 * t))
+        lines.append("")
+        lines.append("targets (quantize+amax >= 90%%, cast+transpose >= 80%%): %s"
+                     % ("met" if met else "NOT met"))
+    if exact:
+        lines.append("bit-exact against the CPU numerics: %s (%s mismatches)" %
+                     ("yes" if exact[0][0] == "0" else "NO", exact[0][0]))
+
+    checks = rows(os.path.join(out, "gemm.log"), "CHECK")
+    if checks:
+        lines += ["", "## GEMM checks", "", "| problem | kernel | worst error / tolerance | |",
+                  "|---|---|---|---|"]
+        for check in checks:
+            lines.append("| " + " | ".join(check) + " |")
+
+    gemm = {r[0]: r for r in rows(os.path.join(out, "gemm.log"), "GEMM")}
+    torch = {r[0]: r for r in rows(os.path.join(out, "torch.log"), "TORCH")}
+    if gemm:
+        lines += ["", "## GEMM TFLOP/s (bf16 out)", "",
+                  "| shape | ours | +promote | +tma store | _scaled_mm | "
+                  "_scaled_mm fast | bf16 matmul | ours / best _scaled_mm | "
+                  "ours / bf16 |", "|---|---|---|---|---|---|---|---|---|"]
+        met = True
+        for name, r in gemm.items():
+            ours, promote, tma = float(r[4]), float(r[5]), float(r[6])
+            # torch's numbers when PyTorch ran, else cuBLASLt's own (the
+            # same library under torch._scaled_mm and torch.matmul).
+            t = torch.get(name)
+            fp8, fast, bf16 = ((float(t[4]), float(t[5]), float(t[6])) if t
+                               else (float(r[7]), float(r[8]), float(r[9])))
+            best = max(ours, tma)
+            vs_fp8, vs_bf16 = ratio(best, max(fp8, fast)), ratio(best, bf16)
+            met &= vs_fp8 >= GEMM_TARGET_FP8 and vs_bf16 >= GEMM_TARGET_BF16
+            lines.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | "
+                         "%.2f | %.2f |" % (name, ours, promote, tma, fp8,
+                                            fast, bf16, vs_fp8, vs_bf16))
+        lines.append("")
+        lines.append("baseline: %s" % ("torch (PyTorch ran)" if torch else
+                                       "cuBLASLt called by fp8-hopper-gemm"))
+        lines.append("targets (>= %.1fx best _scaled_mm, goal %.1fx; >= %.1fx "
+                     "bf16): %s" % (GEMM_TARGET_FP8, GEMM_GOAL_FP8,
+                                    GEMM_TARGET_BF16,
+                                    "met" if met else "NOT met"))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the GPU kit: everything a Hopper machine without LLVM/MLIR (and
+# without a network) needs to produce every GPU figure of the project with
+# one command, `bash build/gpu-kit/run.sh` (docs/gpu-kit.md).
+#
+#   scripts/gpu-kit.sh            # kit in $KIT_DIR, default build/gpu-kit
+#
+# On this machine: builds fp8-opt (scripts/build.sh) unless $FP8_OPT names
+# one, lowers the cast kernels (fp8-lower-to-nvvm) and the wgmma GEMM in its
+# three variants (fp8-lower-gemm-to-nvvm: plain, promote=1, tma-store=1) to
+# PTX, assembles them with ptxas when it is here (any warning or C75xx
+# advisory fails the build), builds the host drivers from the kit's own
+# sources with only the C library as a run-time dependency, and writes a
+# MANIFEST of every file. Fails when the kit is over 48 MiB or a driver
+# needs LLVM/MLIR at run time.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+kit="${KIT_DIR:-$root/build/gpu-kit}"
+if [ -z "${FP8_OPT:-}" ]; then
+  "$root/scripts/build.sh" fp8-opt
+  FP8_OPT="${BUILD_DIR:-$root/build}/bin/fp8-opt"
+fi
+
+rm -rf "$kit"
+mkdir -p "$kit/kernels" "$kit/bin" "$kit/src"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# Kernels: the project's own lowerings, extracted as PTX.
+lower() { # name input pipeline
+  "$FP8_OPT" "$2" "$3" -o "$work/$1.mlir"
+  python3 "$root/scripts/extract-ptx.py" "$work/$1.mlir" "$work/$1" > /dev/null
+  mv "$work/$1".*.ptx "$kit/kernels/$1.ptx"
+}
+lower casts "$root/bench/gpu/hopper-casts.mlir" --fp8-lower-to-nvvm
+lower gemm-plain "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm
+lower gemm-promote "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=promote=1
+lower gemm-tmastore "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=tma-store=1
+
+ptxas="$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)"
+if [ -x "$ptxas" ]; then
+  for ptx in "$kit"/kernels/*.ptx; do
+    name="$(basename "$ptx" .ptx)"
+    "$ptxas" -arch=sm_90a -v "$ptx" -o "$kit/kernels/$name.cubin" \
+      > "$kit/kernels/$name.ptxas.txt" 2>&1
+    if grep -E 'C75[0-9][0-9]|warning' "$kit/kernels/$name.ptxas.txt"; then
+      echo "gpu-kit: ptxas advisory for $name (above)" >&2
+      exit 1
+    fi
+  done
+else
+  echo "gpu-kit: no ptxas here; the kit carries PTX only (run.sh assembles it)"
+fi
+
+# The drivers' sources, exactly what they include, and their build script.
+sources=(
+  bench/gpu/BenchSupport.h bench/gpu/hopper-casts.cpp bench/gpu/hopper-gemm.cpp
+  include/fp8/Conversion/FP8ToNVVM/KernelABI.h
+  include/fp8/Conversion/FP8ToNVVM/GemmKernelABI.h
+  include/fp8/Numerics/Float8.h include/fp8/Numerics/Scaling.h
+  include/fp8/Runtime/CudaRuntime.h include/fp8/Runtime/Status.h
+  lib/Numerics/Float8.cpp lib/Numerics/Scaling.cpp lib/Runtime/CudaRuntime.cpp
+)
+for file in "${sources[@]}"; do
+  mkdir -p "$kit/src/$(dirname "$file")"
+  cp "$root/$file" "$kit/src/$file"
+done
+for file in run.sh build-drivers.sh torch_gemm.py summarize.py; do
+  cp "$root/bench/gpu/kit/$file" "$kit/$file"
+done
+cp "$root/docs/gpu-kit.md" "$kit/README.md"
+
+# Built from the kit's copy: what runs here is what would be rebuilt there.
+bash "$kit/build-drivers.sh" "$kit/src" "$kit/bin"
+for driver in "$kit"/bin/*; do
+  if ldd "$driver" | grep -E 'libMLIR|libLLVM|libstdc\+\+|libgcc_s'; then
+    echo "gpu-kit: $driver needs more than the C library (above)" >&2
+    exit 1
+  fi
+done
+
+(cd "$kit" && find . -type f ! -name MANIFEST | LC_ALL=C sort \
+  | xargs sha256sum > MANIFEST)
+size=$(du -sb "$kit" | cut -f1)
+if [ "$size" -gt $((48 << 20)) ]; then
+  echo "gpu-kit: $size bytes, over the 48 MiB limit" >&2
+  exit 1
+fi
+echo "gpu-kit: $kit ($(wc -l < "$kit/MANIFEST") files, $((size >> 10)) KiB)"
+echo "run it on the GPU machine from the checkout: bash ${kit#$root/}/run.sh"
