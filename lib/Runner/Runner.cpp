@@ -588,18 +588,25 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
   return results;
 }
 
+/// The address of `global` in the JIT-compiled module, or null with `error`.
+static void *lookupGlobal(ExecutionEngine &engine, StringRef global,
+                          std::string &error) {
+  llvm::Expected<void *> address = engine.lookup(global);
+  if (address)
+    return *address;
+  error = ("no global @" + global + ": " + llvm::toString(address.takeError()))
+              .str();
+  return nullptr;
+}
+
 FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
                                                    RankedTensorType type,
                                                    std::string &error) const {
-  llvm::Expected<void *> address = engine->lookup(global);
-  if (!address) {
-    error = ("no global @" + global + ": " +
-             llvm::toString(address.takeError()))
-                .str();
+  void *address = lookupGlobal(*engine, global, error);
+  if (!address)
     return failure();
-  }
   HostTensor tensor(type.getElementType(), type.getShape());
-  std::memcpy(tensor.data(), *address,
+  std::memcpy(tensor.data(), address,
               tensor.getNumElements() * tensor.getElementBytes());
   return tensor;
 }
@@ -607,14 +614,10 @@ FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
 LogicalResult CompiledFunction::writeGlobal(StringRef global,
                                             const HostTensor &value,
                                             std::string &error) {
-  llvm::Expected<void *> address = engine->lookup(global);
-  if (!address) {
-    error = ("no global @" + global + ": " +
-             llvm::toString(address.takeError()))
-                .str();
+  void *address = lookupGlobal(*engine, global, error);
+  if (!address)
     return failure();
-  }
-  std::memcpy(*address, value.data(),
+  std::memcpy(address, value.data(),
               value.getNumElements() * value.getElementBytes());
   return success();
 }

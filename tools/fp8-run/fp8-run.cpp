@@ -513,33 +513,19 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes) {
 
 /// "512M", "8G", "1000000": bytes, or nullopt.
 static std::optional<uint64_t> parseBytes(StringRef text) {
-  uint64_t multiplier = 1;
-  if (!text.empty()) {
-    switch (llvm::toUpper(text.back())) {
-    case 'K':
-      multiplier = uint64_t(1) << 10;
-      break;
-    case 'M':
-      multiplier = uint64_t(1) << 20;
-      break;
-    case 'G':
-      multiplier = uint64_t(1) << 30;
-      break;
-    case 'T':
-      multiplier = uint64_t(1) << 40;
-      break;
-    }
-    if (multiplier != 1)
+  // A K, M, G or T suffix: 2^10 steps.
+  unsigned shift = 0;
+  if (!text.empty())
+    if (size_t unit = StringRef("KMGT").find(llvm::toUpper(text.back()));
+        unit != StringRef::npos) {
+      shift = 10 * (unit + 1);
       text = text.drop_back();
-  }
+    }
   uint64_t value;
-  bool overflow = false;
-  if (text.getAsInteger(10, value) || value == 0)
+  if (text.getAsInteger(10, value) || value == 0 ||
+      value > (UINT64_MAX >> shift))
     return std::nullopt;
-  uint64_t bytes = llvm::SaturatingMultiply(value, multiplier, &overflow);
-  if (overflow)
-    return std::nullopt;
-  return bytes;
+  return value << shift;
 }
 
 /// What running `func` of `module` holds in memory at once, estimated from

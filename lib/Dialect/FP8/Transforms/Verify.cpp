@@ -160,31 +160,23 @@ void FP8VerifyPass::checkCall(CallOpInterface call) {
       call.resolveCallableInTable(symbolTables));
   if (callee && !callee.isExternal())
     return;
-  auto describe = [&](InFlightDiagnostic &diag) {
-    if (auto symbol = llvm::dyn_cast_if_present<SymbolRefAttr>(
-            call.getCallableForCallee()))
-      diag << "external function " << symbol;
-    else
-      diag << "an indirect callee";
+  auto anyFloat8 = [](auto values) {
+    return llvm::any_of(values,
+                        [](Value value) { return isFloat8(value.getType()); });
   };
-  for (Value operand : call.getArgOperands()) {
-    if (!isFloat8(operand.getType()))
-      continue;
-    InFlightDiagnostic diag = call->emitError("FP8 value passed to ");
-    describe(diag);
-    diag << ", where its scale is lost and its use cannot be verified";
-    failed = true;
+  bool passes = anyFloat8(call.getArgOperands());
+  if (!passes && !anyFloat8(call->getResults()))
     return;
-  }
-  for (Value result : call->getResults()) {
-    if (!isFloat8(result.getType()))
-      continue;
-    InFlightDiagnostic diag = call->emitError("FP8 value returned by ");
-    describe(diag);
-    diag << ", with no scale: it did not come from fp8.quantize";
-    failed = true;
-    return;
-  }
+  InFlightDiagnostic diag = call->emitError(
+      passes ? "FP8 value passed to " : "FP8 value returned by ");
+  if (auto symbol = llvm::dyn_cast_if_present<SymbolRefAttr>(
+          call.getCallableForCallee()))
+    diag << "external function " << symbol;
+  else
+    diag << "an indirect callee";
+  diag << (passes ? ", where its scale is lost and its use cannot be verified"
+                  : ", with no scale: it did not come from fp8.quantize");
+  failed = true;
 }
 
 void FP8VerifyPass::check(Operation *op) {
