@@ -252,97 +252,192 @@ bool mlir::fp8::isZeroFill(Value init) {
   return matchPattern(init, m_AnyZeroFloat());
 }
 
+/// The loop dimension of each result of `map`, if all are plain dimensions.
+static std::optional<SmallVector<unsigned>> getDimPositions(AffineMap map) {
+  SmallVector<unsigned> result;
+  for (AffineExpr expr : map.getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim)
+      return std::nullopt;
+    result.push_back(dim.getPosition());
+  }
+  return result;
+}
+
+/// Product of loop ranges, dynamic if any is.
+static int64_t getGroupSize(ArrayRef<unsigned> group,
+                            ArrayRef<int64_t> ranges) {
+  int64_t size = 1;
+  for (unsigned dim : group) {
+    if (ShapedType::isDynamic(ranges[dim]))
+      return ShapedType::kDynamic;
+    size = saturatingMul(size, ranges[dim]);
+  }
+  return size;
+}
+
+/// batch_reduce_matmul: C[m, n] = sum_b sum_k A[b, m, k] B[b, k, n], a GEMM
+/// over the combined reduction b*k (fp8-quantize reshapes its operands).
+static LogicalResult matchBatchReduce(linalg::LinalgOp op,
+                                      const linalg::ContractionDimensions &dims,
+                                      GemmInfo &info) {
+  if (!dims.batch.empty() || dims.k.size() != 2 || dims.m.size() != 1 ||
+      dims.n.size() != 1)
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  MLIRContext *context = op.getContext();
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(maps[0].getNumDims(), 0, results, context);
+  };
+  unsigned m = dims.m[0], n = dims.n[0];
+  for (unsigned b : dims.k) {
+    unsigned k = dims.k[0] == b ? dims.k[1] : dims.k[0];
+    AffineExpr db = getAffineDimExpr(b, context),
+               dm = getAffineDimExpr(m, context),
+               dn = getAffineDimExpr(n, context),
+               dk = getAffineDimExpr(k, context);
+    if (maps[0] != map({db, dm, dk}) || maps[1] != map({db, dk, dn}) ||
+        maps[2] != map({dm, dn}))
+      continue;
+    info.batchReduce = true;
+    info.lhs.matrixRank = info.rhs.matrixRank = 3;
+    info.m = ranges[m];
+    info.n = ranges[n];
+    info.k = getGroupSize({b, k}, ranges);
+    return success();
+  }
+  return failure();
+}
+
+namespace {
+/// An operand of the GEMM as [batch..., first group..., second group...]:
+/// which group comes first, and the reassociation that folds each group into
+/// one dimension (batch dimensions stay as they are).
+struct OperandLayout {
+  bool swapped = false;
+  SmallVector<ReassociationIndices> collapse;
+};
+} // namespace
+
+/// Matches `dimsOf` (the loop dimension of each operand dimension) against
+/// [batch..., a..., b...] (swapped = false) or [batch..., b..., a...], each
+/// group contiguous and in the given order; `batch` may be absent when
+/// `allowShared`.
+static std::optional<OperandLayout>
+matchOperandLayout(ArrayRef<unsigned> dimsOf, ArrayRef<unsigned> batch,
+                   ArrayRef<unsigned> a, ArrayRef<unsigned> b,
+                   bool allowShared) {
+  ArrayRef<unsigned> rest = dimsOf;
+  if (rest.take_front(batch.size()) == batch &&
+      rest.size() == batch.size() + a.size() + b.size())
+    rest = rest.drop_front(batch.size());
+  else if (!(allowShared && !batch.empty() && rest.size() == a.size() + b.size()))
+    return std::nullopt;
+  OperandLayout layout;
+  if (rest.take_front(a.size()) == a && rest.drop_front(a.size()) == b)
+    layout.swapped = false;
+  else if (rest.take_front(b.size()) == b && rest.drop_front(b.size()) == a)
+    layout.swapped = true;
+  else
+    return std::nullopt;
+  int64_t next = 0;
+  for (int64_t i = 0, e = dimsOf.size() - rest.size(); i < e; ++i)
+    layout.collapse.push_back({next++});
+  for (size_t groupSize : {layout.swapped ? b.size() : a.size(),
+                           layout.swapped ? a.size() : b.size()}) {
+    ReassociationIndices group;
+    for (size_t i = 0; i < groupSize; ++i)
+      group.push_back(next++);
+    layout.collapse.push_back(group);
+  }
+  return layout;
+}
+
+/// A reassociation that folds nothing is no reshape at all.
+static bool isIdentity(ArrayRef<ReassociationIndices> collapse) {
+  return llvm::all_of(collapse, [](const ReassociationIndices &group) {
+    return group.size() == 1;
+  });
+}
+
 LogicalResult mlir::fp8::matchGemmLayout(linalg::LinalgOp op, GemmInfo &info) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return failure();
-  unsigned m = dims->m[0], n = dims->n[0];
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   info.lhs.value = op.getDpsInputOperand(0)->get();
   info.rhs.value = op.getDpsInputOperand(1)->get();
+  if (succeeded(matchBatchReduce(op, *dims, info)))
+    return success();
 
-  // batch_reduce_matmul: C[m, n] = sum_b sum_k A[b, m, k] B[b, k, n], a GEMM
-  // over the combined reduction b*k.
-  if (dims->batch.empty() && dims->k.size() == 2) {
-    MLIRContext *context = op.getContext();
-    auto map = [&](ArrayRef<AffineExpr> results) {
-      return AffineMap::get(maps[0].getNumDims(), 0, results, context);
-    };
-    for (unsigned b : dims->k) {
-      unsigned k = dims->k[0] == b ? dims->k[1] : dims->k[0];
-      AffineExpr db = getAffineDimExpr(b, context),
-                 dm = getAffineDimExpr(m, context),
-                 dn = getAffineDimExpr(n, context),
-                 dk = getAffineDimExpr(k, context);
-      if (maps[0] != map({db, dm, dk}) || maps[1] != map({db, dk, dn}) ||
-          maps[2] != map({dm, dn}))
-        continue;
-      info.batchReduce = true;
-      info.m = ranges[m];
-      info.n = ranges[n];
-      info.k = ShapedType::isDynamic(ranges[b]) ||
-                       ShapedType::isDynamic(ranges[k])
-                   ? ShapedType::kDynamic
-                   : saturatingMul(ranges[b], ranges[k]);
-      return success();
-    }
-    return failure();
-  }
-  if (dims->k.size() != 1)
-    return failure();
-  unsigned k = dims->k[0];
-
-  auto positions = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
-    SmallVector<unsigned> result;
-    for (AffineExpr expr : map.getResults()) {
-      auto dim = dyn_cast<AffineDimExpr>(expr);
-      if (!dim)
-        return std::nullopt;
-      result.push_back(dim.getPosition());
-    }
-    return result;
-  };
-  auto lhs = positions(maps[0]), rhs = positions(maps[1]),
-       out = positions(maps[2]);
+  // The result must be [batch..., M..., N...]; its order of the batch, M and
+  // N dimensions is the one every operand must follow. K's order is the
+  // lhs's.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto lhs = getDimPositions(maps[0]), rhs = getDimPositions(maps[1]),
+       out = getDimPositions(maps[2]);
   if (!lhs || !rhs || !out)
     return failure();
-
-  size_t numBatch = dims->batch.size();
-  if (out->size() != numBatch + 2 || (*out)[numBatch] != m ||
-      (*out)[numBatch + 1] != n)
+  size_t numBatch = dims->batch.size(), numM = dims->m.size(),
+         numN = dims->n.size();
+  if (out->size() != numBatch + numM + numN)
     return failure();
-  ArrayRef<unsigned> batchOrder(out->data(), numBatch);
-
-  auto matchOperand = [&](ArrayRef<unsigned> dimsOf, unsigned rowDim,
-                          unsigned colDim, bool allowShared,
-                          bool &transposed) -> bool {
-    bool batched = dimsOf.size() == numBatch + 2 &&
-                   dimsOf.take_front(numBatch) == batchOrder;
-    bool shared = allowShared && numBatch > 0 && dimsOf.size() == 2;
-    if (!batched && !shared)
-      return false;
-    ArrayRef<unsigned> minor = dimsOf.take_back(2);
-    if (minor[0] == rowDim && minor[1] == colDim)
-      transposed = false;
-    else if (minor[0] == colDim && minor[1] == rowDim)
-      transposed = true;
-    else
-      return false;
-    return true;
+  ArrayRef<unsigned> outDims(*out);
+  ArrayRef<unsigned> batchOrder = outDims.take_front(numBatch);
+  ArrayRef<unsigned> mOrder = outDims.slice(numBatch, numM);
+  ArrayRef<unsigned> nOrder = outDims.take_back(numN);
+  auto isGroup = [](ArrayRef<unsigned> order, ArrayRef<unsigned> dimsOfKind) {
+    return llvm::all_of(order, [&](unsigned d) {
+      return llvm::is_contained(dimsOfKind, d);
+    });
   };
-  if (!matchOperand(*lhs, m, k, /*allowShared=*/false, info.lhs.transposed) ||
-      !matchOperand(*rhs, k, n, /*allowShared=*/true, info.rhs.transposed))
+  if (!isGroup(batchOrder, dims->batch) || !isGroup(mOrder, dims->m) ||
+      !isGroup(nOrder, dims->n))
     return failure();
+  SmallVector<unsigned> kOrder;
+  for (unsigned d : *lhs)
+    if (llvm::is_contained(dims->k, d))
+      kOrder.push_back(d);
 
-  info.m = ranges[m];
-  info.n = ranges[n];
-  info.k = ranges[k];
+  std::optional<OperandLayout> lhsLayout = matchOperandLayout(
+      *lhs, batchOrder, mOrder, kOrder, /*allowShared=*/false);
+  std::optional<OperandLayout> rhsLayout = matchOperandLayout(
+      *rhs, batchOrder, kOrder, nOrder, /*allowShared=*/true);
+  if (!lhsLayout || !rhsLayout)
+    return failure();
+  info.lhs.transposed = lhsLayout->swapped;
+  info.rhs.transposed = rhsLayout->swapped;
+  info.lhs.matrixRank = numM + kOrder.size();
+  info.rhs.matrixRank = kOrder.size() + numN;
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  info.m = getGroupSize(mOrder, ranges);
+  info.n = getGroupSize(nOrder, ranges);
+  info.k = getGroupSize(kOrder, ranges);
   for (unsigned b : batchOrder)
     info.batch.push_back(ranges[b]);
+
+  // Several M, N or K dimensions: one GEMM over their products, reached by
+  // collapsing groups of contiguous dimensions (no data moves).
+  if (numM > 1 || numN > 1 || kOrder.size() > 1) {
+    auto sizesOf = [&](ArrayRef<unsigned> group) {
+      return llvm::map_to_vector(group, [&](unsigned d) { return ranges[d]; });
+    };
+    info.mDims = sizesOf(mOrder);
+    info.nDims = sizesOf(nOrder);
+    info.kDims = sizesOf(kOrder);
+    if (!isIdentity(lhsLayout->collapse))
+      info.lhsCollapse.assign(lhsLayout->collapse);
+    if (!isIdentity(rhsLayout->collapse))
+      info.rhsCollapse.assign(rhsLayout->collapse);
+    OperandLayout result = *matchOperandLayout(*out, batchOrder, mOrder,
+                                               nOrder, /*allowShared=*/false);
+    if (!isIdentity(result.collapse))
+      info.resultCollapse.assign(result.collapse);
+  }
   return success();
 }
 
@@ -387,7 +482,7 @@ private:
 } // namespace
 
 static void assignRole(GemmOperand &operand, Value gemmOperand,
-                       int64_t matrixRank, const GradientTaint &taint) {
+                       const GradientTaint &taint) {
   Origin origin = traceOrigin(operand.value);
   operand.origin = origin.description;
   if (taint.contains(gemmOperand) || taint.contains(operand.value)) {
@@ -419,7 +514,7 @@ static void assignRole(GemmOperand &operand, Value gemmOperand,
     // (attention's Q, K, V passed in).
     ArrayRef<int64_t> shape =
         cast<ShapedType>(operand.value.getType()).getShape();
-    bool batched = llvm::any_of(shape.drop_back(matrixRank),
+    bool batched = llvm::any_of(shape.drop_back(operand.matrixRank),
                                 [](int64_t size) { return size != 1; });
     operand.role = batched ? OperandRole::Activation : OperandRole::Weight;
     return;
@@ -504,7 +599,7 @@ static bool isMatrixProduct(linalg::LinalgOp op) {
   return succeeded(dims) && !dims->m.empty() && !dims->n.empty();
 }
 
-FailureOr<SmallVector<GemmInfo>>
+FailureOr<SmallVector<GemmInfo, 0>>
 mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
   SmallVector<llvm::Regex> exclude;
   for (const std::string &pattern : policy.exclude) {
@@ -521,7 +616,7 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
     return failure();
 
   GradientTaint taint(module);
-  SmallVector<GemmInfo> gemms;
+  SmallVector<GemmInfo, 0> gemms;
   DenseMap<Operation *, unsigned> gemmsPerFunction;
   module.walk([&](linalg::LinalgOp op) {
     bool isConvolution = linalg::isaConvolutionOpInterface(op);
@@ -539,15 +634,13 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
       // Its scaling state and report entry are per function.
       info.reason = GemmReason::OutsideFunction;
     } else {
-      // fp8-quantize reshapes batch-reduce operands itself.
-      if (!info.batchReduce) {
+      // fp8-quantize reshapes batch-reduce and grouped operands itself.
+      if (!info.batchReduce && !info.isCollapsed()) {
         peelLayout(info.lhs, /*allowBatchBroadcast=*/false);
         peelLayout(info.rhs, /*allowBatchBroadcast=*/!info.batch.empty());
       }
-      // A batch-reduce GEMM's operands are stacks of matrices summed over.
-      int64_t matrixRank = info.batchReduce ? 3 : 2;
-      assignRole(info.lhs, op.getDpsInputOperand(0)->get(), matrixRank, taint);
-      assignRole(info.rhs, op.getDpsInputOperand(1)->get(), matrixRank, taint);
+      assignRole(info.lhs, op.getDpsInputOperand(0)->get(), taint);
+      assignRole(info.rhs, op.getDpsInputOperand(1)->get(), taint);
       // x W with both traced to arguments: by the linalg.matmul(x, W)
       // convention the lhs carries the tokens.
       if (info.lhs.role == OperandRole::Weight &&
@@ -622,6 +715,16 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       record["m"] = sizeToJson(gemm.m);
       record["n"] = sizeToJson(gemm.n);
       record["k"] = sizeToJson(gemm.k);
+      // The dimensions a grouped GEMM's m, n and k are products of.
+      if (gemm.isCollapsed())
+        for (auto [key, sizes] :
+             {std::pair{"m_dims", &gemm.mDims}, {"n_dims", &gemm.nDims},
+              {"k_dims", &gemm.kDims}}) {
+          llvm::json::Array array;
+          for (int64_t size : *sizes)
+            array.push_back(sizeToJson(size));
+          record[key] = std::move(array);
+        }
       auto operandJson = [&](const GemmOperand &operand) {
         llvm::json::Object object{
             {"role", stringifyOperandRole(operand.role).str()},

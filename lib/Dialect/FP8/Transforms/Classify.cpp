@@ -21,7 +21,7 @@ struct FP8ClassifyPass : fp8::impl::FP8ClassifyBase<FP8ClassifyPass> {
     ModuleOp module = getOperation();
     GemmPolicy policy{fp8Attention, keepFirstLast, minFlops,
                       llvm::to_vector(exclude)};
-    FailureOr<SmallVector<GemmInfo>> gemms = analyzeGemms(module, policy);
+    FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, policy);
     if (failed(gemms))
       return signalPassFailure();
 

@@ -330,15 +330,26 @@ static Value createScaledMatmul(OpBuilder &builder, const GemmInfo &gemm,
   auto resultType = cast<RankedTensorType>(gemm.op->getResult(0).getType());
   auto productType =
       gemm.accumulates ? resultType.clone(builder.getF32Type()) : resultType;
+  Value init = cast<linalg::LinalgOp>(gemm.op).getDpsInitOperand(0)->get();
+  // A grouped GEMM computes [batch..., M, N], expanded back to the result's
+  // dimensions (sizes from the init, which has the result's shape).
+  RankedTensorType gemmType =
+      gemm.resultCollapse.empty()
+          ? productType
+          : tensor::CollapseShapeOp::inferCollapsedType(productType,
+                                                        gemm.resultCollapse);
   Value product = ScaledMatmulOp::create(
-      builder, loc, productType, /*result_amax=*/Type(), lhs.value, rhs.value,
+      builder, loc, gemmType, /*result_amax=*/Type(), lhs.value, rhs.value,
       lhs.scaleInv, rhs.scaleInv, /*bias=*/Value(), gemm.lhs.transposed,
       gemm.rhs.transposed, /*accumulator_type=*/TypeAttr())
                       .getResult();
+  if (!gemm.resultCollapse.empty())
+    product = tensor::ExpandShapeOp::create(
+        builder, loc, productType, product, gemm.resultCollapse,
+        tensor::getMixedSizes(builder, loc, init));
   if (!gemm.accumulates)
     return product;
 
-  Value init = cast<linalg::LinalgOp>(gemm.op).getDpsInitOperand(0)->get();
   auto map = builder.getMultiDimIdentityMap(resultType.getRank());
   SmallVector<utils::IteratorType> parallel(resultType.getRank(),
                                             utils::IteratorType::parallel);
@@ -429,7 +440,7 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
 
     GemmPolicy policy{fp8Attention, keepFirstLast, minFlops,
                       llvm::to_vector(exclude)};
-    FailureOr<SmallVector<GemmInfo>> gemms = analyzeGemms(module, policy);
+    FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, policy);
     if (failed(gemms))
       return signalPassFailure();
     if (remarks)
@@ -469,14 +480,32 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       Value replacement = replacements.lookup(value);
       return replacement ? replacement : value;
     };
+    // Grouped GEMMs read their operands through collapse_shapes, one per
+    // tensor and reassociation, placed right after the tensor: every GEMM
+    // that shares the tensor shares the reshape, and so its cast.
+    DenseMap<std::pair<Value, Attribute>, Value> collapsed;
+    auto collapse = [&](Value value,
+                        ArrayRef<ReassociationIndices> reassociation) {
+      if (reassociation.empty())
+        return value;
+      OpBuilder builder(&getContext(), &recorder);
+      Value &result = collapsed[{value, getReassociationIndicesAttribute(
+                                            builder, reassociation)}];
+      if (!result) {
+        builder.setInsertionPointAfterValue(value);
+        result = tensor::CollapseShapeOp::create(builder, value.getLoc(),
+                                                 value, reassociation);
+      }
+      return result;
+    };
     llvm::SmallSetVector<Operation *, 16> maybeDead;
     bool changed = false;
     for (const GemmInfo &gemm : *gemms) {
       if (!gemm.isFP8())
         continue;
       GemmOperand lhsOperand = gemm.lhs, rhsOperand = gemm.rhs;
-      lhsOperand.value = current(lhsOperand.value);
-      rhsOperand.value = current(rhsOperand.value);
+      lhsOperand.value = collapse(current(lhsOperand.value), gemm.lhsCollapse);
+      rhsOperand.value = collapse(current(rhsOperand.value), gemm.rhsCollapse);
       OpBuilder builder(gemm.op, &recorder);
       if (gemm.batchReduce)
         std::tie(lhsOperand.value, rhsOperand.value) = reshapeBatchReduce(

@@ -249,17 +249,33 @@ func.func @dgrad(%dy: tensor<64x256xf32> {fp8.role = "grad"}, %w: tensor<128x256
 
 // -----
 
-// Several contraction dimensions that are not a batch reduction: recognised
-// as a contraction, kept with a reason.
+// Several contraction dimensions, contiguous and in the same order in both
+// operands: one GEMM over K = 4 * 8 (fp8-quantize-grouped.mlir converts it).
 // CHECK-LABEL: func.func @two_k_dims
-// CHECK: fp8.reason = "unsupported_layout"
+// CHECK: fp8.reason = "weight_gemm"
 func.func @two_k_dims(%x: tensor<16x4x8xf32>, %w: tensor<4x8x16xf32>) -> tensor<16x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16x16xf32>
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
-  // expected-remark @below {{kept in high precision: unsupported_layout}}
+  // expected-remark @below {{FP8 (weight_gemm)}}
   %y = linalg.contract indexing_maps = [affine_map<(m, n, k1, k2) -> (m, k1, k2)>, affine_map<(m, n, k1, k2) -> (k1, k2, n)>, affine_map<(m, n, k1, k2) -> (m, n)>]
          ins(%x, %w : tensor<16x4x8xf32>, tensor<4x8x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
+
+// -----
+
+// The same two K dimensions in different orders in the two operands: a
+// GEMM only after a transposing copy, which the rewrite does not make.
+// CHECK-LABEL: func.func @k_dims_permuted
+// CHECK: fp8.reason = "unsupported_layout"
+func.func @k_dims_permuted(%x: tensor<16x4x8xf32>, %w: tensor<8x4x16xf32>) -> tensor<16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // expected-remark @below {{kept in high precision: unsupported_layout}}
+  %y = linalg.contract indexing_maps = [affine_map<(m, n, k1, k2) -> (m, k1, k2)>, affine_map<(m, n, k1, k2) -> (k2, k1, n)>, affine_map<(m, n, k1, k2) -> (m, n)>]
+         ins(%x, %w : tensor<16x4x8xf32>, tensor<8x4x16xf32>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %y : tensor<16x16xf32>
 }
 

@@ -63,6 +63,9 @@ struct GemmOperand {
   /// What the role was derived from, for the report ("arg2", "constant",
   /// "global @w", "computed").
   std::string origin;
+  /// The trailing dimensions of `value` that are the matrix (M and K, or K
+  /// and N, possibly several each); any before are batch dimensions.
+  int64_t matrixRank = 2;
 };
 
 struct GemmInfo {
@@ -79,8 +82,17 @@ struct GemmInfo {
   /// a GEMM with K' = B * K once the operands are reshaped (`k` is K').
   bool batchReduce = false;
   GemmReason reason = GemmReason::UnsupportedLayout;
+  /// Several M, N or K dimensions (a Linear on [b, s, k] activations, heads
+  /// split as [h, d]): the sizes of each group's dimensions, in order, and
+  /// the reassociations that fold the lhs, rhs and result into one GEMM
+  /// ([batch..., M, K] / [batch..., K, N] / [batch..., M, N]); a
+  /// reassociation is empty where that tensor needs no reshape. m, n and k
+  /// are then the groups' products.
+  SmallVector<int64_t, 0> mDims, nDims, kDims;
+  SmallVector<ReassociationIndices, 0> lhsCollapse, rhsCollapse, resultCollapse;
 
   bool isFP8() const { return isFP8Reason(reason); }
+  bool isCollapsed() const { return !mDims.empty(); }
   /// batch..., M, N, K.
   SmallVector<int64_t> getSizes() const;
   /// 2 * batch * M * N * K (saturating at INT64_MAX), or nullopt when a size
@@ -99,8 +111,10 @@ struct GemmPolicy {
 };
 
 /// Matches a contraction's indexing maps to fp8.scaled_matmul's layouts
-/// (one M, N and K loop, batch loops, transposed or shared operands). On
-/// success fills `info`'s sizes, operands (unpeeled) and layout flags.
+/// (M, N and K loops, each a contiguous group of one or more dimensions in
+/// every tensor, batch loops, transposed or shared operands). On success
+/// fills `info`'s sizes, operands (unpeeled), layout flags and, for grouped
+/// dimensions, the reassociations that make it one GEMM.
 LogicalResult matchGemmLayout(linalg::LinalgOp op, GemmInfo &info);
 
 /// `init` is a zero fill (or a zero constant): the GEMM does not accumulate
@@ -109,7 +123,7 @@ bool isZeroFill(Value init);
 
 /// Classifies every GEMM (and convolution) in `module`, in walk order.
 /// Emits an error and fails on an invalid exclude pattern.
-FailureOr<SmallVector<GemmInfo>> analyzeGemms(ModuleOp module,
+FailureOr<SmallVector<GemmInfo, 0>> analyzeGemms(ModuleOp module,
                                               const GemmPolicy &policy);
 
 /// The FP8 element type of a quantized operand under `recipe`.
