@@ -650,11 +650,43 @@ Comparison runner::compare(const HostTensor &ref, const HostTensor &out) {
     if (std::fabs(r) > 1e-6 * refMax)
       result.maxRelError = std::max(result.maxRelError, diff / std::fabs(r));
   }
-  if (!result.isComparable())
-    result.sqnrDb = NAN;
-  else if (result.nonFinite > 0)
-    result.sqnrDb = -INFINITY; // Finite reference, broken output.
-  else
-    result.sqnrDb = noise == 0 ? INFINITY : 10.0 * std::log10(signal / noise);
+  auto sqnr = [&](double signal, double noise, int64_t nonFinite) {
+    if (!result.isComparable())
+      return double(NAN);
+    if (nonFinite > 0)
+      return -double(INFINITY); // Finite reference, broken output.
+    return noise == 0 ? INFINITY : 10.0 * std::log10(signal / noise);
+  };
+  result.sqnrDb = sqnr(signal, noise, result.nonFinite);
+
+  // Per row: every dimension but the last indexes rows.
+  ArrayRef<int64_t> shape = ref.getShape();
+  int64_t rowLength = shape.empty() ? count : shape.back();
+  if (shape.size() < 2 || rowLength == 0 || count % rowLength != 0) {
+    result.worstRowSqnrDb = result.medianRowSqnrDb = result.sqnrDb;
+    return result;
+  }
+  SmallVector<double> rows;
+  for (int64_t start = 0; start < count; start += rowLength) {
+    double rowSignal = 0, rowNoise = 0;
+    int64_t rowNonFinite = 0;
+    for (int64_t i = start; i < start + rowLength; ++i) {
+      double r = ref.get(i), o = out.get(i);
+      if (!std::isfinite(r))
+        continue;
+      if (!std::isfinite(o)) {
+        ++rowNonFinite;
+        continue;
+      }
+      rowSignal += r * r;
+      rowNoise += (r - o) * (r - o);
+    }
+    rows.push_back(sqnr(rowSignal, rowNoise, rowNonFinite));
+  }
+  llvm::sort(rows, [](double a, double b) {
+    return std::isnan(b) ? !std::isnan(a) : a < b;
+  });
+  result.worstRowSqnrDb = rows.front();
+  result.medianRowSqnrDb = rows[(rows.size() - 1) / 2];
   return result;
 }

@@ -1,7 +1,7 @@
 // W4: with NaN or Inf in the outputs fp8-run printed "SQNR inf, error 0,
 // non-finite 0": non-finite reference elements were skipped silently. Now
 // they are counted (reference_non_finite) and the SQNR is "not comparable"
-// (null with "sqnr": "not_comparable" in --json): a broken reference says
+// ("n/c"; null with "sqnr": "not_comparable" in --json): a broken reference says
 // nothing about FP8. Non-finite elements of the FP8 output where the
 // reference is finite are counted in non_finite.
 // S1: a zero-element .npy made fp8-run memcpy from a null pointer (UBSan);
@@ -16,8 +16,8 @@
 // NANJSON: "sqnr": "not_comparable"
 // NANJSON: "sqnr_db": null
 // RUN: fp8-run %s --function=gemm --arg=0:%t.nan.npy | FileCheck %s --check-prefix=NANTABLE
-// NANTABLE: output SQNR dB max abs err max rel err non-finite ref non-f.
-// NANTABLE-NEXT: 0 not comparable 0.000e+00 0.000e+00 0 256
+// NANTABLE: output SQNR dB as written worst row median row max abs err max rel err non-finite ref non-f.
+// NANTABLE-NEXT: 0 n/c inf n/c n/c 0.000e+00 0.000e+00 0 256
 //
 // Values near the f32 maximum: the reference GEMM overflows to Inf.
 // RUN: %python -c "import sys; sys.path.insert(0, r'%S/../Integration/Inputs'); import npy; npy.write(r'%t.huge.npy', [16, 32], [3.0e38] * 512)"

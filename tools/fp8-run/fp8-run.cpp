@@ -12,6 +12,7 @@
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Runner/Golden.h"
 #include "fp8/Runner/GpuFunction.h"
 #include "fp8/Runner/Runner.h"
 
@@ -104,6 +105,12 @@ static cl::opt<std::string>
                     "and checks it against the CPU run (FP8 bytes, amax and "
                     "scales bit-exact; exit 1 on a mismatch)"),
            cl::init("cpu"));
+static cl::opt<std::string> golden(
+    cl::cat(runCategory), "golden",
+    cl::desc("What both versions are measured against: the graph evaluated "
+             "in f32 (bf16/f16 widened; the default), f64 (f32 too), or "
+             "none (the graph as written)"),
+    cl::init("f32"));
 static cl::opt<std::string> memoryBudget(
     cl::cat(runCategory), "memory-budget",
     cl::desc("Most memory the run may need, e.g. 512M or 8G (default: the "
@@ -565,6 +572,53 @@ static LogicalResult checkMemoryBudget(ModuleOp module, func::FuncOp func,
   return failure();
 }
 
+/// `tensor` with its elements in `elementType` (exact when widening).
+static HostTensor convertTo(const HostTensor &tensor, Type elementType) {
+  if (tensor.getElementType() == elementType)
+    return tensor;
+  HostTensor converted(elementType, tensor.getShape());
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+    converted.set(i, tensor.get(i));
+  return converted;
+}
+
+/// The golden type of --golden (f32 or f64).
+static FloatType getGoldenTarget(MLIRContext *context) {
+  return golden == "f64" ? FloatType(Float64Type::get(context))
+                         : FloatType(Float32Type::get(context));
+}
+
+/// `values` converted to the argument types of `signature`.
+static SmallVector<HostTensor> convertInputs(ArrayRef<HostTensor> values,
+                                             FunctionType signature) {
+  SmallVector<HostTensor> converted;
+  for (auto [value, type] : llvm::zip(values, signature.getInputs()))
+    converted.push_back(convertTo(value, getElementTypeOrSelf(type)));
+  return converted;
+}
+
+/// JSON has no inf or NaN: a non-finite SQNR is null under `<name>_db`, and
+/// `<name>` says which ("exact", "broken_output" or "not_comparable").
+static void putSqnr(llvm::json::Object &record, StringRef name, double db) {
+  record[(name + "_db").str()] =
+      std::isfinite(db) ? llvm::json::Value(db) : llvm::json::Value(nullptr);
+  if (std::isnan(db))
+    record[name] = "not_comparable";
+  else if (std::isinf(db))
+    record[name] = db > 0 ? "exact" : "broken_output";
+}
+
+/// A SQNR of the report for the table: dB, or what a null stands for.
+static std::string formatSqnr(const llvm::json::Object &record,
+                              StringRef name) {
+  if (std::optional<double> db = record.getNumber((name + "_db").str()))
+    return llvm::formatv("{0:f2}", *db).str();
+  std::optional<StringRef> kind = record.getString(name);
+  return kind == "not_comparable" ? "n/c"
+         : kind == "broken_output" ? "-inf"
+                                   : "inf";
+}
+
 static double seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                        start)
@@ -586,6 +640,9 @@ int main(int argc, char **argv) {
                 "' (expected normal, uniform, outliers or zeros)");
   if (device != "cpu" && device != "cuda")
     return fail("unknown --device '" + device + "' (expected cpu or cuda)");
+  if (golden != "f32" && golden != "f64" && golden != "none")
+    return fail("unknown --golden '" + golden +
+                "' (expected f32, f64 or none)");
   if (steps == 0)
     return fail("--steps must be at least 1");
   if (!isPositiveFinite(scale))
@@ -671,6 +728,31 @@ int main(int argc, char **argv) {
     return fail(error);
   double referenceCompileSeconds = seconds(compileStart);
 
+  // The golden reference: the same graph in f32 (or f64), when that is not
+  // the graph as written already. Both versions are measured against it.
+  std::unique_ptr<CompiledFunction> goldenFn;
+  std::string goldenDescription = "the graph as written";
+  if (golden != "none") {
+    OwningOpRef<ModuleOp> wide = reference->clone();
+    FailureOr<bool> changed =
+        widenFloats(*wide, getGoldenTarget(&context), error);
+    if (failed(changed)) {
+      llvm::errs() << "fp8-run: note: no golden reference (" << error
+                   << "); measuring against the graph as written\n";
+    } else if (!*changed) {
+      goldenDescription = "the graph as written (already " + golden + ")";
+    } else {
+      if (failed(checkMemoryBudget(*wide,
+                                   wide->lookupSymbol<func::FuncOp>(*name),
+                                   budget, "in " + golden)))
+        return 1;
+      goldenFn = CompiledFunction::compile(*wide, *name, error);
+      if (!goldenFn)
+        return fail(error);
+      goldenDescription = "the graph in " + golden;
+    }
+  }
+
   compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> quantized = module->clone();
   {
@@ -716,7 +798,11 @@ int main(int argc, char **argv) {
       HostTensor value(type.getElementType(), type.getShape());
       fill(value, *parseDistribution(distribution), scale, integerRange, rng);
       if (failed(referenceFn->writeGlobal(global, value, error)) ||
-          failed(fp8Fn->writeGlobal(global, value, error)))
+          failed(fp8Fn->writeGlobal(global, value, error)) ||
+          (goldenFn && failed(goldenFn->writeGlobal(
+                           global, convertTo(value, getGoldenType(type.getElementType(),
+                                                    getGoldenTarget(&context))),
+                           error))))
         return fail(error);
     }
     if (!externGlobals.empty())
@@ -740,6 +826,13 @@ int main(int argc, char **argv) {
     referenceSeconds += seconds(start);
     if (failed(expected))
       return fail(error);
+    FailureOr<SmallVector<HostTensor>> goldenOutputs = *expected;
+    if (goldenFn) {
+      goldenOutputs = goldenFn->call(
+          convertInputs(*inputs, goldenFn->getSignature()), error);
+      if (failed(goldenOutputs))
+        return fail(error);
+    }
     SmallVector<HostTensor> fp8Inputs(*inputs);
     llvm::append_range(fp8Inputs, argumentState->values);
     start = std::chrono::steady_clock::now();
@@ -751,22 +844,22 @@ int main(int argc, char **argv) {
       argumentState->values[state] = (*actual)[result];
 
     llvm::json::Array outputs;
-    for (auto [index, pair] : llvm::enumerate(llvm::zip(*expected, *actual))) {
-      Comparison c = compare(std::get<0>(pair), std::get<1>(pair));
-      // JSON has no inf or NaN: "sqnr" says which (exact, not_comparable,
-      // broken_output) when sqnr_db is null.
-      llvm::json::Object record{
-          {"output", static_cast<int64_t>(index)},
-          {"sqnr_db", std::isfinite(c.sqnrDb) ? llvm::json::Value(c.sqnrDb)
-                                              : llvm::json::Value(nullptr)},
-          {"max_abs_error", c.maxAbsError},
-          {"max_rel_error", c.maxRelError},
-          {"non_finite", c.nonFinite},
-          {"reference_non_finite", c.referenceNonFinite}};
-      if (!c.isComparable())
-        record["sqnr"] = "not_comparable";
-      else if (std::isinf(c.sqnrDb))
-        record["sqnr"] = c.sqnrDb > 0 ? "exact" : "broken_output";
+    for (auto [index, ref, written, out] :
+         llvm::enumerate(*goldenOutputs, *expected, *actual)) {
+      // The FP8 version against the golden run, and the graph as written
+      // against it (exact when it is the golden run).
+      Comparison c = compare(ref, out);
+      double asWritten =
+          goldenFn ? compare(ref, written).sqnrDb : double(INFINITY);
+      llvm::json::Object record{{"output", static_cast<int64_t>(index)},
+                                {"max_abs_error", c.maxAbsError},
+                                {"max_rel_error", c.maxRelError},
+                                {"non_finite", c.nonFinite},
+                                {"reference_non_finite", c.referenceNonFinite}};
+      putSqnr(record, "sqnr", c.sqnrDb);
+      putSqnr(record, "as_written_sqnr", asWritten);
+      putSqnr(record, "worst_row_sqnr", c.worstRowSqnrDb);
+      putSqnr(record, "median_row_sqnr", c.medianRowSqnrDb);
       outputs.push_back(std::move(record));
     }
     llvm::json::Array tensors;
@@ -827,6 +920,7 @@ int main(int argc, char **argv) {
       {"function", *name},
       {"fp8_pipeline", pipelineOptions},
       {"device", device},
+      {"golden", goldenDescription},
       {"reference_compile_seconds", referenceCompileSeconds},
       {"fp8_compile_seconds", fp8CompileSeconds},
       {"reference_run_seconds", referenceSeconds / steps},
@@ -839,7 +933,7 @@ int main(int argc, char **argv) {
   }
 
   llvm::outs() << "fp8-run: @" << *name << "  fp8-pipeline{" << pipelineOptions
-               << "}\n"
+               << "}  golden: " << goldenDescription << "\n"
                << llvm::formatv("compile: reference {0:f2} s, fp8 {1:f2} s; "
                                 "run per step: reference {2:f4} s, fp8 "
                                 "{3:f4} s\n",
@@ -849,21 +943,18 @@ int main(int argc, char **argv) {
     const llvm::json::Object &stepRecord = *stepValue.getAsObject();
     llvm::outs() << "step " << *stepRecord.getInteger("step") << "\n";
     llvm::outs() << llvm::formatv(
-        "  {0,-8} {1,14} {2,13} {3,13} {4,10} {5,10}\n", "output", "SQNR dB",
+        "  {0,-6} {1,9} {2,10} {3,9} {4,10} {5,11} {6,11} {7,10} {8,10}\n",
+        "output", "SQNR dB", "as written", "worst row", "median row",
         "max abs err", "max rel err", "non-finite", "ref non-f.");
     for (const llvm::json::Value &o : *stepRecord.getArray("outputs")) {
       const llvm::json::Object &out = *o.getAsObject();
-      std::optional<double> sqnr = out.getNumber("sqnr_db");
-      std::optional<StringRef> kind = out.getString("sqnr");
-      std::string sqnrText = sqnr ? llvm::formatv("{0:f2}", *sqnr).str()
-                             : kind == "not_comparable" ? "not comparable"
-                             : kind == "broken_output"  ? "-inf"
-                                                        : "inf";
       llvm::outs() << llvm::formatv(
-          "  {0,-8} {1,14} {2,13:e3} {3,13:e3} {4,10} {5,10}\n",
-          *out.getInteger("output"), sqnrText,
-          *out.getNumber("max_abs_error"), *out.getNumber("max_rel_error"),
-          *out.getInteger("non_finite"),
+          "  {0,-6} {1,9} {2,10} {3,9} {4,10} {5,11:e3} {6,11:e3} {7,10} "
+          "{8,10}\n",
+          *out.getInteger("output"), formatSqnr(out, "sqnr"),
+          formatSqnr(out, "as_written_sqnr"), formatSqnr(out, "worst_row_sqnr"),
+          formatSqnr(out, "median_row_sqnr"), *out.getNumber("max_abs_error"),
+          *out.getNumber("max_rel_error"), *out.getInteger("non_finite"),
           *out.getInteger("reference_non_finite"));
     }
     if (const llvm::json::Object *gpu = stepRecord.getObject("gpu"))

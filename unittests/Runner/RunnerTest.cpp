@@ -6,7 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/Runner/Golden.h"
 #include "fp8/Runner/Runner.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Parser/Parser.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -76,6 +84,87 @@ TEST_F(RunnerTest, NonFiniteReferenceIsNotComparable) {
   EXPECT_EQ(c.referenceNonFinite, 2);
   EXPECT_TRUE(std::isnan(c.sqnrDb));
   EXPECT_EQ(c.maxAbsError, 0);
+}
+
+TEST_F(RunnerTest, RowSqnr) {
+  // Rows of [3, 4]: exact; 0.5 off (signal 25, noise 0.25: 20 dB); and
+  // [1, 0] off by sqrt(0.1) in the zero (10 dB).
+  HostTensor ref(Float64Type::get(&context), {3, 2});
+  HostTensor out(Float64Type::get(&context), {3, 2});
+  double refValues[] = {3, 4, 3, 4, 1, 0};
+  double outValues[] = {3, 4, 3, 4.5, 1, std::sqrt(0.1)};
+  for (int i = 0; i < 6; ++i) {
+    ref.set(i, refValues[i]);
+    out.set(i, outValues[i]);
+  }
+  Comparison c = compare(ref, out);
+  EXPECT_NEAR(c.worstRowSqnrDb, 10.0, 1e-9);
+  EXPECT_NEAR(c.medianRowSqnrDb, 20.0, 1e-9);
+  // Whole tensor: signal 51, noise 0.35.
+  EXPECT_NEAR(c.sqnrDb, 10 * std::log10(51 / 0.35), 1e-9);
+  // Rank 1: the rows are the tensor.
+  Comparison flat = compare(f32Tensor({3, 4}), f32Tensor({3, 4.5}));
+  EXPECT_DOUBLE_EQ(flat.worstRowSqnrDb, flat.sqnrDb);
+  EXPECT_DOUBLE_EQ(flat.medianRowSqnrDb, flat.sqnrDb);
+}
+
+TEST_F(RunnerTest, GoldenWidensEveryNarrowFloat) {
+  DialectRegistry registry;
+  registry.insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                  ml_program::MLProgramDialect, tensor::TensorDialect>();
+  context.appendDialectRegistry(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    ml_program.global private @w(dense<1.5> : tensor<4xbf16>) : tensor<4xbf16>
+    func.func @f(%x: tensor<4xbf16>, %h: f16) -> (tensor<4xbf16>, f32) {
+      %c = arith.constant dense<[0.1, 0.2, 0.3, 0.4]> : tensor<4xbf16>
+      %w = ml_program.global_load_const @w : tensor<4xbf16>
+      %s = arith.addf %x, %c : tensor<4xbf16>
+      %y = arith.mulf %s, %w : tensor<4xbf16>
+      %h32 = arith.extf %h : f16 to f32
+      %t = arith.truncf %h32 : f32 to f16
+      %r = arith.extf %t : f16 to f32
+      return %y, %r : tensor<4xbf16>, f32
+    }
+  )mlir", &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  FailureOr<bool> changed =
+      widenFloats(*module, Float32Type::get(&context), error);
+  ASSERT_TRUE(succeeded(changed)) << error;
+  EXPECT_TRUE(*changed);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  EXPECT_EQ(text.find("bf16"), std::string::npos) << text;
+  EXPECT_EQ(text.find("f16"), std::string::npos) << text;
+  EXPECT_EQ(text.find("arith.extf"), std::string::npos) << text;
+  EXPECT_EQ(text.find("arith.truncf"), std::string::npos) << text;
+  // bf16 0.1 is 0x3DCD = 0.10009765625 exactly; widening keeps the value.
+  EXPECT_NE(text.find("0.100097656"), std::string::npos) << text;
+  EXPECT_NE(text.find("(%arg0: tensor<4xf32>, %arg1: f32) -> (tensor<4xf32>, f32)"),
+            std::string::npos)
+      << text;
+  // A second widening finds nothing to do; f64 widens the f32 too.
+  EXPECT_FALSE(*widenFloats(*module, Float32Type::get(&context), error));
+  EXPECT_TRUE(*widenFloats(*module, Float64Type::get(&context), error));
+}
+
+TEST_F(RunnerTest, GoldenRefusesWhatWouldNotVerify) {
+  DialectRegistry registry;
+  registry.insert<arith::ArithDialect, func::FuncDialect>();
+  context.appendDialectRegistry(registry);
+  // A bf16's bits reinterpreted as i16: there is no f32 equivalent.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%x: bf16) -> i16 {
+      %b = arith.bitcast %x : bf16 to i16
+      return %b : i16
+    }
+  )mlir", &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  EXPECT_TRUE(
+      failed(widenFloats(*module, Float32Type::get(&context), error)));
+  EXPECT_NE(error.find("does not verify"), std::string::npos) << error;
 }
 
 TEST_F(RunnerTest, StorageBytes) {

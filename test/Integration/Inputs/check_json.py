@@ -5,9 +5,9 @@
 
 PATH walks the report: keys and list indices separated by dots, and
 [key=value] for the list element whose key is value, e.g.
-steps.1.quantized[tensor=fp8.gemm.arg0].next_scale. A null SQNR reads as its
-"sqnr" sibling says: inf (exact), -inf (broken_output) or nan
-(not_comparable: the reference has non-finite elements).
+steps.1.quantized[tensor=fp8.gemm.arg0].next_scale. A null `<name>_db` (an
+SQNR) reads as its `<name>` sibling says: inf (exact), -inf (broken_output)
+or nan (not_comparable: the reference has non-finite elements).
 OP is one of >= > <= < == != and ~= (equal within a relative 1e-6; lists
 element-wise).
 EXPR is the expectation, a Python expression computed independently of the
@@ -72,6 +72,7 @@ NULL_SQNR = {"exact": math.inf, "broken_output": -math.inf,
 
 def walk(report, path):
     value = parent = report
+    token = ""
     for token in re.findall(r"\[[^\]]*\]|[^.\[]+", path):
         parent = value
         if token.startswith("["):
@@ -85,8 +86,8 @@ def walk(report, path):
             value = value[int(token)]
         else:
             value = value[token]
-    if value is None and isinstance(parent, dict):
-        return NULL_SQNR[parent.get("sqnr", "exact")]
+    if value is None and isinstance(parent, dict) and token.endswith("_db"):
+        return NULL_SQNR[parent.get(token[:-len("_db")], "exact")]
     return value
 
 
