@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/Dialect/FP8/Analysis/GemmAnalysis.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
@@ -35,6 +36,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -105,6 +107,11 @@ static cl::opt<std::string>
                     "and checks it against the CPU run (FP8 bytes, amax and "
                     "scales bit-exact; exit 1 on a mismatch)"),
            cl::init("cpu"));
+static cl::opt<bool> plainInputs(
+    cl::cat(runCategory), "plain-inputs",
+    cl::desc("Draw every input from --dist/--scale/--int-range, instead of "
+             "weights N(0, 1/K) for their GEMM's K and integer indices over "
+             "the dimension they index"));
 static cl::opt<std::string> golden(
     cl::cat(runCategory), "golden",
     cl::desc("What both versions are measured against: the graph evaluated "
@@ -429,13 +436,110 @@ materializeExternGlobals(ModuleOp module) {
   return externs;
 }
 
+namespace {
+/// How an input (argument or extern global) is drawn when --arg says
+/// nothing: chosen from what the program does with it.
+struct InputDefault {
+  /// Weights: N(0, 1/K) for the K of the GEMM that reads them, so that the
+  /// products keep the activations' scale.
+  std::optional<double> scale;
+  /// Integers used as indices (token ids, positions): uniform over the
+  /// dimension they index.
+  std::optional<int64_t> integerRange;
+  std::string why;
+};
+} // namespace
+
+/// The static size of a dimension that `root` (integer data) indexes:
+/// followed through integer casts, views and the bodies of linalg.generic
+/// to a tensor.extract that uses it as an index.
+static std::optional<int64_t> findIndexedExtent(Value root) {
+  SmallVector<Value> worklist{root};
+  DenseSet<Value> seen;
+  while (!worklist.empty() && seen.size() < 256) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
+        if (use.getOperandNumber() == 0) {
+          worklist.push_back(extract.getResult());
+          continue;
+        }
+        int64_t size = extract.getTensor().getType().getDimSize(
+            use.getOperandNumber() - 1);
+        if (!ShapedType::isDynamic(size))
+          return size;
+        continue;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+        if (linalgOp.isDpsInput(&use))
+          worklist.push_back(linalgOp.getMatchingBlockArgument(&use));
+        continue;
+      }
+      if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+              arith::ExtUIOp, arith::TruncIOp, tensor::CollapseShapeOp,
+              tensor::ExpandShapeOp, tensor::CastOp, tensor::ExtractSliceOp>(
+              user))
+        worklist.push_back(user->getResult(0));
+    }
+  }
+  return std::nullopt;
+}
+
+/// The defaults of `func`'s arguments ("arg<i>") and of globals ("global
+/// @name"), from the GEMM analysis and the uses of integer arguments.
+static llvm::StringMap<InputDefault> chooseInputDefaults(ModuleOp module,
+                                                         func::FuncOp func) {
+  llvm::StringMap<InputDefault> defaults;
+  if (plainInputs)
+    return defaults;
+  // The analysis reports bad fp8.* attributes itself; the pipeline will too.
+  ScopedDiagnosticHandler quiet(module.getContext(),
+                                [](Diagnostic &) { return success(); });
+  FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, {});
+  // A weight in every GEMM that reads it (x in a forward GEMM and in a
+  // weight-gradient one is an activation, whatever the latter says).
+  llvm::StringSet<> notWeights;
+  if (succeeded(gemms))
+    for (const GemmInfo &gemm : *gemms)
+      for (const GemmOperand *operand : {&gemm.lhs, &gemm.rhs}) {
+        if (!operand->value ||
+            gemm.op->getParentOfType<func::FuncOp>() != func)
+          continue;
+        if (operand->role != OperandRole::Weight ||
+            ShapedType::isDynamic(gemm.k) || gemm.k <= 0) {
+          notWeights.insert(operand->origin);
+          continue;
+        }
+        if (!defaults.count(operand->origin))
+          defaults[operand->origin] = {
+              1.0 / std::sqrt(double(gemm.k)), std::nullopt,
+              "weight, K = " + std::to_string(gemm.k)};
+      }
+  for (const auto &name : notWeights)
+    defaults.erase(name.getKey());
+  for (BlockArgument arg : func.getArguments()) {
+    Type element = getElementTypeOrSelf(arg.getType());
+    if (!element.isSignlessInteger() || element.isInteger(1))
+      continue;
+    if (std::optional<int64_t> extent = findIndexedExtent(arg))
+      defaults["arg" + std::to_string(arg.getArgNumber())] = {
+          std::nullopt, extent,
+          "indexes a dimension of " + std::to_string(*extent)};
+  }
+  return defaults;
+}
+
 /// The generators' scales: a standard deviation or a bound.
 static bool isPositiveFinite(double value) {
   return std::isfinite(value) && value > 0;
 }
 
 static FailureOr<SmallVector<HostTensor>>
-makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes) {
+makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
+           const llvm::StringMap<InputDefault> &defaults) {
   Distribution dist = *parseDistribution(distribution);
   std::mt19937_64 rng(seed + (sameInputs ? 0 : step));
   struct Override {
@@ -481,6 +585,12 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes) {
         shape.push_back(ShapedType::isDynamic(size) ? dynamicSize : size);
     Distribution argDist = dist;
     double argScale = scale;
+    int64_t argRange = integerRange;
+    if (auto it = defaults.find("arg" + std::to_string(index));
+        it != defaults.end()) {
+      argScale = it->second.scale.value_or(argScale);
+      argRange = it->second.integerRange.value_or(argRange);
+    }
     if (auto it = overrides.find(index); it != overrides.end()) {
       StringRef what = it->second.source;
       argScale = it->second.scale;
@@ -511,7 +621,7 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes) {
       argDist = *parsed;
     }
     HostTensor tensor(elementType, shape);
-    fill(tensor, argDist, argScale, integerRange, rng);
+    fill(tensor, argDist, argScale, argRange, rng);
     addSpike(tensor);
     inputs.push_back(std::move(tensor));
   }
@@ -580,6 +690,41 @@ static HostTensor convertTo(const HostTensor &tensor, Type elementType) {
   for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
     converted.set(i, tensor.get(i));
   return converted;
+}
+
+/// What each argument was drawn from, for the report (the JSON "inputs"
+/// and the table's header), unless --arg named it.
+static llvm::json::Array
+describeInputs(func::FuncOp func,
+               const llvm::StringMap<InputDefault> &defaults) {
+  DenseSet<unsigned> overridden;
+  for (StringRef spec : argOverrides) {
+    unsigned index;
+    if (!spec.split(':').first.getAsInteger(10, index))
+      overridden.insert(index);
+  }
+  llvm::json::Array inputs;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    std::string text;
+    auto it = defaults.find("arg" + std::to_string(index));
+    bool isInteger = !isa<FloatType>(getElementTypeOrSelf(arg.getType()));
+    if (overridden.contains(index))
+      text = "--arg";
+    else if (it != defaults.end() && it->second.scale)
+      text = llvm::formatv("{0}(0, {1:f4}^2): {2}", distribution,
+                           *it->second.scale, it->second.why);
+    else if (it != defaults.end() && it->second.integerRange)
+      text = llvm::formatv("uniform [0, {0}): {1}", *it->second.integerRange,
+                           it->second.why);
+    else if (isInteger)
+      text = llvm::formatv("uniform [0, {0})", integerRange.getValue());
+    else
+      text = llvm::formatv("{0}(0, {1:f4}^2)", distribution, scale.getValue());
+    inputs.push_back(llvm::json::Object{{"argument", int64_t(index)},
+                                        {"drawn_from", text}});
+  }
+  return inputs;
 }
 
 /// The golden type of --golden (f32 or f64).
@@ -722,6 +867,8 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*reference)))
       return fail("the TOSA front end failed on '" + inputFile + "'");
   }
+  llvm::StringMap<InputDefault> inputDefaults = chooseInputDefaults(
+      *reference, reference->lookupSymbol<func::FuncOp>(*name));
   std::unique_ptr<CompiledFunction> referenceFn =
       CompiledFunction::compile(*reference, *name, error);
   if (!referenceFn)
@@ -796,7 +943,12 @@ int main(int argc, char **argv) {
     std::mt19937_64 rng(seed ^ 0x5eedf00dULL);
     for (auto &[global, type] : externGlobals) {
       HostTensor value(type.getElementType(), type.getShape());
-      fill(value, *parseDistribution(distribution), scale, integerRange, rng);
+      double globalScale = scale;
+      if (auto it = inputDefaults.find("global @" + global);
+          it != inputDefaults.end())
+        globalScale = it->second.scale.value_or(globalScale);
+      fill(value, *parseDistribution(distribution), globalScale, integerRange,
+           rng);
       if (failed(referenceFn->writeGlobal(global, value, error)) ||
           failed(fp8Fn->writeGlobal(global, value, error)) ||
           (goldenFn && failed(goldenFn->writeGlobal(
@@ -817,7 +969,7 @@ int main(int argc, char **argv) {
   std::optional<StdoutToStderr> redirect(std::in_place);
   for (unsigned step = 0; step < steps; ++step) {
     FailureOr<SmallVector<HostTensor>> inputs =
-        makeInputs(referenceFn->getSignature(), step, budget);
+        makeInputs(referenceFn->getSignature(), step, budget, inputDefaults);
     if (failed(inputs))
       return 1;
     auto start = std::chrono::steady_clock::now();
@@ -921,6 +1073,7 @@ int main(int argc, char **argv) {
       {"fp8_pipeline", pipelineOptions},
       {"device", device},
       {"golden", goldenDescription},
+      {"inputs", describeInputs(func, inputDefaults)},
       {"reference_compile_seconds", referenceCompileSeconds},
       {"fp8_compile_seconds", fp8CompileSeconds},
       {"reference_run_seconds", referenceSeconds / steps},
@@ -933,7 +1086,14 @@ int main(int argc, char **argv) {
   }
 
   llvm::outs() << "fp8-run: @" << *name << "  fp8-pipeline{" << pipelineOptions
-               << "}  golden: " << goldenDescription << "\n"
+               << "}  golden: " << goldenDescription << "\n";
+  llvm::outs() << "inputs:";
+  for (const llvm::json::Value &input : *report.getArray("inputs")) {
+    const llvm::json::Object &object = *input.getAsObject();
+    llvm::outs() << "  arg" << *object.getInteger("argument") << " "
+                 << *object.getString("drawn_from") << ";";
+  }
+  llvm::outs() << "\n"
                << llvm::formatv("compile: reference {0:f2} s, fp8 {1:f2} s; "
                                 "run per step: reference {2:f4} s, fp8 "
                                 "{3:f4} s\n",
