@@ -44,6 +44,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -112,6 +113,8 @@ static cl::opt<bool> plainInputs(
     cl::desc("Draw every input from --dist/--scale/--int-range, instead of "
              "weights N(0, 1/K) for their GEMM's K and integer indices over "
              "the dimension they index"));
+static cl::opt<bool> quiet(cl::cat(runCategory), "quiet",
+                           cl::desc("No progress lines on stderr"));
 static cl::opt<std::string> golden(
     cl::cat(runCategory), "golden",
     cl::desc("What both versions are measured against: the graph evaluated "
@@ -742,6 +745,34 @@ static SmallVector<HostTensor> convertInputs(ArrayRef<HostTensor> values,
   return converted;
 }
 
+namespace {
+/// Progress on stderr for runs that take a while: after the first two
+/// seconds, a line per phase with the step and the time so far. Off with
+/// --quiet and when stderr is not a terminal (logs, pipes, tests).
+class Progress {
+public:
+  Progress()
+      : enabled(!quiet && llvm::sys::Process::StandardErrIsDisplayed()),
+        start(std::chrono::steady_clock::now()) {}
+
+  void operator()(const Twine &phase) {
+    if (!enabled)
+      return;
+    double elapsed = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (elapsed < 2.0)
+      return;
+    llvm::errs() << llvm::formatv("fp8-run: [{0,6:f1} s] ", elapsed) << phase
+                 << "\n";
+  }
+
+private:
+  bool enabled;
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
+
 /// JSON has no inf or NaN: a non-finite SQNR is null under `<name>_db`, and
 /// `<name>` says which ("exact", "broken_output" or "not_comparable").
 static void putSqnr(llvm::json::Object &record, StringRef name, double db) {
@@ -859,6 +890,8 @@ int main(int argc, char **argv) {
   // The reference: TOSA front end only. The FP8 version: the whole pipeline.
   // Compile times include these passes, the lowering and the JIT.
   std::string error;
+  Progress progress;
+  progress("compiling the graph as written");
   auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> reference = module->clone();
   {
@@ -889,6 +922,7 @@ int main(int argc, char **argv) {
     } else if (!*changed) {
       goldenDescription = "the graph as written (already " + golden + ")";
     } else {
+      progress("compiling the golden graph (" + golden + ")");
       if (failed(checkMemoryBudget(*wide,
                                    wide->lookupSymbol<func::FuncOp>(*name),
                                    budget, "in " + golden)))
@@ -900,6 +934,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  progress("fp8-pipeline and compiling the FP8 version");
   compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> quantized = module->clone();
   {
@@ -972,6 +1007,9 @@ int main(int argc, char **argv) {
         makeInputs(referenceFn->getSignature(), step, budget, inputDefaults);
     if (failed(inputs))
       return 1;
+    std::string stepText =
+        "step " + std::to_string(step + 1) + "/" + std::to_string(steps);
+    progress(stepText + ": the graph as written");
     auto start = std::chrono::steady_clock::now();
     FailureOr<SmallVector<HostTensor>> expected =
         referenceFn->call(*inputs, error);
@@ -980,6 +1018,7 @@ int main(int argc, char **argv) {
       return fail(error);
     FailureOr<SmallVector<HostTensor>> goldenOutputs = *expected;
     if (goldenFn) {
+      progress(stepText + ": the golden graph");
       goldenOutputs = goldenFn->call(
           convertInputs(*inputs, goldenFn->getSignature()), error);
       if (failed(goldenOutputs))
@@ -987,6 +1026,7 @@ int main(int argc, char **argv) {
     }
     SmallVector<HostTensor> fp8Inputs(*inputs);
     llvm::append_range(fp8Inputs, argumentState->values);
+    progress(stepText + ": the FP8 version");
     start = std::chrono::steady_clock::now();
     FailureOr<SmallVector<HostTensor>> actual = fp8Fn->call(fp8Inputs, error);
     fp8Seconds += seconds(start);
