@@ -126,6 +126,10 @@ struct Comparison {
   /// is broken and the SQNR is not comparable (NaN); the errors are taken
   /// over the finite elements.
   int64_t referenceNonFinite = 0;
+  /// The SQNR of the worst and the median row (every dimension but the last
+  /// indexes rows: tokens, for activations); equal to sqnrDb for rank < 2. A
+  /// global figure can hide a bad median token.
+  double worstRowSqnrDb = 0, medianRowSqnrDb = 0;
   bool isComparable() const { return referenceNonFinite == 0; }
 };
 Comparison compare(const HostTensor &ref, const HostTensor &out);
