@@ -8,6 +8,28 @@
 
 set(FP8_INSTALL_PACKAGE_DIR "lib/cmake/fp8mlir")
 
+# Sanitizer builds (scripts/sanitize.sh, cmake/caches/sanitize.cmake):
+# FP8_SANITIZER_FLAGS instruments every target of the project. MLIR and LLVM
+# stay the uninstrumented Debian libraries. The flags are also interface
+# options of the exported libraries: a compiler that links the instrumented
+# static libraries needs the same sanitizer runtime, and is built with the
+# same flags (test/Integration/downstream-package.mlir).
+set(FP8_SANITIZER_FLAGS "" CACHE STRING
+  "Compile and link flags (a ;-list) for every target, e.g. -fsanitize=address")
+if(FP8_BUILD_FUZZER)
+  # Coverage for libFuzzer in everything the fuzz target links from here.
+  list(APPEND FP8_SANITIZER_FLAGS -fsanitize=fuzzer-no-link)
+endif()
+add_compile_options(${FP8_SANITIZER_FLAGS})
+add_link_options(${FP8_SANITIZER_FLAGS})
+if(FP8_SANITIZER_FLAGS)
+  # Shared libraries get the sanitizer runtime from the executable that
+  # loads them, so they cannot be linked with every symbol defined (as
+  # HandleLLVMOptions does for LLVM_USE_SANITIZER).
+  string(REPLACE "-Wl,-z,defs" "" CMAKE_SHARED_LINKER_FLAGS
+         "${CMAKE_SHARED_LINKER_FLAGS}")
+endif()
+
 # add_fp8_library(name src...
 #   [DEPENDS tablegen-targets...]
 #   [LINK_LIBS project-libraries...]
@@ -32,6 +54,10 @@ function(add_fp8_library name)
     target_link_libraries(${name} PUBLIC LLVM)
   endif()
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  if(FP8_SANITIZER_FLAGS)
+    target_compile_options(${name} INTERFACE ${FP8_SANITIZER_FLAGS})
+    target_link_options(${name} INTERFACE ${FP8_SANITIZER_FLAGS})
+  endif()
   install(TARGETS ${name} EXPORT FP8MLIRTargets
     ARCHIVE DESTINATION lib
     LIBRARY DESTINATION lib)

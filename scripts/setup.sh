@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what fp8-mlir needs to build and test, and nothing when it is all
 # there: LLVM/MLIR 22 (Debian packages), CMake, Ninja, a C++ compiler,
-# GoogleTest and Python 3 (for lit).
+# GoogleTest and Python 3 (for lit), and clang-22 with its sanitizer and
+# libFuzzer runtimes (scripts/sanitize.sh, bench/fuzz.sh).
 set -euo pipefail
 
 packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   cmake ninja-build g++ googletest libgtest-dev python3
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

@@ -266,8 +266,11 @@ private:
     return arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getFloatAttr(t, v)));
   }
   Value fill(ArrayRef<OpFoldResult> shape, Type e, double v) {
-    return linalg::FillOp::create(b, loc, ValueRange{constant(e, v)},
-                                  ValueRange{empty(shape, e)})
+    // Named, in order: as call arguments, the creation order (and so the
+    // printed IR) would depend on the compiler.
+    Value init = empty(shape, e);
+    Value value = constant(e, v);
+    return linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{init})
         .getResult(0);
   }
   static Value convert(OpBuilder &bb, Location l, Value v, Type to);

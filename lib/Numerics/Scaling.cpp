@@ -9,8 +9,16 @@
 using namespace mlir::fp8::numerics;
 
 // fmaxf ignores a NaN operand; TE's amax reductions are built from it.
+/// max(acc, value) where a NaN, quiet or signaling, counts as missing (TE's
+/// fmaxf on the GPU, LLVM's maxnum). Not std::fmax: glibc's returns a NaN
+/// for a signaling NaN (IEEE 754-2008 maxNum), so the folders disagreed with
+/// the CPU lowering depending on the compiler (FP8FoldVsLowerTests).
 static float maxIgnoringNaN(float acc, float value) {
-  return std::fmax(acc, value);
+  if (std::isnan(value))
+    return acc;
+  if (std::isnan(acc))
+    return value;
+  return value > acc ? value : acc;
 }
 
 float mlir::fp8::numerics::computeAmax(const float *values, size_t count) {

@@ -1173,7 +1173,7 @@ int main(int argc, char **argv) {
           *tensor.getString("tensor"),
           100 * *tensor.getNumber("saturated"),
           100 * *tensor.getNumber("flushed_to_zero"),
-          next ? llvm::formatv("{0:g}", *next).str() : std::string("-"));
+          next ? llvm::formatv("{0:e4}", *next).str() : std::string("-"));
     }
   }
   return gpuMismatch ? fail("the GPU run differs from the CPU run") : 0;

@@ -14,17 +14,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 
 namespace {
-struct Module {
-  std::string image;
-};
 struct Function {
   std::string name;
+};
+/// Functions live with their module, as the driver's do.
+struct Module {
+  std::string image;
+  std::vector<std::unique_ptr<Function>> functions;
 };
 } // namespace
 
@@ -81,7 +85,9 @@ FAKE cuModuleGetFunction(void **function, void *module, const char *name) {
   std::string entry = std::string(".entry ") + name + "(";
   if (image.find(entry) == std::string::npos)
     return 500;
-  *function = new Function{name}; // leaked: functions live with the module
+  auto &functions = static_cast<Module *>(module)->functions;
+  functions.push_back(std::make_unique<Function>(Function{name}));
+  *function = functions.back().get();
   return 0;
 }
 FAKE cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {

@@ -179,7 +179,22 @@ func.func @quantize_e5m2(%x: tensor<8xf32>, %s: f32) -> tensor<8xf8E5M2> {
 // CHECK: ^bb0(%[[IN:.+]]: f8E5M2, %{{.+}}: bf16):
 // CHECK:   %[[W:.+]] = arith.extf %[[IN]] : f8E5M2 to f32
 // CHECK:   %[[P:.+]] = arith.mulf %[[W]], %[[S]] : f32
-// CHECK:   %[[N:.+]] = arith.truncf %[[P]] : f32 to bf16
+// To bf16 with integer ops, nearest even (subnormals kept, NaN quiet):
+// bits + 0x7FFF + bit 16, then the high half; a NaN keeps its top half | 0x40.
+// CHECK:   %[[B:.+]] = arith.bitcast %[[P]] : f32 to i32
+// CHECK:   %[[C16:.+]] = arith.constant 16 : i32
+// CHECK:   %[[HI:.+]] = arith.shrui %[[B]], %[[C16]] : i32
+// CHECK:   %[[LSB:.+]] = arith.andi %[[HI]], %{{.+}} : i32
+// CHECK:   %[[C7FFF:.+]] = arith.constant 32767 : i32
+// CHECK:   %[[BIAS:.+]] = arith.addi %[[C7FFF]], %[[LSB]] : i32
+// CHECK:   %[[SUM:.+]] = arith.addi %[[B]], %[[BIAS]] : i32
+// CHECK:   %[[RND:.+]] = arith.shrui %[[SUM]], %[[C16]] : i32
+// CHECK:   %[[C40:.+]] = arith.constant 64 : i32
+// CHECK:   %[[QNAN:.+]] = arith.ori %{{.+}}, %[[C40]] : i32
+// CHECK:   %[[ISNAN:.+]] = arith.cmpf uno, %[[P]], %[[P]] : f32
+// CHECK:   %[[SEL:.+]] = arith.select %[[ISNAN]], %[[QNAN]], %[[RND]] : i32
+// CHECK:   %[[H:.+]] = arith.trunci %[[SEL]] : i32 to i16
+// CHECK:   %[[N:.+]] = arith.bitcast %[[H]] : i16 to bf16
 // CHECK:   linalg.yield %[[N]] : bf16
 // CHECK: return %[[R]]
 func.func @dequantize(%q: tensor<4x?xf8E5M2>, %s: f32) -> tensor<4x?xbf16> {
@@ -241,7 +256,9 @@ func.func @cast_transpose(%x: tensor<?x64xbf16>, %s: f32) -> (tensor<?x64xf8E4M3
 // CHECK:   %[[SC:.+]] = arith.mulf %[[AV]], %[[SCALE]] : f32
 // CHECK:   %[[BW:.+]] = arith.extf %[[BV]] : bf16 to f32
 // CHECK:   %[[ADD:.+]] = arith.addf %[[SC]], %[[BW]] : f32
-// CHECK:   %[[N:.+]] = arith.truncf %[[ADD]] : f32 to bf16
+// Rounded to bf16 with integer ops, as in @dequantize.
+// CHECK:   arith.bitcast %[[ADD]] : f32 to i32
+// CHECK:   %[[N:.+]] = arith.bitcast %{{.+}} : i16 to bf16
 // CHECK: %[[RED:.+]] = linalg.generic
 // CHECK-SAME: ins(%[[OUT]] : tensor<?x16xbf16>)
 // CHECK: %[[AMAX:.+]] = tensor.extract %[[RED]][]

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds fp8-fuzz (scripts/sanitize.sh's ASan+UBSan build, build-asan/) if
+# needed and fuzzes fp8-pipeline and the CPU lowerings for SECONDS (default
+# 60), then feeds the grown corpus to the fold-vs-lowering differential test.
+# Prints executions, exec/s, libFuzzer coverage (cov, ft) and the fraction of
+# inputs that parse. Exits non-zero on a finding; the reproducer is in
+# build-asan/fuzz/artifacts/. FUZZ_JOBS=N runs N workers (-jobs/-workers);
+# extra arguments go to libFuzzer.
+#
+#   bench/fuzz.sh 60
+#   FUZZ_JOBS=2 bench/fuzz.sh 1800 -runs=2000000
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${ASAN_BUILD_DIR:-$root/build-asan}"
+seconds="${1:-60}"
+shift || true
+jobs="${FUZZ_JOBS:-1}"
+max_len=32768
+
+mkdir -p "$build"
+"$root/scripts/sanitize.sh" fp8-fuzz FP8FoldVsLowerTests > "$build/fuzz-build.log" 2>&1 \
+  || { cat "$build/fuzz-build.log"; exit 1; }
+source "$root/scripts/sanitizer-env.sh"
+
+# Seeds, rebuilt each run: the checked-in corpus, the examples, the real
+# graphs of test/Inputs, the lit tests' cases (one per `// -----`, RUN and
+# CHECK lines dropped) and fp8-gen graphs. The grown corpus is kept.
+work="$build/fuzz"
+seeds="$work/seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds" "$work/corpus" "$work/artifacts"
+cp "$root"/tools/fp8-fuzz/corpus/*.mlir "$root"/examples/*.mlir \
+  "$root"/test/Inputs/graphs/*.mlir "$seeds"/
+find "$root/test" -name '*.mlir' -not -path '*/Inputs/*' -print0 \
+  | xargs -0 grep -lE '(fp8|linalg|tosa)\.' \
+  | while read -r file; do
+      awk -v out="$seeds/$(basename "$file" .mlir)" '
+        /^\/\/ -----/ { n++; next }
+        /^\/\/ *(RUN|CHECK|[A-Z0-9-]+:)/ { next }
+        { print > (out "." n ".mlir") }' n=0 "$file"
+    done
+gen="$root/build/bin/fp8-gen"
+[ -x "$gen" ] || gen="$build/bin/fp8-gen"
+i=0
+for args in "--arch=gpt2 --form=named" "--arch=llama --form=generic --dtype=bf16" \
+            "--arch=llama --form=tosa --kv-heads=1" "--arch=gpt2 --mode=train" \
+            "--arch=llama --weights=globals --dtype=f16"; do
+  # shellcheck disable=SC2086
+  "$gen" $args --layers=1 --hidden=32 --heads=2 --seq=16 --batch=1 \
+    -o "$seeds/fp8-gen-$i.mlir" 2>/dev/null || true
+  i=$((i + 1))
+done
+find "$seeds" -size +${max_len}c -delete
+
+log="$work/fuzz.log"
+parallel=()
+if [ "$jobs" -gt 1 ]; then
+  parallel=(-jobs="$jobs" -workers="$jobs")
+fi
+cd "$work"
+rm -f fuzz-*.log
+set +e
+"$build/bin/fp8-fuzz" "$work/corpus" "$seeds" \
+  -dict="$root/tools/fp8-fuzz/mlir.dict" -max_len=$max_len \
+  -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -only_ascii=1 \
+  -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
+  ${parallel[@]+"${parallel[@]}"} "$@" > "$log" 2>&1
+status=$?
+set -e
+if [ "$jobs" -gt 1 ]; then
+  cat fuzz-*.log >> "$log"
+  rm -f fuzz-*.log
+fi
+
+# A summary of every worker's log: libFuzzer's final stats, its last
+# coverage line and fp8-fuzz's own counts.
+awk '
+  /^stat::number_of_executed_units:/ { runs += $2 }
+  /^stat::average_exec_per_sec:/ { rate += $2 }
+  /^stat::new_units_added:/ { added += $2 }
+  /^stat::peak_rss_mb:/ { if ($2 > rss) rss = $2 }
+  / cov: / { for (i = 1; i < NF; i++) { if ($i == "cov:") cov = $(i + 1); if ($i == "ft:") ft = $(i + 1) } }
+  /^fp8-fuzz: / { inputs += $2; parsed += $4; piped += $7; lowered += $11; skipped += $14 }
+  END {
+    printf "fuzz: %d executions, %d exec/s, cov %s ft %s, %d new units, peak RSS %d MB\n", runs, rate, cov, ft, added, rss
+    if (inputs) printf "fuzz: %.1f%% parse, %.1f%% through fp8-pipeline, %.1f%% through fp8-lower-to-cpu, %d skipped (known upstream bugs)\n", 100 * parsed / inputs, 100 * piped / inputs, 100 * lowered / inputs, skipped
+  }' "$log"
+if [ $status -ne 0 ]; then
+  grep -E "^(==[0-9]+==ERROR|fp8-fuzz finding|SUMMARY|artifact_prefix|Test unit written)" "$log" | head -20
+  echo "fuzz: FAILED (status $status); log $log, reproducers in $work/artifacts/" >&2
+  exit $status
+fi
+
+# The numeric side: constants that fp8 ops take in the grown corpus, folded
+# and JIT-run bit for bit (unittests/Runner/FoldVsLowerTest.cpp).
+FP8_DIFF_CORPUS="$work/corpus" "$build/unittests/Runner/FP8FoldVsLowerTests" \
+  --gtest_brief=1 > "$work/diff.log" 2>&1 \
+  || { cat "$work/diff.log"; exit 1; }
+echo "fuzz: fold-vs-lowering differential test on the grown corpus passed"
