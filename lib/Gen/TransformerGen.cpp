@@ -749,12 +749,14 @@ Value Generator::rope(Value x, int64_t nHeads, double sign) {
         Value c = math::CosOp::create(bb, l, angle);
         Value s = arith::MulFOp::create(bb, l, math::SinOp::create(bb, l, angle),
                                         signV);
-        Value y0 = arith::SubFOp::create(bb, l,
-                                         arith::MulFOp::create(bb, l, v[0], c),
-                                         arith::MulFOp::create(bb, l, v[1], s));
-        Value y1 = arith::AddFOp::create(bb, l,
-                                         arith::MulFOp::create(bb, l, v[1], c),
-                                         arith::MulFOp::create(bb, l, v[0], s));
+        // Operands built in named steps: the order of evaluation of call
+        // arguments is the compiler's, and the printed IR must not be.
+        Value x1s = arith::MulFOp::create(bb, l, v[1], s);
+        Value x0c = arith::MulFOp::create(bb, l, v[0], c);
+        Value y0 = arith::SubFOp::create(bb, l, x0c, x1s);
+        Value x0s = arith::MulFOp::create(bb, l, v[0], s);
+        Value x1c = arith::MulFOp::create(bb, l, v[1], c);
+        Value y1 = arith::AddFOp::create(bb, l, x1c, x0s);
         Value zero = arith::ConstantIndexOp::create(bb, l, 0);
         Value first = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq,
                                             iv[2], zero);
@@ -971,8 +973,9 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
                                                          silu(bb, l, v[0]))
                                 .getResult();
                           });
-    dn2 = add(matmul(dgate, w(lp.w1), false, false),
-              matmul(dup, w(lp.w3), false, false));
+    Value fromUp = matmul(dup, w(lp.w3), false, false);
+    Value fromGate = matmul(dgate, w(lp.w1), false, false);
+    dn2 = add(fromGate, fromUp);
     grad(lp.w1) = matmul(dgate, s.n2.y, true, false);
     grad(lp.w3) = matmul(dup, s.n2.y, true, false);
   } else {
@@ -998,9 +1001,9 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
               bb, l, k0,
               arith::AddFOp::create(bb, l, one,
                                     arith::MulFOp::create(bb, l, c3, x2)));
-          Value bterm = arith::MulFOp::create(
-              bb, l, arith::MulFOp::create(bb, l, half, x),
-              arith::MulFOp::create(bb, l, sech2, du));
+          Value sech2du = arith::MulFOp::create(bb, l, sech2, du);
+          Value halfX = arith::MulFOp::create(bb, l, half, x);
+          Value bterm = arith::MulFOp::create(bb, l, halfX, sech2du);
           Value d = arith::AddFOp::create(bb, l, a, bterm);
           return arith::MulFOp::create(bb, l, v[1], d).getResult();
         });
@@ -1029,9 +1032,10 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
     dq = rope(dq, o.heads, -1.0);
     dk = rope(dk, o.kvHeads, -1.0);
   }
-  Value dn1 = add(add(matmul(dq, w(lp.wq), false, false),
-                      matmul(dk, w(lp.wk), false, false)),
-                  matmul(dv, w(lp.wv), false, false));
+  Value fromV = matmul(dv, w(lp.wv), false, false);
+  Value fromK = matmul(dk, w(lp.wk), false, false);
+  Value fromQ = matmul(dq, w(lp.wq), false, false);
+  Value dn1 = add(add(fromQ, fromK), fromV);
   grad(lp.wq) = matmul(dq, s.n1.y, true, false);
   grad(lp.wk) = matmul(dk, s.n1.y, true, false);
   grad(lp.wv) = matmul(dv, s.n1.y, true, false);
@@ -1127,18 +1131,18 @@ Value Generator::adamw(Param &p, Value bc1, Value bc2) {
   Value m = pointwise(shape, ct, {{p.m, id}, {p.grad, id}},
                       [&](OpBuilder &bb, Location l, ArrayRef<Value> v,
                           ArrayRef<Value>) {
-                        return arith::AddFOp::create(
-                                   bb, l, arith::MulFOp::create(bb, l, b1, v[0]),
-                                   arith::MulFOp::create(bb, l, nb1, v[1]))
+                        Value fresh = arith::MulFOp::create(bb, l, nb1, v[1]);
+                        Value kept = arith::MulFOp::create(bb, l, b1, v[0]);
+                        return arith::AddFOp::create(bb, l, kept, fresh)
                             .getResult();
                       });
   Value v2 = pointwise(shape, ct, {{p.v, id}, {p.grad, id}},
                        [&](OpBuilder &bb, Location l, ArrayRef<Value> v,
                            ArrayRef<Value>) {
                          Value g2 = arith::MulFOp::create(bb, l, v[1], v[1]);
-                         return arith::AddFOp::create(
-                                    bb, l, arith::MulFOp::create(bb, l, b2, v[0]),
-                                    arith::MulFOp::create(bb, l, nb2, g2))
+                         Value fresh = arith::MulFOp::create(bb, l, nb2, g2);
+                         Value kept = arith::MulFOp::create(bb, l, b2, v[0]);
+                         return arith::AddFOp::create(bb, l, kept, fresh)
                              .getResult();
                        });
   Value nw = pointwise(

@@ -662,7 +662,8 @@ Comparison runner::compare(const HostTensor &ref, const HostTensor &out) {
   // Per row: every dimension but the last indexes rows.
   ArrayRef<int64_t> shape = ref.getShape();
   int64_t rowLength = shape.empty() ? count : shape.back();
-  if (shape.size() < 2 || rowLength == 0 || count % rowLength != 0) {
+  if (shape.size() < 2 || rowLength == 0 || count == 0 ||
+      count % rowLength != 0) {
     result.worstRowSqnrDb = result.medianRowSqnrDb = result.sqnrDb;
     return result;
   }
