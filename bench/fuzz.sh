@@ -67,8 +67,12 @@ set +e
   ${parallel[@]+"${parallel[@]}"} "$@" > "$log" 2>&1
 status=$?
 set -e
+# With workers, the main log echoes theirs: summarize the workers' own logs
+# (once each), keep the main one for the errors.
+summary="$log"
 if [ "$jobs" -gt 1 ]; then
-  cat fuzz-*.log >> "$log"
+  summary="$work/workers.log"
+  cat fuzz-*.log > "$summary"
   rm -f fuzz-*.log
 fi
 
@@ -80,11 +84,11 @@ awk '
   /^stat::new_units_added:/ { added += $2 }
   /^stat::peak_rss_mb:/ { if ($2 > rss) rss = $2 }
   / cov: / { for (i = 1; i < NF; i++) { if ($i == "cov:") cov = $(i + 1); if ($i == "ft:") ft = $(i + 1) } }
-  /^fp8-fuzz: / { inputs += $2; parsed += $4; piped += $7; lowered += $11; skipped += $14 }
+  /^fp8-fuzz: / { inputs += $2; parsed += $4; piped += $7; lowered += $11; skipped += $15 }
   END {
     printf "fuzz: %d executions, %d exec/s, cov %s ft %s, %d new units, peak RSS %d MB\n", runs, rate, cov, ft, added, rss
     if (inputs) printf "fuzz: %.1f%% parse, %.1f%% through fp8-pipeline, %.1f%% through fp8-lower-to-cpu, %d skipped (known upstream bugs)\n", 100 * parsed / inputs, 100 * piped / inputs, 100 * lowered / inputs, skipped
-  }' "$log"
+  }' "$summary"
 if [ $status -ne 0 ]; then
   grep -E "^(==[0-9]+==ERROR|fp8-fuzz finding|SUMMARY|artifact_prefix|Test unit written)" "$log" | head -20
   echo "fuzz: FAILED (status $status); log $log, reproducers in $work/artifacts/" >&2
