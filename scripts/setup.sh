@@ -2,13 +2,14 @@
 # Installs what fp8-mlir needs to build and test, and nothing when it is all
 # there: LLVM/MLIR 22 (Debian packages), CMake, Ninja, a C++ compiler,
 # GoogleTest and Python 3 (for lit), and clang-22 with its sanitizer and
-# libFuzzer runtimes (scripts/sanitize.sh, bench/fuzz.sh).
+# libFuzzer runtimes (scripts/sanitize.sh, bench/fuzz.sh), LLVM's OpenMP
+# runtime (the CPU path's threads) and numpy (OpenBLAS, bench/cpu-gemm.sh).
 set -euo pipefail
 
 packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   cmake ninja-build g++ googletest libgtest-dev python3
-  clang-22 libclang-rt-22-dev
+  clang-22 libclang-rt-22-dev libomp-22-dev python3-numpy
 )
 
 missing=()

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/MLProgram/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
@@ -37,6 +38,7 @@
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8RESHAPEDYNAMICEXPANDS
+#define GEN_PASS_DEF_FP8DEFINEEXTERNGLOBALS
 #define GEN_PASS_DEF_FP8LOWERNESTEDMODULESTOCPU
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
@@ -85,6 +87,24 @@ struct FP8ReshapeDynamicExpandsPass
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
+struct FP8DefineExternGlobalsPass
+    : fp8::impl::FP8DefineExternGlobalsBase<FP8DefineExternGlobalsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto unit = UnitAttr::get(&getContext());
+    for (auto global : module.getOps<ml_program::GlobalOp>()) {
+      auto type = dyn_cast<RankedTensorType>(global.getType());
+      if (!isa_and_present<ml_program::ExternAttr>(global.getValueAttr()) ||
+          !type || !type.hasStaticShape())
+        continue;
+      global.setValueAttr(unit);
+      global.setIsMutable(true);
+      SymbolTable::setSymbolVisibility(global,
+                                       SymbolTable::Visibility::Public);
+    }
+  }
+};
+
 struct FP8LowerNestedModulesToCPUPass
     : fp8::impl::FP8LowerNestedModulesToCPUBase<
           FP8LowerNestedModulesToCPUPass> {
@@ -118,6 +138,7 @@ void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
 
 static void buildModuleLoweringPipeline(OpPassManager &pm) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
+  pm.addPass(fp8::createFP8DefineExternGlobals());
   pm.addPass(fp8::createConvertFP8ToLinalg());
   // Element-wise arith on tensors (from the input program) has no
   // bufferization of its own.

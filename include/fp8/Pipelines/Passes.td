@@ -34,6 +34,21 @@ def FP8ReshapeDynamicExpands : Pass<"fp8-reshape-dynamic-expands"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def FP8DefineExternGlobals : Pass<"fp8-define-extern-globals", "ModuleOp"> {
+  let summary = "Give ml_program globals declared #ml_program.extern storage "
+                "that the caller fills";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, before bufferization. A global whose value is
+    `#ml_program.extern` (weights that `fp8-gen --weights=globals` leaves to
+    the caller) becomes a public, mutable global without an initial value
+    (`unit`): exported, uninitialized storage that the program's user writes
+    before the first call, as `fp8-run` does. Upstream One-Shot Bufferize
+    would copy the extern attribute into a `memref.global`, which fails to
+    verify (MLIR 22). Extern globals of other than a statically shaped tensor
+    type are left alone; bufferization reports them.
+  }];
+}
+
 def FP8LowerNestedModulesToCPU
     : Pass<"fp8-lower-nested-modules-to-cpu", "ModuleOp"> {
   let summary = "Run fp8-lower-to-cpu on every nested module, innermost first";
