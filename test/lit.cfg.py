@@ -39,12 +39,13 @@ tools = ["fp8-gen", "fp8-opt", "fp8-run", "mlir-opt", "mlir-runner",
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The runtime libraries that CPU runs (fp8-lower-to-cpu | mlir-runner) print
-# with, next to the LLVM tools.
+# with, next to the LLVM tools, and the OpenMP runtime its threads call.
 mlir_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 config.substitutions.append(
     ("%mlir_runner_libs",
      ",".join(os.path.join(mlir_lib_dir, lib) for lib in
-              ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])))
+              ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so",
+               "libomp.so"])))
 
 # The CUDA toolkit is optional: tests that need ptxas say REQUIRES: ptxas.
 cuda_bin = os.environ.get("CUDA_BIN", "/usr/local/cuda/bin")

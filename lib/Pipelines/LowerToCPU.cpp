@@ -47,7 +47,8 @@ using namespace mlir;
 
 /// fp8-lower-to-cpu for one module, leaving nested modules to
 /// FP8LowerNestedModulesToCPU.
-static void buildModuleLoweringPipeline(OpPassManager &pm);
+static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
+                                        bool threads);
 
 namespace {
 /// tensor.expand_shape with several dynamic sizes in one group ->
@@ -108,9 +109,11 @@ struct FP8DefineExternGlobalsPass
 struct FP8LowerNestedModulesToCPUPass
     : fp8::impl::FP8LowerNestedModulesToCPUBase<
           FP8LowerNestedModulesToCPUPass> {
+  using Base::Base;
+
   void getDependentDialects(DialectRegistry &registry) const override {
     OpPassManager pm(ModuleOp::getOperationName());
-    buildModuleLoweringPipeline(pm);
+    buildModuleLoweringPipeline(pm, vectorize, threads);
     pm.getDependentDialects(registry);
   }
 
@@ -123,7 +126,7 @@ struct FP8LowerNestedModulesToCPUPass
     });
     for (ModuleOp module : nested) {
       OpPassManager pm(ModuleOp::getOperationName());
-      buildModuleLoweringPipeline(pm);
+      buildModuleLoweringPipeline(pm, vectorize, threads);
       if (failed(runPipeline(pm, module)))
         return signalPassFailure();
     }
@@ -131,12 +134,21 @@ struct FP8LowerNestedModulesToCPUPass
 };
 } // namespace
 
-void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
-  pm.addPass(createFP8LowerNestedModulesToCPU());
-  buildModuleLoweringPipeline(pm);
+void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm,
+                                        const LowerToCPUOptions &options) {
+  fp8::FP8LowerNestedModulesToCPUOptions nested;
+  nested.vectorize = options.vectorize;
+  nested.threads = options.threads;
+  pm.addPass(createFP8LowerNestedModulesToCPU(nested));
+  buildModuleLoweringPipeline(pm, options.vectorize, options.threads);
 }
 
-static void buildModuleLoweringPipeline(OpPassManager &pm) {
+void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
+  buildLowerToCPUPipeline(pm, LowerToCPUOptions());
+}
+
+static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
+                                        bool threads) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   pm.addPass(fp8::createFP8DefineExternGlobals());
   pm.addPass(fp8::createConvertFP8ToLinalg());
@@ -158,28 +170,50 @@ static void buildModuleLoweringPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  if (vectorize) {
+    fp8::FP8TileAndVectorizeForCPUOptions tiling;
+    tiling.threads = threads;
+    pm.addNestedPass<func::FuncOp>(
+        fp8::createFP8TileAndVectorizeForCPU(tiling));
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Before lower-affine: the dynamic sizes and strides of reshaped memrefs
   // come out of expand-strided-metadata as affine.apply.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  if (threads) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // Inlines the memref.alloca_scope that wraps each parallel loop body
+    // when it allocates nothing (always, for the tiles above): a scope
+    // holds one block, which convert-scf-to-cf would break.
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createSCFToControlFlowPass());
+  // First of the LLVM conversions: the OpenMP regions' index-typed loop
+  // variables become i64 before the ops inside them are converted.
+  if (threads)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // vector.print (timers in exported graphs) and any vector code.
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  // Poison vectors that the vector lowerings start their results from.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::fp8::registerLowerToCPUPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToCPUOptions>(
       "fp8-lower-to-cpu",
       "Lower fp8 ops on tensors to the LLVM dialect for a CPU (mlir-runner)",
-      buildLowerToCPUPipeline);
+      [](OpPassManager &pm, const LowerToCPUOptions &options) {
+        buildLowerToCPUPipeline(pm, options);
+      });
 }
 
 void mlir::fp8::registerLowerToCPUDialectExtensions(DialectRegistry &registry) {

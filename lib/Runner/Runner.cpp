@@ -10,6 +10,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -368,8 +371,23 @@ static void dropNonLLVMArgumentAttrs(func::FuncOp func) {
     func.setResultAttrs(i, llvmOnly(func.getResultAttrDict(i)));
 }
 
+/// Loads LLVM's OpenMP runtime into the process, once, for the threads of
+/// fp8-lower-to-cpu; without it, programs are compiled single-threaded.
+static bool loadOpenMPRuntime() {
+  static const bool loaded = [] {
+#ifdef FP8_OPENMP_RUNTIME
+    return !llvm::sys::DynamicLibrary::LoadLibraryPermanently(
+        FP8_OPENMP_RUNTIME);
+#else
+    return false;
+#endif
+  }();
+  return loaded;
+}
+
 std::unique_ptr<CompiledFunction>
-CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error) {
+CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
+                          bool vectorize) {
   OwningOpRef<ModuleOp> clone = module.clone();
   auto func = clone->lookupSymbol<func::FuncOp>(name);
   if (!func || func.isExternal()) {
@@ -403,7 +421,10 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error) {
 
   MLIRContext *context = clone->getContext();
   PassManager pm(context);
-  buildLowerToCPUPipeline(pm);
+  LowerToCPUOptions options;
+  options.vectorize = vectorize;
+  options.threads = vectorize && loadOpenMPRuntime();
+  buildLowerToCPUPipeline(pm, options);
   std::string diagnostics;
   {
     llvm::raw_string_ostream os(diagnostics);
@@ -419,12 +440,23 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error) {
 
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
-  ExecutionEngineOptions options;
+  registerOpenMPDialectTranslation(*context);
+  // LLVM's optimizer sees the host's vector widths and features, as the
+  // JIT's code generator does.
+  std::unique_ptr<llvm::TargetMachine> host;
+  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
+    if (auto machine = builder->createTargetMachine())
+      host = std::move(*machine);
+    else
+      llvm::consumeError(machine.takeError());
+  } else {
+    llvm::consumeError(builder.takeError());
+  }
+  ExecutionEngineOptions engineOptions;
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
-                                               /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
-  options.transformer = transformer;
-  auto engine = ExecutionEngine::create(*clone, options);
+                                               /*sizeLevel=*/0, host.get());
+  engineOptions.transformer = transformer;
+  auto engine = ExecutionEngine::create(*clone, engineOptions);
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;

@@ -5,14 +5,32 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::fp8 {
+
+/// Options of `fp8-lower-to-cpu`.
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile and vectorize linalg ops "
+                     "(fp8-tile-and-vectorize-for-cpu); off: scalar loops"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> threads{
+      *this, "threads",
+      llvm::cl::desc("Run the outer tiles on every core (OpenMP: the program "
+                     "then needs LLVM's libomp)"),
+      llvm::cl::init(true)};
+};
 
 /// fp8-lower-to-cpu: fp8 ops (and func, linalg, tensor, arith, math,
 /// ml_program) on tensors down to the LLVM dialect, runnable by mlir-runner:
 /// convert-fp8-to-linalg, fp8-expand-float8, One-Shot Bufferize across
-/// function boundaries, buffer deallocation, loops, and the LLVM
+/// function boundaries, buffer deallocation, tiling and vectorization
+/// (fp8-tile-and-vectorize-for-cpu), OpenMP, loops, and the LLVM
 /// conversions.
+void buildLowerToCPUPipeline(OpPassManager &pm,
+                             const LowerToCPUOptions &options);
 void buildLowerToCPUPipeline(OpPassManager &pm);
 
 /// Registers `fp8-lower-to-cpu`.

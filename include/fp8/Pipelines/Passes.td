@@ -49,6 +49,48 @@ def FP8DefineExternGlobals : Pass<"fp8-define-extern-globals", "ModuleOp"> {
   }];
 }
 
+def FP8TileAndVectorizeForCPU
+    : Pass<"fp8-tile-and-vectorize-for-cpu", "::mlir::func::FuncOp"> {
+  let summary = "Tile linalg ops on buffers for threads, caches and "
+                "registers, and vectorize them";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, after bufferization. Upstream transforms
+    only: `linalg::tileLinalgOp`, `linalg::vectorize`, hoisting of
+    loop-invariant vector transfers and the vector dialect's lowerings.
+
+    Contractions (one reduction dimension, a multiply-add body: matmuls,
+    batch matmuls, the decoded FP8 GEMM of `fp8.scaled_matmul`) get three
+    levels of tiles: `scf.parallel` over `cache-tile` blocks of M and N (the
+    threads' work, when `threads` is set), `scf.for` over K blocks, and a
+    `register-tile` M x N accumulator that stays in vector registers while
+    the innermost loop walks K one step at a time. Each output element is
+    still accumulated in K order, one rounding per step: FP8 products are
+    exact in f32, so the fused multiply-add gives the bits the scalar loops
+    give.
+
+    Other linalg ops whose operands are contiguous in the innermost loop
+    (element-wise ops, row reductions, fills, broadcasts) are vectorized
+    along it, 16 lanes at a time with masks at the ends, with outer loops
+    in `scf.parallel` when they are large. Reductions along the innermost
+    loop stay in order (ordered vector reductions). Anything the vectorizer
+    declines (gathers, transposes) is left for `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"threads", "threads", "bool", /*default=*/"true",
+           "Outer tiles in scf.parallel loops (OpenMP threads in "
+           "fp8-lower-to-cpu)">,
+    ListOption<"cacheTile", "cache-tile", "int64_t",
+               "Contraction blocks M,N,K (default 64,256,256)">,
+    ListOption<"registerTile", "register-tile", "int64_t",
+               "Contraction accumulator M,N in registers (default 8,32)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def FP8LowerNestedModulesToCPU
     : Pass<"fp8-lower-nested-modules-to-cpu", "ModuleOp"> {
   let summary = "Run fp8-lower-to-cpu on every nested module, innermost first";
@@ -59,6 +101,12 @@ def FP8LowerNestedModulesToCPU
     lowered completely, as its own unit (its globals, its functions), before
     the enclosing one.
   }];
+  let options = [
+    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
+           "As fp8-lower-to-cpu's option">,
+    Option<"threads", "threads", "bool", /*default=*/"true",
+           "As fp8-lower-to-cpu's option">,
+  ];
 }
 
 #endif // FP8_PIPELINES_PASSES_TD

@@ -3,6 +3,7 @@
 #ifndef FP8_PIPELINES_PIPELINES_H
 #define FP8_PIPELINES_PIPELINES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 

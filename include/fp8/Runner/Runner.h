@@ -83,9 +83,11 @@ public:
 
   /// `module` holds the function `name` with tensor/scalar signature
   /// `signature` (taken before lowering); it is lowered with
-  /// fp8-lower-to-cpu and JIT-compiled at -O3.
+  /// fp8-lower-to-cpu (tiled, vectorized and threaded, or with `vectorize`
+  /// off as plain scalar loops on one thread) and JIT-compiled at -O3.
   static std::unique_ptr<CompiledFunction>
-  compile(ModuleOp module, StringRef name, std::string &error);
+  compile(ModuleOp module, StringRef name, std::string &error,
+          bool vectorize = true);
 
   /// The function's original signature.
   FunctionType getSignature() const { return signature; }

@@ -1,0 +1,372 @@
+//===- CPUCodegen.cpp - fp8-tile-and-vectorize-for-cpu --------------------===//
+//
+// The CPU path's speed: linalg ops on buffers are tiled for threads, caches
+// and registers and vectorized, with upstream transforms only (linalg
+// tiling, linalg::vectorize, transfer hoisting, the vector lowerings). The
+// pass description in Passes.td gives the schedule and why it keeps every
+// FP8 bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8TILEANDVECTORIZEFORCPU
+#include "fp8/Pipelines/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+
+/// Lanes of the vectors of non-contraction ops (one AVX-512 register of f32).
+static constexpr int64_t kVectorLanes = 16;
+/// Iterations below which an op is not worth a parallel loop.
+static constexpr int64_t kMinParallelIterations = 1 << 15;
+
+namespace {
+/// The loops of a contraction C[b.., m, n] += A * B with one M, N and K
+/// dimension, the layout of which `linalg::inferContractionDims` found.
+struct ContractionLoops {
+  SmallVector<unsigned> batch;
+  unsigned m, n, k;
+};
+} // namespace
+
+static std::optional<ContractionLoops>
+getContractionLoops(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  if (!isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return std::nullopt;
+  // The schedule's layout: C[.., m, n] and a B whose rows run along N, so
+  // that an accumulator row and a row of B are contiguous vectors. Other
+  // layouts stay scalar loops (MLIR 22's outer-product lowering of a
+  // transposed accumulator also fails to verify).
+  auto endsWith = [](AffineMap map, ArrayRef<unsigned> dims) {
+    ArrayRef<AffineExpr> results = map.getResults();
+    if (results.size() < dims.size())
+      return false;
+    for (auto [expr, dim] : llvm::zip(results.take_back(dims.size()), dims))
+      if (expr != getAffineDimExpr(dim, map.getContext()))
+        return false;
+    return true;
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!endsWith(maps[2], {dims->m.front(), dims->n.front()}) ||
+      !endsWith(maps[1], {dims->n.front()}))
+    return std::nullopt;
+  return ContractionLoops{
+      SmallVector<unsigned>(dims->batch.begin(), dims->batch.end()),
+      dims->m.front(), dims->n.front(), dims->k.front()};
+}
+
+/// Whether every operand walks memory contiguously along the innermost loop
+/// (or does not depend on it), so that vectorizing along it gives plain
+/// vector loads and stores rather than gathers.
+static bool isContiguousAlongInnermostLoop(linalg::LinalgOp op) {
+  unsigned innermost = op.getNumLoops() - 1;
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    for (auto [index, expr] : llvm::enumerate(map.getResults())) {
+      if (!expr.isFunctionOfDim(innermost))
+        continue;
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (index + 1 != map.getNumResults() || !dim)
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Whether `value`, in the body of `op`, varies with the iteration: it
+/// depends on an input element or on linalg.index.
+static bool variesWithIteration(linalg::LinalgOp op, Value value) {
+  Block *body = op.getBlock();
+  SmallVector<Value> worklist = {value};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (auto argument = dyn_cast<BlockArgument>(current)) {
+      if (argument.getOwner() == body &&
+          argument.getArgNumber() < op.getNumDpsInputs())
+        return true;
+      continue;
+    }
+    Operation *def = current.getDefiningOp();
+    if (!def || def->getBlock() != body || !seen.insert(def).second)
+      continue;
+    if (isa<linalg::IndexOp>(def))
+      return true;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return false;
+}
+
+/// MLIR 22's vectorizer folds a reduction of a loop-invariant value (a count
+/// `acc + 1`) once per vector instead of once per lane: such reductions stay
+/// scalar. Every value a reduction combines with its accumulator must vary.
+static bool hasInvariantReductionOperand(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return false;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    Operation *combiner =
+        yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs())
+            .getDefiningOp();
+    if (!combiner)
+      return true;
+    for (Value operand : combiner->getOperands())
+      if (operand != acc && !variesWithIteration(op, operand))
+        return true;
+  }
+  return false;
+}
+
+/// Tiles `op` (on buffers) by `sizes` with loops of `type`, replacing it.
+static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
+                                        linalg::LinalgOp op,
+                                        ArrayRef<int64_t> sizes,
+                                        linalg::LinalgTilingLoopType type) {
+  if (llvm::all_of(sizes, [](int64_t size) { return size == 0; }))
+    return op;
+  linalg::LinalgTilingOptions options;
+  options.setTileSizes(sizes).setLoopType(type);
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::TiledLinalgOp> tiled =
+      linalg::tileLinalgOp(rewriter, op, options);
+  if (failed(tiled))
+    return failure();
+  rewriter.eraseOp(op);
+  return tiled->op;
+}
+
+/// Vectorizes `op` with `vectorSizes` (masked where the op is smaller), or
+/// leaves it as it is when the vectorizer declines.
+static void vectorize(RewriterBase &rewriter, linalg::LinalgOp op,
+                      ArrayRef<int64_t> vectorSizes, bool asContraction) {
+  // Fixed-size vectors, said explicitly: with an empty list the contraction
+  // path of MLIR 22's vectorizer makes the first dimension scalable.
+  SmallVector<bool> scalable(vectorSizes.size(), false);
+  if (failed(linalg::vectorizeOpPrecondition(op, vectorSizes, scalable)))
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+      rewriter, op, vectorSizes, scalable,
+      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/asContraction);
+  if (failed(result))
+    return;
+  if (result->replacements.empty())
+    rewriter.eraseOp(op);
+  else
+    rewriter.replaceOp(op, result->replacements);
+}
+
+static int64_t getStaticIterations(linalg::LinalgOp op) {
+  int64_t product = 1;
+  for (int64_t size : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(size))
+      return std::numeric_limits<int64_t>::max();
+    if (size != 0 && product > std::numeric_limits<int64_t>::max() / size)
+      return std::numeric_limits<int64_t>::max();
+    product *= size;
+  }
+  return product;
+}
+
+namespace {
+struct FP8TileAndVectorizeForCPUPass
+    : fp8::impl::FP8TileAndVectorizeForCPUBase<FP8TileAndVectorizeForCPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<int64_t, 3> cache =
+        cacheTile.empty()
+            ? SmallVector<int64_t, 3>{128, 256, 256}
+            : SmallVector<int64_t, 3>(cacheTile.begin(), cacheTile.end());
+    SmallVector<int64_t, 2> registers =
+        registerTile.empty()
+            ? SmallVector<int64_t, 2>{8, 32}
+            : SmallVector<int64_t, 2>(registerTile.begin(), registerTile.end());
+    if (cache.size() != 3 || registers.size() != 2 ||
+        llvm::any_of(cache, [](int64_t s) { return s <= 0; }) ||
+        llvm::any_of(registers, [](int64_t s) { return s <= 0; })) {
+      func.emitError("fp8-tile-and-vectorize-for-cpu: cache-tile takes three "
+                     "positive sizes (M,N,K) and register-tile two (M,N)");
+      return signalPassFailure();
+    }
+
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() && op.getNumLoops() > 0)
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      if (std::optional<ContractionLoops> loops = getContractionLoops(op))
+        tileContraction(rewriter, op, *loops, cache, registers);
+      else if (isContiguousAlongInnermostLoop(op) &&
+               !hasInvariantReductionOperand(op))
+        tileElementwise(rewriter, op);
+    }
+
+    // Masked transfers become transfers with a mask operand first: the
+    // rewrites below would turn the op inside a vector.mask into several.
+    {
+      RewritePatternSet patterns(&getContext());
+      vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+      (void)applyPatternsGreedily(func, std::move(patterns));
+    }
+    // The accumulators stay in registers across the K loop. The hoisting
+    // declines transfers on views (it cannot rule out aliasing), so the
+    // subviews of the tiles are folded into the transfers' indices, and
+    // the indices moved out of the loops and shared, first.
+    {
+      RewritePatternSet patterns(&getContext());
+      memref::populateFoldMemRefAliasOpPatterns(patterns);
+      (void)applyPatternsGreedily(func, std::move(patterns));
+    }
+    func.walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
+    // A read and a write of one accumulator must name the same index values.
+    {
+      DominanceInfo dominance(func);
+      eliminateCommonSubExpressions(rewriter, dominance, func);
+    }
+    linalg::hoistRedundantVectorTransfers(func);
+    lowerVectors(func);
+  }
+
+  void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
+                       const ContractionLoops &loops, ArrayRef<int64_t> cache,
+                       ArrayRef<int64_t> registers) {
+    unsigned numLoops = op.getNumLoops();
+    auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
+      SmallVector<int64_t> sizes(numLoops, 0);
+      for (unsigned b : loops.batch)
+        sizes[b] = batch;
+      sizes[loops.m] = m;
+      sizes[loops.n] = n;
+      sizes[loops.k] = k;
+      return sizes;
+    };
+    using linalg::LinalgTilingLoopType;
+    FailureOr<linalg::LinalgOp> block =
+        tile(rewriter, op, sizesFor(1, cache[0], cache[1], 0),
+             threads ? LinalgTilingLoopType::ParallelLoops
+                     : LinalgTilingLoopType::Loops);
+    if (failed(block))
+      return;
+    FailureOr<linalg::LinalgOp> panel =
+        tile(rewriter, *block, sizesFor(0, 0, 0, cache[2]),
+             LinalgTilingLoopType::Loops);
+    if (failed(panel))
+      return;
+    // Loops in the op's order: with the usual (batch, m, n, k) the one over
+    // K is innermost, around the accumulator tile.
+    SmallVector<int64_t> registerSizes =
+        sizesFor(1, registers[0], registers[1], 1);
+    FailureOr<linalg::LinalgOp> micro =
+        tile(rewriter, *panel, registerSizes, LinalgTilingLoopType::Loops);
+    if (failed(micro))
+      return;
+    vectorize(rewriter, *micro, registerSizes, /*asContraction=*/true);
+  }
+
+  void tileElementwise(RewriterBase &rewriter, linalg::LinalgOp op) {
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    using linalg::LinalgTilingLoopType;
+    linalg::LinalgOp current = op;
+    if (threads && getStaticIterations(op) >= kMinParallelIterations &&
+        iterators.front() == utils::IteratorType::parallel) {
+      // The leading parallel loops (all but the innermost) in parallel,
+      // one row per iteration; a lone loop in blocks of vectors.
+      SmallVector<int64_t> sizes(numLoops, 0);
+      if (numLoops == 1) {
+        sizes[0] = 256 * kVectorLanes;
+      } else {
+        for (unsigned i = 0;
+             i + 1 < numLoops && iterators[i] == utils::IteratorType::parallel;
+             ++i)
+          sizes[i] = 1;
+      }
+      FailureOr<linalg::LinalgOp> rows =
+          tile(rewriter, current, sizes, LinalgTilingLoopType::ParallelLoops);
+      if (failed(rows))
+        return;
+      current = *rows;
+    }
+    SmallVector<int64_t> sizes(numLoops, 1);
+    sizes.back() = kVectorLanes;
+    FailureOr<linalg::LinalgOp> vectors =
+        tile(rewriter, current, sizes, LinalgTilingLoopType::Loops);
+    if (failed(vectors))
+      return;
+    vectorize(rewriter, *vectors, sizes, /*asContraction=*/false);
+  }
+
+  /// The vector ops down to what convert-vector-to-llvm takes: contractions
+  /// as outer products (one FMA per K step, in K order), reductions as
+  /// ordered vector.reduction, transfers as 1-D loads and stores.
+  void lowerVectors(func::FuncOp func) {
+    MLIRContext *context = &getContext();
+    auto apply = [&](auto populate) {
+      RewritePatternSet patterns(context);
+      populate(patterns);
+      // Rewriting to a fixpoint is not required for correctness: whatever
+      // is left, convert-vector-to-llvm lowers.
+      (void)applyPatternsGreedily(func, std::move(patterns));
+    };
+    apply([](RewritePatternSet &patterns) {
+      vector::populateVectorContractLoweringPatterns(
+          patterns, vector::VectorContractLowering::OuterProduct);
+      vector::populateVectorMaskOpLoweringPatterns(patterns);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateVectorShapeCastLoweringPatterns(patterns);
+    });
+    apply([](RewritePatternSet &patterns) {
+      populateVectorToSCFConversionPatterns(
+          patterns,
+          VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1));
+      vector::populateVectorTransferLoweringPatterns(patterns,
+                                                     /*maxTransferRank=*/1);
+    });
+    apply([](RewritePatternSet &patterns) {
+      vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateVectorBroadcastLoweringPatterns(patterns);
+      vector::populateVectorShapeCastLoweringPatterns(patterns);
+      vector::populateVectorTransposeLoweringPatterns(
+          patterns, vector::VectorTransposeLowering::EltWise);
+      vector::populateVectorMaskOpLoweringPatterns(patterns);
+    });
+  }
+};
+} // namespace

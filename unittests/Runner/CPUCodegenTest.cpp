@@ -1,0 +1,240 @@
+//===- CPUCodegenTest.cpp - Tiled, vectorized, threaded CPU code, bit for bit //
+//
+// fp8-lower-to-cpu tiles, vectorizes and threads what it lowers
+// (fp8-tile-and-vectorize-for-cpu, OpenMP). Not one FP8 bit may change: every
+// fp8 op, JIT-compiled that way, must give the bytes, scales and GEMM outputs
+// of the plain scalar loops (`vectorize` off), on odd sizes that leave
+// partial tiles in every dimension, every layout and both FP8 formats.
+// FP8 operands and results cross the function boundary as i8 (bitcasts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/InitAllFP8.h"
+#include "fp8/Runner/Runner.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::fp8::runner;
+
+namespace {
+
+class CPUCodegenTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  }
+
+  CPUCodegenTest() {
+    DialectRegistry registry;
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    tensor::TensorDialect>();
+    fp8::registerAllFP8Dialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// Compiles @f of `text` both ways, calls both on `inputs` and expects
+  /// every result byte to agree (a NaN agrees with any NaN).
+  void expectSameBits(const std::string &text, ArrayRef<HostTensor> inputs) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    ASSERT_TRUE(module) << text;
+    std::string error;
+    auto vectorized = CompiledFunction::compile(*module, "f", error, true);
+    ASSERT_TRUE(vectorized) << error << "\n" << text;
+    auto loops = CompiledFunction::compile(*module, "f", error, false);
+    ASSERT_TRUE(loops) << error << "\n" << text;
+    auto fast = vectorized->call(inputs, error);
+    ASSERT_TRUE(succeeded(fast)) << error;
+    auto slow = loops->call(inputs, error);
+    ASSERT_TRUE(succeeded(slow)) << error;
+    ASSERT_EQ(fast->size(), slow->size());
+    for (auto [index, pair] : llvm::enumerate(llvm::zip(*fast, *slow))) {
+      const HostTensor &a = std::get<0>(pair), &b = std::get<1>(pair);
+      ASSERT_EQ(a.getNumElements(), b.getNumElements());
+      unsigned bytes = a.getElementBytes();
+      int64_t mismatches = 0, first = -1;
+      for (int64_t i = 0; i < a.getNumElements(); ++i) {
+        if (std::memcmp(a.data() + i * bytes, b.data() + i * bytes, bytes) == 0)
+          continue;
+        // Two NaNs: LLVM does not promise which NaN an operation returns.
+        if (isa<FloatType>(a.getElementType()) && std::isnan(a.get(i)) &&
+            std::isnan(b.get(i)))
+          continue;
+        if (first < 0)
+          first = i;
+        ++mismatches;
+      }
+      EXPECT_EQ(mismatches, 0)
+          << "result " << index << ": " << mismatches << " of "
+          << a.getNumElements() << " elements differ, first at " << first
+          << " (" << (first >= 0 ? a.get(first) : 0) << " vectorized, "
+          << (first >= 0 ? b.get(first) : 0) << " loops)\n"
+          << text;
+    }
+  }
+
+  /// Random FP8 codes (as i8); NaN and infinity codes only with `special`.
+  HostTensor fp8Codes(ArrayRef<int64_t> shape, bool e5m2, bool special) {
+    HostTensor tensor(IntegerType::get(&context, 8), shape);
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (int64_t i = 0; i < tensor.getNumElements(); ++i) {
+      int code = byte(rng);
+      int magnitude = code & 0x7F;
+      bool nonFinite = e5m2 ? magnitude >= 0x7C : magnitude == 0x7F;
+      if (nonFinite && !special)
+        code &= 0xBB; // a finite code of the same sign
+      tensor.data()[i] = static_cast<char>(code);
+    }
+    return tensor;
+  }
+
+  /// N(0, scale^2) with zeros, subnormals, huge values and (with `special`)
+  /// infinities and NaNs sprinkled in.
+  HostTensor floats(Type element, ArrayRef<int64_t> shape, double scale,
+                    bool special) {
+    HostTensor tensor(element, shape);
+    std::normal_distribution<double> normal(0, scale);
+    std::uniform_int_distribution<int> pick(0, 99);
+    for (int64_t i = 0; i < tensor.getNumElements(); ++i) {
+      double value = normal(rng);
+      switch (pick(rng)) {
+      case 0: value = 0; break;
+      case 1: value = -0.0; break;
+      case 2: value = 1e-40; break;
+      case 3: value = 3e4; break;
+      case 4: if (special) value = INFINITY; break;
+      case 5: if (special) value = NAN; break;
+      default: break;
+      }
+      tensor.set(i, value);
+    }
+    return tensor;
+  }
+
+  MLIRContext context;
+  std::mt19937_64 rng{20261201};
+};
+
+std::string shapeText(ArrayRef<int64_t> shape, StringRef element) {
+  std::string text = "tensor<";
+  for (int64_t size : shape)
+    text += std::to_string(size) + "x";
+  return text + element.str() + ">";
+}
+
+struct GemmCase {
+  SmallVector<int64_t> batch;
+  int64_t m, k, n;
+  bool transposeLhs, transposeRhs;
+  bool lhsE5M2, rhsE5M2;
+  StringRef result; // f32 | bf16 | f16
+  bool bias;
+  bool special;
+};
+
+class ScaledMatmulBits : public CPUCodegenTest,
+                         public ::testing::WithParamInterface<GemmCase> {};
+
+TEST_P(ScaledMatmulBits, VectorizedEqualsLoops) {
+  const GemmCase &c = GetParam();
+  SmallVector<int64_t> lhsShape(c.batch), rhsShape, resultShape(c.batch);
+  lhsShape.append(c.transposeLhs ? SmallVector<int64_t>{c.k, c.m}
+                                 : SmallVector<int64_t>{c.m, c.k});
+  rhsShape = c.transposeRhs ? SmallVector<int64_t>{c.n, c.k}
+                            : SmallVector<int64_t>{c.k, c.n};
+  resultShape.append({c.m, c.n});
+  StringRef lhsFormat = c.lhsE5M2 ? "f8E5M2" : "f8E4M3FN";
+  StringRef rhsFormat = c.rhsE5M2 ? "f8E5M2" : "f8E4M3FN";
+  std::string attrs;
+  if (c.transposeLhs || c.transposeRhs)
+    attrs = std::string(" {") + (c.transposeLhs ? "transpose_lhs" : "") +
+            (c.transposeLhs && c.transposeRhs ? ", " : "") +
+            (c.transposeRhs ? "transpose_rhs" : "") + "}";
+  std::string biasArg, biasUse;
+  if (c.bias) {
+    biasArg = llvm::formatv(", %bias: tensor<{0}x{1}>", c.n, c.result).str();
+    biasUse = llvm::formatv(" bias %bias : tensor<{0}x{1}>", c.n, c.result)
+                  .str();
+  }
+  std::string text = llvm::formatv(
+      R"(func.func @f(%a: {0}, %b: {1}{2}) -> {3} {
+  %af = arith.bitcast %a : {0} to {4}
+  %bf = arith.bitcast %b : {1} to {5}
+  %sa = arith.constant 0.375 : f32
+  %sb = arith.constant 3.0e-3 : f32
+  %r = fp8.scaled_matmul %af, %bf scales %sa, %sb{6}{7} : {4}, {5} -> {3}
+  return %r : {3}
+})",
+      shapeText(lhsShape, "i8"), shapeText(rhsShape, "i8"), biasArg,
+      shapeText(resultShape, c.result), shapeText(lhsShape, lhsFormat),
+      shapeText(rhsShape, rhsFormat), biasUse, attrs);
+  SmallVector<HostTensor> inputs = {fp8Codes(lhsShape, c.lhsE5M2, c.special),
+                                    fp8Codes(rhsShape, c.rhsE5M2, c.special)};
+  if (c.bias) {
+    Type element = c.result == "bf16"  ? Type(BFloat16Type::get(&context))
+                   : c.result == "f16" ? Type(Float16Type::get(&context))
+                                       : Type(Float32Type::get(&context));
+    inputs.push_back(floats(element, {c.n}, 4.0, false));
+  }
+  expectSameBits(text, inputs);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ScaledMatmulBits,
+    ::testing::Values(
+        // Partial register, cache and thread tiles in M, N and K.
+        GemmCase{{}, 37, 61, 45, false, false, false, false, "f32", false,
+                 false},
+        GemmCase{{}, 130, 300, 257, false, false, false, true, "f32", true,
+                 false},
+        GemmCase{{}, 1, 1, 1, false, false, false, false, "f32", false, false},
+        GemmCase{{}, 64, 128, 96, false, true, true, false, "bf16", true,
+                 false},
+        GemmCase{{}, 70, 33, 129, true, false, false, false, "f16", false,
+                 false},
+        GemmCase{{3}, 17, 33, 19, false, false, false, false, "f32", false,
+                 false},
+        // Infinities and NaNs among the operands.
+        GemmCase{{}, 40, 70, 50, false, false, true, true, "f32", false,
+                 true}));
+
+TEST_F(CPUCodegenTest, QuantizeCastTransposeAndAmax) {
+  for (StringRef format : {"f8E4M3FN", "f8E5M2"}) {
+    std::string text = llvm::formatv(
+        R"(func.func @f(%x: tensor<37x131xf32>, %y: tensor<3x1000xbf16>)
+    -> (tensor<37x131xi8>, f32, tensor<37x131xi8>, tensor<131x37xi8>, f32, tensor<37x131xf32>) {
+  %s = arith.constant 7.5 : f32
+  %q, %qa = fp8.quantize %x, %s : tensor<37x131xf32> -> tensor<37x131x{0}>, f32
+  %qi = arith.bitcast %q : tensor<37x131x{0}> to tensor<37x131xi8>
+  %c, %t = fp8.cast_transpose %x, %s : tensor<37x131xf32> -> tensor<37x131x{0}>, tensor<131x37x{0}>
+  %ci = arith.bitcast %c : tensor<37x131x{0}> to tensor<37x131xi8>
+  %ti = arith.bitcast %t : tensor<131x37x{0}> to tensor<131x37xi8>
+  %ya = fp8.amax %y : tensor<3x1000xbf16>
+  %inv = arith.constant 0.125 : f32
+  %d = fp8.dequantize %q, %inv : tensor<37x131x{0}> -> tensor<37x131xf32>
+  return %qi, %qa, %ci, %ti, %ya, %d : tensor<37x131xi8>, f32, tensor<37x131xi8>, tensor<131x37xi8>, f32, tensor<37x131xf32>
+})",
+        format);
+    Type f32 = Float32Type::get(&context);
+    Type bf16 = BFloat16Type::get(&context);
+    for (bool special : {false, true})
+      expectSameBits(text, {floats(f32, {37, 131}, 20.0, special),
+                            floats(bf16, {3, 1000}, 2.0, special)});
+  }
+}
+
+} // namespace
