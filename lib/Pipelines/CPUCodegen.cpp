@@ -20,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -30,6 +31,7 @@
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8PACKCONTRACTIONSFORCPU
 #define GEN_PASS_DEF_FP8TILEANDVECTORIZEFORCPU
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
@@ -38,6 +40,13 @@ using namespace mlir;
 
 /// Lanes of the vectors of non-contraction ops (one AVX-512 register of f32).
 static constexpr int64_t kVectorLanes = 16;
+/// K steps per vector.contract of the register tile: with one, a
+/// contraction spelled as linalg.generic vectorizes to an elementwise
+/// multiply-add that never becomes a vector.contract (the unit reduction
+/// folds away first). The outer-product lowering still walks K in order.
+static constexpr int64_t kRegisterK = 8;
+/// The blocks of scalar ops that walk an operand across its rows.
+static constexpr int64_t kLocalityBlock = 32;
 /// Iterations below which an op is not worth a parallel loop.
 static constexpr int64_t kMinParallelIterations = 1 << 15;
 
@@ -50,8 +59,10 @@ struct ContractionLoops {
 };
 } // namespace
 
+/// The loops of `op` if it is a contraction with one M, N and K dimension
+/// and a floating-point result, in any layout.
 static std::optional<ContractionLoops>
-getContractionLoops(linalg::LinalgOp op) {
+inferContractionLoops(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return std::nullopt;
@@ -62,26 +73,43 @@ getContractionLoops(linalg::LinalgOp op) {
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
       dims->k.size() != 1)
     return std::nullopt;
-  // The schedule's layout: C[.., m, n] and a B whose rows run along N, so
-  // that an accumulator row and a row of B are contiguous vectors. Other
-  // layouts stay scalar loops (MLIR 22's outer-product lowering of a
-  // transposed accumulator also fails to verify).
-  auto endsWith = [](AffineMap map, ArrayRef<unsigned> dims) {
-    ArrayRef<AffineExpr> results = map.getResults();
-    if (results.size() < dims.size())
-      return false;
-    for (auto [expr, dim] : llvm::zip(results.take_back(dims.size()), dims))
-      if (expr != getAffineDimExpr(dim, map.getContext()))
-        return false;
-    return true;
-  };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!endsWith(maps[2], {dims->m.front(), dims->n.front()}) ||
-      !endsWith(maps[1], {dims->n.front()}))
-    return std::nullopt;
   return ContractionLoops{
       SmallVector<unsigned>(dims->batch.begin(), dims->batch.end()),
       dims->m.front(), dims->n.front(), dims->k.front()};
+}
+
+/// The input of a contraction that N indexes (B).
+static unsigned getRhsIndex(linalg::LinalgOp op,
+                            const ContractionLoops &loops) {
+  return op.getIndexingMapsArray()[0].isFunctionOfDim(loops.n) ? 0 : 1;
+}
+
+/// Whether `map`'s last results are exactly the loop dimensions `dims`.
+static bool endsWith(AffineMap map, ArrayRef<unsigned> dims) {
+  ArrayRef<AffineExpr> results = map.getResults();
+  if (results.size() < dims.size())
+    return false;
+  for (auto [expr, dim] : llvm::zip(results.take_back(dims.size()), dims))
+    if (expr != getAffineDimExpr(dim, map.getContext()))
+      return false;
+  return true;
+}
+
+/// The loops of a contraction in the layout of the register schedule:
+/// C[.., m, n] and a B whose rows run along N, so that an accumulator row
+/// and a row of B are contiguous vectors (fp8-pack-contractions-for-cpu
+/// brings B there). Other layouts stay scalar loops (MLIR 22's outer-product
+/// lowering of a transposed accumulator also fails to verify).
+static std::optional<ContractionLoops>
+getContractionLoops(linalg::LinalgOp op) {
+  std::optional<ContractionLoops> loops = inferContractionLoops(op);
+  if (!loops)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!endsWith(maps[2], {loops->m, loops->n}) ||
+      !endsWith(maps[getRhsIndex(op, *loops)], {loops->n}))
+    return std::nullopt;
+  return loops;
 }
 
 /// Whether every operand walks memory contiguously along the innermost loop
@@ -200,7 +228,95 @@ static int64_t getStaticIterations(linalg::LinalgOp op) {
 }
 
 namespace {
+struct FP8PackContractionsForCPUPass
+    : fp8::impl::FP8PackContractionsForCPUBase<FP8PackContractionsForCPUPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> contractions;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && inferContractionLoops(op))
+        contractions.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 8> packs;
+    for (linalg::LinalgOp op : contractions)
+      if (Operation *pack = packRhs(rewriter, op))
+        packs.insert(pack);
+
+    // The element-wise producer of a packed operand (an FP8 decode) is
+    // computed inside the copy.
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [&](OpOperand *operand) {
+          Operation *producer = operand->get().getDefiningOp();
+          return packs.contains(operand->getOwner()) && producer &&
+                 producer->hasOneUse();
+        });
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+  }
+
+  /// Copies B of `op` into [.., K, N] when K is its innermost dimension;
+  /// returns the copy.
+  Operation *packRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
+    ContractionLoops loops = *inferContractionLoops(op);
+    unsigned rhs = getRhsIndex(op, loops);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    AffineMap map = maps[rhs];
+    MLIRContext *context = &getContext();
+    std::optional<unsigned> nPos =
+        map.getResultPosition(getAffineDimExpr(loops.n, context));
+    std::optional<unsigned> kPos =
+        map.getResultPosition(getAffineDimExpr(loops.k, context));
+    if (!nPos || !kPos || *kPos + 1 != map.getNumResults())
+      return nullptr;
+
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value b = op.getDpsInputs()[rhs];
+    auto type = cast<RankedTensorType>(b.getType());
+    unsigned rank = type.getRank();
+    // Dimension i of the copy is dimension permutation[i] of B.
+    SmallVector<unsigned> permutation = llvm::to_vector(llvm::seq(0u, rank));
+    std::swap(permutation[*nPos], permutation[*kPos]);
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<AffineExpr> source;
+    for (unsigned i = 0; i < rank; ++i) {
+      sizes.push_back(tensor::getMixedSize(rewriter, loc, b, permutation[i]));
+      source.push_back(getAffineDimExpr(permutation[i], context));
+    }
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    auto pack = linalg::GenericOp::create(
+        rewriter, loc, empty.getType(), b, empty,
+        SmallVector<AffineMap>{AffineMap::get(rank, 0, source, context),
+                               rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &builder, Location l, ValueRange args) {
+          linalg::YieldOp::create(builder, l, args[0]);
+        });
+
+    auto generic = dyn_cast<linalg::GenericOp>(*op);
+    if (!generic) {
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized)) {
+        rewriter.eraseOp(pack);
+        return nullptr;
+      }
+      generic = *generalized;
+    }
+    SmallVector<AffineExpr> results(map.getResults());
+    std::swap(results[*nPos], results[*kPos]);
+    maps[rhs] = AffineMap::get(map.getNumDims(), 0, results, context);
+    rewriter.modifyOpInPlace(generic, [&] {
+      generic->setOperand(rhs, pack.getResult(0));
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return pack;
+  }
+};
+
 struct FP8TileAndVectorizeForCPUPass
+
     : fp8::impl::FP8TileAndVectorizeForCPUBase<FP8TileAndVectorizeForCPUPass> {
   using Base::Base;
 
@@ -234,8 +350,19 @@ struct FP8TileAndVectorizeForCPUPass
       else if (isContiguousAlongInnermostLoop(op) &&
                !hasInvariantReductionOperand(op))
         tileElementwise(rewriter, op);
+      else
+        tileForLocality(rewriter, op);
     }
 
+    // A contraction written as linalg.generic vectorizes to a reduction of
+    // products of broadcast reads; it becomes the vector.contract a named
+    // one gives.
+    {
+      RewritePatternSet patterns(&getContext());
+      vector::populateVectorReductionToContractPatterns(patterns);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      (void)applyPatternsGreedily(func, std::move(patterns));
+    }
     // Masked transfers become transfers with a mask operand first: the
     // rewrites below would turn the op inside a vector.mask into several.
     {
@@ -290,7 +417,7 @@ struct FP8TileAndVectorizeForCPUPass
     // Loops in the op's order: with the usual (batch, m, n, k) the one over
     // K is innermost, around the accumulator tile.
     SmallVector<int64_t> registerSizes =
-        sizesFor(1, registers[0], registers[1], 1);
+        sizesFor(1, registers[0], registers[1], kRegisterK);
     FailureOr<linalg::LinalgOp> micro =
         tile(rewriter, *panel, registerSizes, LinalgTilingLoopType::Loops);
     if (failed(micro))
@@ -329,6 +456,22 @@ struct FP8TileAndVectorizeForCPUPass
     if (failed(vectors))
       return;
     vectorize(rewriter, *vectors, sizes, /*asContraction=*/false);
+  }
+
+  /// Ops that stay scalar because an operand is walked across its rows (a
+  /// transposing copy, such as fp8-pack-contractions-for-cpu's): square
+  /// blocks of the last two loops, so that the rows a block reads and
+  /// writes stay in cache, in parallel when large.
+  void tileForLocality(RewriterBase &rewriter, linalg::LinalgOp op) {
+    unsigned numLoops = op.getNumLoops();
+    if (numLoops < 2 || op.getNumReductionLoops() != 0)
+      return;
+    SmallVector<int64_t> sizes(numLoops, 1);
+    sizes[numLoops - 2] = sizes[numLoops - 1] = kLocalityBlock;
+    bool parallel = threads && getStaticIterations(op) >= kMinParallelIterations;
+    (void)tile(rewriter, op, sizes,
+               parallel ? linalg::LinalgTilingLoopType::ParallelLoops
+                        : linalg::LinalgTilingLoopType::Loops);
   }
 
   /// The vector ops down to what convert-vector-to-llvm takes: contractions

@@ -157,6 +157,8 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(fp8::createFP8ExpandFloat8());
   pm.addPass(createCanonicalizerPass());
+  if (vectorize)
+    pm.addNestedPass<func::FuncOp>(fp8::createFP8PackContractionsForCPU());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -49,6 +49,25 @@ def FP8DefineExternGlobals : Pass<"fp8-define-extern-globals", "ModuleOp"> {
   }];
 }
 
+def FP8PackContractionsForCPU
+    : Pass<"fp8-pack-contractions-for-cpu", "::mlir::func::FuncOp"> {
+  let summary = "Give contractions a B operand whose rows run along N";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, on tensors before bufferization. A
+    contraction whose B operand is laid out with K innermost (weights
+    `[N, K]`, `matmul_transpose_b`, `fp8.scaled_matmul {transpose_rhs}`,
+    attention's `Q K^T`) reads B with a stride along N, which
+    `fp8-tile-and-vectorize-for-cpu` cannot turn into vector loads. Such B
+    is copied once into `[.., K, N]` (a `linalg.generic` transposing copy)
+    and the contraction reads the copy: O(N K) data movement for an
+    O(M N K) contraction. A producer computed element by element (the FP8
+    decode of `fp8.scaled_matmul`) is fused into the copy, so that the
+    operand is still written once. Values do not change.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8TileAndVectorizeForCPU
     : Pass<"fp8-tile-and-vectorize-for-cpu", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg ops on buffers for threads, caches and "
