@@ -94,10 +94,44 @@ double HostTensor::get(int64_t i) const {
   return static_cast<double>(v);
 }
 
+/// The f32 bits of `value` rounded toward zero, with the lowest bit set
+/// when that was inexact ("round to odd"). Rounding those bits to nearest
+/// even at 22 or fewer fraction bits gives what rounding `value` once gives.
+static uint32_t roundToOddF32Bits(double value) {
+  float rounded = static_cast<float>(value); // to nearest even
+  uint32_t bits;
+  std::memcpy(&bits, &rounded, 4);
+  double back = rounded;
+  if (back == value)
+    return bits;
+  if (std::fabs(back) > std::fabs(value))
+    --bits; // one step toward zero (sign-magnitude): infinity -> max
+  return bits | 1;
+}
+
 void HostTensor::set(int64_t i, double value) {
   char *p = bytes.data() + i * getElementBytes();
   if (elementType.isF64()) {
     std::memcpy(p, &value, 8);
+    return;
+  }
+  // Fast exact paths for the common types (a real model's weights are
+  // hundreds of millions of elements); the rest go through APFloat.
+  if (elementType.isF32()) {
+    float narrow = static_cast<float>(value); // once, to nearest even
+    std::memcpy(p, &narrow, 4);
+    return;
+  }
+  if (elementType.isBF16()) {
+    uint16_t half;
+    if (std::isnan(value)) {
+      half = std::signbit(value) ? 0xFFC0 : 0x7FC0;
+    } else {
+      uint32_t bits = roundToOddF32Bits(value);
+      bits += 0x7FFF + ((bits >> 16) & 1);
+      half = static_cast<uint16_t>(bits >> 16);
+    }
+    std::memcpy(p, &half, 2);
     return;
   }
   if (auto floatType = dyn_cast<FloatType>(elementType)) {

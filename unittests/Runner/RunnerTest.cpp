@@ -22,9 +22,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FormatVariadic.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <limits>
 
 using namespace mlir;
@@ -165,6 +170,59 @@ TEST_F(RunnerTest, GoldenRefusesWhatWouldNotVerify) {
   EXPECT_TRUE(
       failed(widenFloats(*module, Float32Type::get(&context), error)));
   EXPECT_NE(error.find("does not verify"), std::string::npos) << error;
+}
+
+// HostTensor::set rounds a double once, to nearest even, into f32 and bf16
+// by fast paths; APFloat's conversion is the reference: doubles on every
+// rounding boundary of bf16 and f32, halfway cases, subnormals, overflow,
+// infinities, NaNs, zeros and random bit patterns.
+TEST_F(RunnerTest, SetRoundsOnceLikeAPFloat) {
+  std::vector<double> values = {0.0,     -0.0,    1.0,     -1.0,   INFINITY,
+                                -INFINITY, kNaN,  -kNaN,   1e-300, -1e-300,
+                                1e300,   -1e300,  3.4e38,  3.39e38, 3.3961e38,
+                                1e-40,   1e-45,   7e-46,   1.4e-45, 2.8e-45};
+  // Each bf16 and f32 boundary, and one ulp of double either side.
+  for (int exponent = -140; exponent <= 128; exponent += 3)
+    for (double mantissa : {1.0, 1.00390625, 1.005859375, 1.0078125,
+                            1.9921875, 1.99609375, 1.5000000596046448}) {
+      double v = std::ldexp(mantissa, exponent);
+      values.insert(values.end(), {v, std::nextafter(v, 0.0),
+                                   std::nextafter(v, INFINITY), -v});
+    }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, 8);
+    if (!std::isfinite(v))
+      continue;
+    // Exponents around f32's range: few overflows, many subnormals.
+    int exponent;
+    double fraction = std::frexp(v, &exponent);
+    values.push_back(std::ldexp(fraction, i % 300 - 150));
+  }
+  for (Type type : {Type(Float32Type::get(&context)),
+                    Type(BFloat16Type::get(&context))}) {
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(type).getFloatSemantics();
+    unsigned width = cast<FloatType>(type).getWidth();
+    HostTensor tensor(type, {static_cast<int64_t>(values.size())});
+    for (auto [i, v] : llvm::enumerate(values))
+      tensor.set(i, v);
+    for (auto [i, v] : llvm::enumerate(values)) {
+      llvm::APFloat expected(v);
+      bool losesInfo;
+      expected.convert(semantics, llvm::APFloat::rmNearestTiesToEven,
+                       &losesInfo);
+      uint64_t want = expected.bitcastToAPInt().getZExtValue(), got = 0;
+      std::memcpy(&got, tensor.data() + i * (width / 8), width / 8);
+      if (std::isnan(v)) {
+        EXPECT_TRUE(std::isnan(tensor.get(i))) << v;
+        continue;
+      }
+      ASSERT_EQ(got, want) << llvm::formatv("{0:e} -> {1}", v, width).str();
+    }
+  }
 }
 
 TEST_F(RunnerTest, StorageBytes) {
