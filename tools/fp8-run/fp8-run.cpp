@@ -450,6 +450,10 @@ struct InputDefault {
   /// dimension they index.
   std::optional<int64_t> integerRange;
   std::string why;
+  /// Boolean masks: causal (true where the key position j <= the query
+  /// position i, over the last two dimensions) where they select what a
+  /// softmax reads, all true otherwise.
+  enum class Mask { None, Causal, AllTrue } mask = Mask::None;
 };
 } // namespace
 
@@ -489,6 +493,43 @@ static std::optional<int64_t> findIndexedExtent(Value root) {
     }
   }
   return std::nullopt;
+}
+
+/// Whether the boolean `root` is the condition of a select (arith.select,
+/// tosa.select) whose result reaches an exponential (a softmax), followed
+/// through views, casts and the bodies of linalg ops. `sawSelect` tells
+/// whether it reached a select at all.
+static bool selectsSoftmaxInput(Value root, bool &sawSelect) {
+  SmallVector<std::pair<Value, bool>> worklist{{root, false}};
+  DenseSet<Value> seen;
+  sawSelect = false;
+  while (!worklist.empty() && seen.size() < 1024) {
+    auto [value, selected] = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (selected && isa<math::ExpOp, math::Exp2Op, tosa::ExpOp>(user))
+        return true;
+      bool isCondition = isa<arith::SelectOp, tosa::SelectOp>(user) &&
+                         use.getOperandNumber() == 0;
+      sawSelect |= isCondition;
+      bool next = selected || isCondition;
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+        if (linalgOp.isDpsInput(&use))
+          worklist.push_back({linalgOp.getMatchingBlockArgument(&use), next});
+        continue;
+      }
+      if (auto yield = dyn_cast<linalg::YieldOp>(user)) {
+        worklist.push_back(
+            {yield->getParentOp()->getResult(use.getOperandNumber()), next});
+        continue;
+      }
+      for (Value result : user->getResults())
+        worklist.push_back({result, next});
+    }
+  }
+  return false;
 }
 
 /// The defaults of `func`'s arguments ("arg<i>") and of globals ("global
@@ -532,12 +573,38 @@ static llvm::StringMap<InputDefault> chooseInputDefaults(ModuleOp module,
           std::nullopt, extent,
           "indexes a dimension of " + std::to_string(*extent)};
   }
+  for (BlockArgument arg : func.getArguments()) {
+    if (!getElementTypeOrSelf(arg.getType()).isInteger(1))
+      continue;
+    bool sawSelect;
+    bool causal = selectsSoftmaxInput(arg, sawSelect) &&
+                  cast<ShapedType>(arg.getType()).getRank() >= 2;
+    InputDefault mask;
+    mask.mask = causal ? InputDefault::Mask::Causal
+                       : InputDefault::Mask::AllTrue;
+    mask.why = causal      ? "selects what a softmax reads"
+               : sawSelect ? "selects, but not before a softmax"
+                           : "a boolean";
+    defaults["arg" + std::to_string(arg.getArgNumber())] = mask;
+  }
   return defaults;
 }
 
 /// The generators' scales: a standard deviation or a bound.
 static bool isPositiveFinite(double value) {
   return std::isfinite(value) && value > 0;
+}
+
+/// A boolean mask: all true, or causal over the last two dimensions (query
+/// i sees keys j <= i + keys - queries: the last query sees every key).
+static void fillMask(HostTensor &tensor, bool causal) {
+  ArrayRef<int64_t> shape = tensor.getShape();
+  int64_t keys = shape.empty() ? 1 : shape.back();
+  int64_t queries = shape.size() < 2 ? 1 : shape[shape.size() - 2];
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    int64_t key = i % keys, query = (i / keys) % queries;
+    tensor.set(i, !causal || key <= query + keys - queries ? 1 : 0);
+  }
 }
 
 static FailureOr<SmallVector<HostTensor>>
@@ -589,10 +656,12 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
     Distribution argDist = dist;
     double argScale = scale;
     int64_t argRange = integerRange;
+    InputDefault::Mask mask = InputDefault::Mask::None;
     if (auto it = defaults.find("arg" + std::to_string(index));
         it != defaults.end()) {
       argScale = it->second.scale.value_or(argScale);
       argRange = it->second.integerRange.value_or(argRange);
+      mask = it->second.mask;
     }
     if (auto it = overrides.find(index); it != overrides.end()) {
       StringRef what = it->second.source;
@@ -624,7 +693,10 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
       argDist = *parsed;
     }
     HostTensor tensor(elementType, shape);
-    fill(tensor, argDist, argScale, argRange, rng);
+    if (mask != InputDefault::Mask::None && !overrides.count(index))
+      fillMask(tensor, mask == InputDefault::Mask::Causal);
+    else
+      fill(tensor, argDist, argScale, argRange, rng);
     addSpike(tensor);
     inputs.push_back(std::move(tensor));
   }
@@ -719,6 +791,13 @@ describeInputs(func::FuncOp func,
                            *it->second.scale, it->second.why);
     else if (it != defaults.end() && it->second.integerRange)
       text = llvm::formatv("uniform [0, {0}): {1}", *it->second.integerRange,
+                           it->second.why);
+    else if (it != defaults.end() &&
+             it->second.mask != InputDefault::Mask::None)
+      text = llvm::formatv("{0} mask: {1}",
+                           it->second.mask == InputDefault::Mask::Causal
+                               ? "causal"
+                               : "all-true",
                            it->second.why);
     else if (isInteger)
       text = llvm::formatv("uniform [0, {0})", integerRange.getValue());
