@@ -393,6 +393,9 @@ struct FP8TileAndVectorizeForCPUPass
                        const ContractionLoops &loops, ArrayRef<int64_t> cache,
                        ArrayRef<int64_t> registers) {
     unsigned numLoops = op.getNumLoops();
+    // Blocks no larger than a static dimension, so that a small GEMM's tiles
+    // stay static (and unmasked) rather than min(tile, rest).
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
       SmallVector<int64_t> sizes(numLoops, 0);
       for (unsigned b : loops.batch)
@@ -400,6 +403,9 @@ struct FP8TileAndVectorizeForCPUPass
       sizes[loops.m] = m;
       sizes[loops.n] = n;
       sizes[loops.k] = k;
+      for (auto [size, range] : llvm::zip(sizes, ranges))
+        if (!ShapedType::isDynamic(range) && range > 0 && size > range)
+          size = range;
       return sizes;
     };
     using linalg::LinalgTilingLoopType;

@@ -1,0 +1,77 @@
+// RUN: fp8-opt %s -split-input-file --pass-pipeline="builtin.module(convert-fp8-to-linalg,fp8-expand-float8,func.func(fp8-pack-contractions-for-cpu))" | FileCheck %s
+
+// Weights [N, K] (nn.Linear): B is copied once into [K, N] and the
+// contraction reads the copy along N.
+// CHECK-DAG: #[[SWAP:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-LABEL: func.func @weights_nk
+// CHECK-SAME: %[[X:.+]]: tensor<16x64xf32>, %[[W:.+]]: tensor<32x64xf32>
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[SWAP]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[W]] : tensor<32x64xf32>) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[KN]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[P]] : tensor<16x64xf32>, tensor<64x32xf32>)
+func.func @weights_nk(%x: tensor<16x64xf32>, %w: tensor<32x64xf32>) -> tensor<16x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x64xf32>, tensor<32x64xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+
+// -----
+
+// fp8.scaled_matmul {transpose_rhs}: the FP8 decode of the weight is fused
+// into the copy, which reads the i8 codes and writes f32 [K, N] once.
+// CHECK-LABEL: func.func @fp8_transpose_rhs
+// CHECK-SAME: %{{.+}}: tensor<16x64xi8>, %[[W:.+]]: tensor<32x64xi8>
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[W]] : tensor<32x64xi8>) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK-NEXT: ^bb0(%{{.+}}: i8, %{{.+}}: f32):
+// CHECK: arith.bitcast {{.+}} : i32 to f32
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[P]] : tensor<16x64xf32>, tensor<64x32xf32>)
+// No decode of the whole weight is left.
+// CHECK-NOT: ins(%[[W]]
+func.func @fp8_transpose_rhs(%x: tensor<16x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>) -> tensor<16x32xf32> {
+  %s = arith.constant 0.5 : f32
+  %r = fp8.scaled_matmul %x, %w scales %s, %s {transpose_rhs} : tensor<16x64xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+
+// -----
+
+// Attention's Q K^T per head: K [b, n, k] becomes [b, k, n].
+// CHECK-LABEL: func.func @q_kt
+// CHECK-SAME: %{{.+}}: tensor<4x8x16xbf16>, %[[K:.+]]: tensor<4x8x16xbf16>
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[K]] : tensor<4x8x16xbf16>) outs(%{{.+}} : tensor<4x16x8xbf16>)
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[P]] : tensor<4x8x16xbf16>, tensor<4x16x8xbf16>)
+func.func @q_kt(%q: tensor<4x8x16xbf16>, %k: tensor<4x8x16xbf16>) -> tensor<4x8x8xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4x8x8xbf16>
+  %c = linalg.fill ins(%z : bf16) outs(%e : tensor<4x8x8xbf16>) -> tensor<4x8x8xbf16>
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%q, %k : tensor<4x8x16xbf16>, tensor<4x8x16xbf16>) outs(%c : tensor<4x8x8xbf16>) -> tensor<4x8x8xbf16>
+  return %r : tensor<4x8x8xbf16>
+}
+
+// -----
+
+// B already runs along N, and a dynamic one: nothing to do for the first;
+// the second is copied with its dynamic sizes.
+// CHECK-LABEL: func.func @already_kn
+// CHECK: linalg.matmul
+// CHECK-NOT: linalg.generic
+func.func @already_kn(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %r = linalg.matmul ins(%x, %w : tensor<16x64xf32>, tensor<64x32xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+// CHECK-LABEL: func.func @dynamic_nk
+// CHECK-SAME: %{{.+}}: tensor<?x64xf32>, %[[W:.+]]: tensor<?x64xf32>
+// CHECK: %[[N:.+]] = tensor.dim %[[W]], %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<64x?xf32>
+func.func @dynamic_nk(%x: tensor<?x64xf32>, %w: tensor<?x64xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<?x64xf32>, tensor<?x64xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
