@@ -27,6 +27,14 @@
 // RUN:   'steps.0.quantized[tensor=fp8.gemm.arg1].next_scale ~= f32(448 / amax("%t.w.npy"))' \
 // RUN:   'steps.1.quantized[tensor=fp8.gemm.arg1].flushed_to_zero == 0' \
 // RUN:   'steps.1.outputs.0.sqnr_db >= 25' 'steps.2.outputs.0.sqnr_db >= 25'
+// The same through the scalar loops (--scalar-loops): the same counts and
+// scales, which the vectorized counts once got wrong.
+// RUN: fp8-run %s --fp8-pipeline="scaling=delayed history=16" --scalar-loops \
+// RUN:   --arg=1:%t.w.npy --steps=2 --json > %t.loops.json
+// RUN: %python %S/Inputs/check_json.py %t.loops.json \
+// RUN:   'steps.0.quantized[tensor=fp8.gemm.arg1].flushed_to_zero ~= flushed("%t.w.npy", 1.0)' \
+// RUN:   'steps.0.quantized[tensor=fp8.gemm.arg1].next_scale ~= f32(448 / amax("%t.w.npy"))' \
+// RUN:   'steps.1.outputs.0.sqnr_db >= 25'
 //
 // Small weights: the initial scale costs step 0 its accuracy, not step 1.
 // RUN: fp8-run %s --fp8-pipeline="scaling=delayed history=16" \

@@ -115,6 +115,11 @@ static cl::opt<bool> plainInputs(
              "the dimension they index"));
 static cl::opt<bool> quiet(cl::cat(runCategory), "quiet",
                            cl::desc("No progress lines on stderr"));
+static cl::opt<bool> scalarLoops(
+    cl::cat(runCategory), "scalar-loops",
+    cl::desc("Compile every version as scalar loops on one thread "
+             "(fp8-lower-to-cpu{vectorize=false threads=false}), to compare "
+             "with the tiled, vectorized, threaded code; same FP8 bits"));
 static cl::opt<std::string> golden(
     cl::cat(runCategory), "golden",
     cl::desc("What both versions are measured against: the graph evaluated "
@@ -982,7 +987,7 @@ int main(int argc, char **argv) {
   llvm::StringMap<InputDefault> inputDefaults = chooseInputDefaults(
       *reference, reference->lookupSymbol<func::FuncOp>(*name));
   std::unique_ptr<CompiledFunction> referenceFn =
-      CompiledFunction::compile(*reference, *name, error);
+      CompiledFunction::compile(*reference, *name, error, !scalarLoops);
   if (!referenceFn)
     return fail(error);
   double referenceCompileSeconds = seconds(compileStart);
@@ -1006,7 +1011,8 @@ int main(int argc, char **argv) {
                                    wide->lookupSymbol<func::FuncOp>(*name),
                                    budget, "in " + golden)))
         return 1;
-      goldenFn = CompiledFunction::compile(*wide, *name, error);
+      goldenFn =
+          CompiledFunction::compile(*wide, *name, error, !scalarLoops);
       if (!goldenFn)
         return fail(error);
       goldenDescription = "the graph in " + golden;
@@ -1047,7 +1053,7 @@ int main(int argc, char **argv) {
   llvm::StringMap<RankedTensorType> scalingState =
       findScalingState(*quantized);
   std::unique_ptr<CompiledFunction> fp8Fn =
-      CompiledFunction::compile(*quantized, *name, error);
+      CompiledFunction::compile(*quantized, *name, error, !scalarLoops);
   if (!fp8Fn)
     return fail(error);
   double fp8CompileSeconds = seconds(compileStart);

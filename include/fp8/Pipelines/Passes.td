@@ -80,9 +80,10 @@ def FP8TileAndVectorizeForCPU
     Contractions (one reduction dimension, a multiply-add body: matmuls,
     batch matmuls, the decoded FP8 GEMM of `fp8.scaled_matmul`) get three
     levels of tiles: `scf.parallel` over `cache-tile` blocks of M and N (the
-    threads' work, when `threads` is set), `scf.for` over K blocks, and a
-    `register-tile` M x N accumulator that stays in vector registers while
-    the innermost loop walks K one step at a time. Each output element is
+    threads' work, when `threads` is set; clamped to static sizes),
+    `scf.for` over K blocks, and a `register-tile` M x N accumulator that
+    stays in vector registers while the innermost loop walks K, 8 steps per
+    `vector.contract`, one outer product (FMA per row) per step. Each output element is
     still accumulated in K order, one rounding per step: FP8 products are
     exact in f32, so the fused multiply-add gives the bits the scalar loops
     give.
@@ -91,15 +92,19 @@ def FP8TileAndVectorizeForCPU
     (element-wise ops, row reductions, fills, broadcasts) are vectorized
     along it, 16 lanes at a time with masks at the ends, with outer loops
     in `scf.parallel` when they are large. Reductions along the innermost
-    loop stay in order (ordered vector reductions). Anything the vectorizer
-    declines (gathers, transposes) is left for `convert-linalg-to-loops`.
+    loop stay in order (ordered vector reductions); reductions of a
+    loop-invariant value stay scalar (MLIR 22's vectorizer counts them once
+    per vector). Transposing copies run as scalar 32 x 32 blocks. Anything
+    the vectorizer declines (gathers) is left for `convert-linalg-to-loops`.
+    docs/cpu-codegen.md has the schedule, the numbers and why FP8 bits do
+    not change.
   }];
   let options = [
     Option<"threads", "threads", "bool", /*default=*/"true",
            "Outer tiles in scf.parallel loops (OpenMP threads in "
            "fp8-lower-to-cpu)">,
     ListOption<"cacheTile", "cache-tile", "int64_t",
-               "Contraction blocks M,N,K (default 64,256,256)">,
+               "Contraction blocks M,N,K (default 128,256,256)">,
     ListOption<"registerTile", "register-tile", "int64_t",
                "Contraction accumulator M,N in registers (default 8,32)">,
   ];
