@@ -33,92 +33,93 @@
 #map26 = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 #map27 = affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>
 #map28 = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#map29 = affine_map<() -> ()>
 module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-heads=2 ffn=192 seq=16 batch=2 vocab=128 dtype=bf16 form=named weights=args mode=train"} {
-  func.func @train_step(%arg0: tensor<2x16xi64>, %arg1: tensor<2x16xi64>, %arg2: tensor<f32> {fp8.role = "grad"}, %arg3: f32, %arg4: tensor<128x64xf32> {fp8.role = "weight"}, %arg5: tensor<64xf32> {fp8.role = "weight"}, %arg6: tensor<64x64xf32> {fp8.role = "weight"}, %arg7: tensor<32x64xf32> {fp8.role = "weight"}, %arg8: tensor<32x64xf32> {fp8.role = "weight"}, %arg9: tensor<64x64xf32> {fp8.role = "weight"}, %arg10: tensor<64xf32> {fp8.role = "weight"}, %arg11: tensor<192x64xf32> {fp8.role = "weight"}, %arg12: tensor<192x64xf32> {fp8.role = "weight"}, %arg13: tensor<64x192xf32> {fp8.role = "weight"}, %arg14: tensor<64xf32> {fp8.role = "weight"}, %arg15: tensor<128x64xf32> {fp8.role = "weight"}, %arg16: tensor<128x64xf32>, %arg17: tensor<64xf32>, %arg18: tensor<64x64xf32>, %arg19: tensor<32x64xf32>, %arg20: tensor<32x64xf32>, %arg21: tensor<64x64xf32>, %arg22: tensor<64xf32>, %arg23: tensor<192x64xf32>, %arg24: tensor<192x64xf32>, %arg25: tensor<64x192xf32>, %arg26: tensor<64xf32>, %arg27: tensor<128x64xf32>, %arg28: tensor<128x64xf32>, %arg29: tensor<64xf32>, %arg30: tensor<64x64xf32>, %arg31: tensor<32x64xf32>, %arg32: tensor<32x64xf32>, %arg33: tensor<64x64xf32>, %arg34: tensor<64xf32>, %arg35: tensor<192x64xf32>, %arg36: tensor<192x64xf32>, %arg37: tensor<64x192xf32>, %arg38: tensor<64xf32>, %arg39: tensor<128x64xf32>) -> (tensor<f32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>) {
+  func.func @train_step(%arg0: tensor<2x16xi64> {fp8.train = "tokens"}, %arg1: tensor<2x16xi64> {fp8.train = "targets"}, %arg2: tensor<f32> {fp8.role = "grad", fp8.train = "loss_scale"}, %arg3: f32 {fp8.train = "step"}, %arg4: tensor<128x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg5: tensor<64xf32> {fp8.init = "ones", fp8.role = "weight", fp8.train = "parameter"}, %arg6: tensor<64x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg7: tensor<32x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg8: tensor<32x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg9: tensor<64x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg10: tensor<64xf32> {fp8.init = "ones", fp8.role = "weight", fp8.train = "parameter"}, %arg11: tensor<192x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg12: tensor<192x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg13: tensor<64x192xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg14: tensor<64xf32> {fp8.init = "ones", fp8.role = "weight", fp8.train = "parameter"}, %arg15: tensor<128x64xf32> {fp8.init = 2.000000e-02 : f64, fp8.role = "weight", fp8.train = "parameter"}, %arg16: tensor<128x64xf32> {fp8.train = "moment1"}, %arg17: tensor<64xf32> {fp8.train = "moment1"}, %arg18: tensor<64x64xf32> {fp8.train = "moment1"}, %arg19: tensor<32x64xf32> {fp8.train = "moment1"}, %arg20: tensor<32x64xf32> {fp8.train = "moment1"}, %arg21: tensor<64x64xf32> {fp8.train = "moment1"}, %arg22: tensor<64xf32> {fp8.train = "moment1"}, %arg23: tensor<192x64xf32> {fp8.train = "moment1"}, %arg24: tensor<192x64xf32> {fp8.train = "moment1"}, %arg25: tensor<64x192xf32> {fp8.train = "moment1"}, %arg26: tensor<64xf32> {fp8.train = "moment1"}, %arg27: tensor<128x64xf32> {fp8.train = "moment1"}, %arg28: tensor<128x64xf32> {fp8.train = "moment2"}, %arg29: tensor<64xf32> {fp8.train = "moment2"}, %arg30: tensor<64x64xf32> {fp8.train = "moment2"}, %arg31: tensor<32x64xf32> {fp8.train = "moment2"}, %arg32: tensor<32x64xf32> {fp8.train = "moment2"}, %arg33: tensor<64x64xf32> {fp8.train = "moment2"}, %arg34: tensor<64xf32> {fp8.train = "moment2"}, %arg35: tensor<192x64xf32> {fp8.train = "moment2"}, %arg36: tensor<192x64xf32> {fp8.train = "moment2"}, %arg37: tensor<64x192xf32> {fp8.train = "moment2"}, %arg38: tensor<64xf32> {fp8.train = "moment2"}, %arg39: tensor<128x64xf32> {fp8.train = "moment2"}) -> (tensor<f32> {fp8.train = "loss"}, tensor<128x64xf32> {fp8.train = "parameter"}, tensor<64xf32> {fp8.train = "parameter"}, tensor<64x64xf32> {fp8.train = "parameter"}, tensor<32x64xf32> {fp8.train = "parameter"}, tensor<32x64xf32> {fp8.train = "parameter"}, tensor<64x64xf32> {fp8.train = "parameter"}, tensor<64xf32> {fp8.train = "parameter"}, tensor<192x64xf32> {fp8.train = "parameter"}, tensor<192x64xf32> {fp8.train = "parameter"}, tensor<64x192xf32> {fp8.train = "parameter"}, tensor<64xf32> {fp8.train = "parameter"}, tensor<128x64xf32> {fp8.train = "parameter"}, tensor<128x64xf32> {fp8.train = "moment1"}, tensor<64xf32> {fp8.train = "moment1"}, tensor<64x64xf32> {fp8.train = "moment1"}, tensor<32x64xf32> {fp8.train = "moment1"}, tensor<32x64xf32> {fp8.train = "moment1"}, tensor<64x64xf32> {fp8.train = "moment1"}, tensor<64xf32> {fp8.train = "moment1"}, tensor<192x64xf32> {fp8.train = "moment1"}, tensor<192x64xf32> {fp8.train = "moment1"}, tensor<64x192xf32> {fp8.train = "moment1"}, tensor<64xf32> {fp8.train = "moment1"}, tensor<128x64xf32> {fp8.train = "moment1"}, tensor<128x64xf32> {fp8.train = "moment2"}, tensor<64xf32> {fp8.train = "moment2"}, tensor<64x64xf32> {fp8.train = "moment2"}, tensor<32x64xf32> {fp8.train = "moment2"}, tensor<32x64xf32> {fp8.train = "moment2"}, tensor<64x64xf32> {fp8.train = "moment2"}, tensor<64xf32> {fp8.train = "moment2"}, tensor<192x64xf32> {fp8.train = "moment2"}, tensor<192x64xf32> {fp8.train = "moment2"}, tensor<64x192xf32> {fp8.train = "moment2"}, tensor<64xf32> {fp8.train = "moment2"}, tensor<128x64xf32> {fp8.train = "moment2"}, tensor<f32> {fp8.train = "grad_norm"}) attributes {fp8.train_step} {
     %c16 = arith.constant 16 : index
     %0 = tensor.empty() : tensor<128x64xbf16>
     %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg4 : tensor<128x64xf32>) outs(%0 : tensor<128x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<128x64xbf16>
     %2 = tensor.empty() : tensor<64xbf16>
     %3 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel"]} ins(%arg5 : tensor<64xf32>) outs(%2 : tensor<64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<64xbf16>
     %4 = tensor.empty() : tensor<64x64xbf16>
     %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg6 : tensor<64x64xf32>) outs(%4 : tensor<64x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<64x64xbf16>
     %6 = tensor.empty() : tensor<32x64xbf16>
     %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg7 : tensor<32x64xf32>) outs(%6 : tensor<32x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<32x64xbf16>
     %8 = tensor.empty() : tensor<32x64xbf16>
     %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg8 : tensor<32x64xf32>) outs(%8 : tensor<32x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<32x64xbf16>
     %10 = tensor.empty() : tensor<64x64xbf16>
     %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg9 : tensor<64x64xf32>) outs(%10 : tensor<64x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<64x64xbf16>
     %12 = tensor.empty() : tensor<64xbf16>
     %13 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel"]} ins(%arg10 : tensor<64xf32>) outs(%12 : tensor<64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<64xbf16>
     %14 = tensor.empty() : tensor<192x64xbf16>
     %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg11 : tensor<192x64xf32>) outs(%14 : tensor<192x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<192x64xbf16>
     %16 = tensor.empty() : tensor<192x64xbf16>
     %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg12 : tensor<192x64xf32>) outs(%16 : tensor<192x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<192x64xbf16>
     %18 = tensor.empty() : tensor<64x192xbf16>
     %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg13 : tensor<64x192xf32>) outs(%18 : tensor<64x192xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<64x192xbf16>
     %20 = tensor.empty() : tensor<64xbf16>
     %21 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel"]} ins(%arg14 : tensor<64xf32>) outs(%20 : tensor<64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<64xbf16>
     %22 = tensor.empty() : tensor<128x64xbf16>
     %23 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg15 : tensor<128x64xf32>) outs(%22 : tensor<128x64xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<128x64xbf16>
     %24 = tensor.empty() : tensor<2x16x64xbf16>
     %25 = linalg.generic {indexing_maps = [#map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x16xi64>) outs(%24 : tensor<2x16x64xbf16>) {
     ^bb0(%in: i64, %out: bf16):
-      %322 = linalg.index 0 : index
-      %323 = linalg.index 1 : index
-      %324 = linalg.index 2 : index
-      %325 = arith.index_cast %in : i64 to index
-      %extracted = tensor.extract %1[%325, %324] : tensor<128x64xbf16>
-      %326 = arith.extf %extracted : bf16 to f32
-      %327 = arith.truncf %326 : f32 to bf16
-      linalg.yield %327 : bf16
+      %382 = linalg.index 0 : index
+      %383 = linalg.index 1 : index
+      %384 = linalg.index 2 : index
+      %385 = arith.index_cast %in : i64 to index
+      %extracted = tensor.extract %1[%385, %384] : tensor<128x64xbf16>
+      %386 = arith.extf %extracted : bf16 to f32
+      %387 = arith.truncf %386 : f32 to bf16
+      linalg.yield %387 : bf16
     } -> tensor<2x16x64xbf16>
     %collapsed = tensor.collapse_shape %25 [[0, 1], [2]] : tensor<2x16x64xbf16> into tensor<32x64xbf16>
     %cst = arith.constant 1.562500e-02 : f32
@@ -128,28 +129,28 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %27 = linalg.fill ins(%cst_1 : f32) outs(%26 : tensor<32xf32>) -> tensor<32xf32>
     %28 = linalg.generic {indexing_maps = [#map, #map4], iterator_types = ["parallel", "reduction"]} ins(%collapsed : tensor<32x64xbf16>) outs(%27 : tensor<32xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.addf %out, %323 : f32
-      linalg.yield %324 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<32xf32>
     %29 = tensor.empty() : tensor<32xf32>
     %30 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel"]} ins(%28 : tensor<32xf32>) outs(%29 : tensor<32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %322 = arith.mulf %in, %cst : f32
-      %323 = arith.addf %322, %cst_0 : f32
-      %324 = math.rsqrt %323 : f32
-      linalg.yield %324 : f32
+      %382 = arith.mulf %in, %cst : f32
+      %383 = arith.addf %382, %cst_0 : f32
+      %384 = math.rsqrt %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<32xf32>
     %31 = tensor.empty() : tensor<32x64xbf16>
     %32 = linalg.generic {indexing_maps = [#map, #map4, #map5, #map], iterator_types = ["parallel", "parallel"]} ins(%collapsed, %30, %3 : tensor<32x64xbf16>, tensor<32xf32>, tensor<64xbf16>) outs(%31 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: f32, %in_183: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_183 : bf16 to f32
-      %324 = arith.mulf %322, %in_182 : f32
-      %325 = arith.mulf %324, %323 : f32
-      %326 = arith.truncf %325 : f32 to bf16
-      linalg.yield %326 : bf16
+    ^bb0(%in: bf16, %in_194: f32, %in_195: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_195 : bf16 to f32
+      %384 = arith.mulf %382, %in_194 : f32
+      %385 = arith.mulf %384, %383 : f32
+      %386 = arith.truncf %385 : f32 to bf16
+      linalg.yield %386 : bf16
     } -> tensor<32x64xbf16>
     %33 = tensor.empty() : tensor<32x64xbf16>
     %cst_2 = arith.constant 0.000000e+00 : bf16
@@ -168,35 +169,35 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_6 = arith.constant 1.000000e+00 : f32
     %42 = tensor.empty() : tensor<32x4x2x8xbf16>
     %43 = linalg.generic {indexing_maps = [#map8, #map9, #map10], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %expanded : tensor<32x4x2x8xbf16>, tensor<32x4x2x8xbf16>) outs(%42 : tensor<32x4x2x8xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = linalg.index 0 : index
-      %325 = linalg.index 1 : index
-      %326 = linalg.index 2 : index
-      %327 = linalg.index 3 : index
-      %328 = arith.remui %324, %c16 : index
-      %329 = arith.index_castui %327 : index to i64
-      %330 = arith.uitofp %329 : i64 to f32
-      %331 = arith.mulf %330, %cst_5 : f32
-      %332 = math.exp %331 : f32
-      %333 = arith.index_castui %328 : index to i64
-      %334 = arith.uitofp %333 : i64 to f32
-      %335 = arith.mulf %334, %332 : f32
-      %336 = math.cos %335 : f32
-      %337 = math.sin %335 : f32
-      %338 = arith.mulf %337, %cst_6 : f32
-      %339 = arith.mulf %323, %338 : f32
-      %340 = arith.mulf %322, %336 : f32
-      %341 = arith.subf %340, %339 : f32
-      %342 = arith.mulf %322, %338 : f32
-      %343 = arith.mulf %323, %336 : f32
-      %344 = arith.addf %343, %342 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = linalg.index 0 : index
+      %385 = linalg.index 1 : index
+      %386 = linalg.index 2 : index
+      %387 = linalg.index 3 : index
+      %388 = arith.remui %384, %c16 : index
+      %389 = arith.index_castui %387 : index to i64
+      %390 = arith.uitofp %389 : i64 to f32
+      %391 = arith.mulf %390, %cst_5 : f32
+      %392 = math.exp %391 : f32
+      %393 = arith.index_castui %388 : index to i64
+      %394 = arith.uitofp %393 : i64 to f32
+      %395 = arith.mulf %394, %392 : f32
+      %396 = math.cos %395 : f32
+      %397 = math.sin %395 : f32
+      %398 = arith.mulf %397, %cst_6 : f32
+      %399 = arith.mulf %383, %398 : f32
+      %400 = arith.mulf %382, %396 : f32
+      %401 = arith.subf %400, %399 : f32
+      %402 = arith.mulf %382, %398 : f32
+      %403 = arith.mulf %383, %396 : f32
+      %404 = arith.addf %403, %402 : f32
       %c0 = arith.constant 0 : index
-      %345 = arith.cmpi eq, %326, %c0 : index
-      %346 = arith.select %345, %341, %344 : f32
-      %347 = arith.truncf %346 : f32 to bf16
-      linalg.yield %347 : bf16
+      %405 = arith.cmpi eq, %386, %c0 : index
+      %406 = arith.select %405, %401, %404 : f32
+      %407 = arith.truncf %406 : f32 to bf16
+      linalg.yield %407 : bf16
     } -> tensor<32x4x2x8xbf16>
     %collapsed_7 = tensor.collapse_shape %43 [[0], [1, 2, 3]] : tensor<32x4x2x8xbf16> into tensor<32x64xbf16>
     %expanded_8 = tensor.expand_shape %38 [[0], [1, 2, 3]] output_shape [32, 2, 2, 8] : tensor<32x32xbf16> into tensor<32x2x2x8xbf16>
@@ -204,35 +205,35 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_10 = arith.constant 1.000000e+00 : f32
     %44 = tensor.empty() : tensor<32x2x2x8xbf16>
     %45 = linalg.generic {indexing_maps = [#map8, #map9, #map10], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_8, %expanded_8 : tensor<32x2x2x8xbf16>, tensor<32x2x2x8xbf16>) outs(%44 : tensor<32x2x2x8xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = linalg.index 0 : index
-      %325 = linalg.index 1 : index
-      %326 = linalg.index 2 : index
-      %327 = linalg.index 3 : index
-      %328 = arith.remui %324, %c16 : index
-      %329 = arith.index_castui %327 : index to i64
-      %330 = arith.uitofp %329 : i64 to f32
-      %331 = arith.mulf %330, %cst_9 : f32
-      %332 = math.exp %331 : f32
-      %333 = arith.index_castui %328 : index to i64
-      %334 = arith.uitofp %333 : i64 to f32
-      %335 = arith.mulf %334, %332 : f32
-      %336 = math.cos %335 : f32
-      %337 = math.sin %335 : f32
-      %338 = arith.mulf %337, %cst_10 : f32
-      %339 = arith.mulf %323, %338 : f32
-      %340 = arith.mulf %322, %336 : f32
-      %341 = arith.subf %340, %339 : f32
-      %342 = arith.mulf %322, %338 : f32
-      %343 = arith.mulf %323, %336 : f32
-      %344 = arith.addf %343, %342 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = linalg.index 0 : index
+      %385 = linalg.index 1 : index
+      %386 = linalg.index 2 : index
+      %387 = linalg.index 3 : index
+      %388 = arith.remui %384, %c16 : index
+      %389 = arith.index_castui %387 : index to i64
+      %390 = arith.uitofp %389 : i64 to f32
+      %391 = arith.mulf %390, %cst_9 : f32
+      %392 = math.exp %391 : f32
+      %393 = arith.index_castui %388 : index to i64
+      %394 = arith.uitofp %393 : i64 to f32
+      %395 = arith.mulf %394, %392 : f32
+      %396 = math.cos %395 : f32
+      %397 = math.sin %395 : f32
+      %398 = arith.mulf %397, %cst_10 : f32
+      %399 = arith.mulf %383, %398 : f32
+      %400 = arith.mulf %382, %396 : f32
+      %401 = arith.subf %400, %399 : f32
+      %402 = arith.mulf %382, %398 : f32
+      %403 = arith.mulf %383, %396 : f32
+      %404 = arith.addf %403, %402 : f32
       %c0 = arith.constant 0 : index
-      %345 = arith.cmpi eq, %326, %c0 : index
-      %346 = arith.select %345, %341, %344 : f32
-      %347 = arith.truncf %346 : f32 to bf16
-      linalg.yield %347 : bf16
+      %405 = arith.cmpi eq, %386, %c0 : index
+      %406 = arith.select %405, %401, %404 : f32
+      %407 = arith.truncf %406 : f32 to bf16
+      linalg.yield %407 : bf16
     } -> tensor<32x2x2x8xbf16>
     %collapsed_11 = tensor.collapse_shape %45 [[0], [1, 2, 3]] : tensor<32x2x2x8xbf16> into tensor<32x32xbf16>
     %expanded_12 = tensor.expand_shape %collapsed_7 [[0, 1], [2, 3, 4]] output_shape [2, 16, 2, 2, 16] : tensor<32x64xbf16> into tensor<2x16x2x2x16xbf16>
@@ -265,41 +266,41 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %55 = tensor.empty() : tensor<8x16x16xf32>
     %56 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%54 : tensor<8x16x16xbf16>) outs(%55 : tensor<8x16x16xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = linalg.index 0 : index
-      %324 = linalg.index 1 : index
-      %325 = linalg.index 2 : index
-      %326 = arith.mulf %322, %cst_19 : f32
-      %327 = arith.cmpi ugt, %325, %324 : index
-      %328 = arith.select %327, %cst_20, %326 : f32
-      linalg.yield %328 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = linalg.index 0 : index
+      %384 = linalg.index 1 : index
+      %385 = linalg.index 2 : index
+      %386 = arith.mulf %382, %cst_19 : f32
+      %387 = arith.cmpi ugt, %385, %384 : index
+      %388 = arith.select %387, %cst_20, %386 : f32
+      linalg.yield %388 : f32
     } -> tensor<8x16x16xf32>
     %57 = tensor.empty() : tensor<8x16xf32>
     %cst_21 = arith.constant 0xFF800000 : f32
     %58 = linalg.fill ins(%cst_21 : f32) outs(%57 : tensor<8x16xf32>) -> tensor<8x16xf32>
     %59 = linalg.generic {indexing_maps = [#map3, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%56 : tensor<8x16x16xf32>) outs(%58 : tensor<8x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %322 = arith.maximumf %out, %in : f32
-      linalg.yield %322 : f32
+      %382 = arith.maximumf %out, %in : f32
+      linalg.yield %382 : f32
     } -> tensor<8x16xf32>
     %60 = tensor.empty() : tensor<8x16xf32>
     %cst_22 = arith.constant 0.000000e+00 : f32
     %61 = linalg.fill ins(%cst_22 : f32) outs(%60 : tensor<8x16xf32>) -> tensor<8x16xf32>
     %62 = linalg.generic {indexing_maps = [#map3, #map2, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%56, %59 : tensor<8x16x16xf32>, tensor<8x16xf32>) outs(%61 : tensor<8x16xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.subf %in, %in_182 : f32
-      %323 = math.exp %322 : f32
-      %324 = arith.addf %out, %323 : f32
-      linalg.yield %324 : f32
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.subf %in, %in_194 : f32
+      %383 = math.exp %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<8x16xf32>
     %63 = tensor.empty() : tensor<8x16x16xbf16>
     %64 = linalg.generic {indexing_maps = [#map3, #map2, #map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%56, %59, %62 : tensor<8x16x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) outs(%63 : tensor<8x16x16xbf16>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: bf16):
-      %322 = arith.subf %in, %in_182 : f32
-      %323 = math.exp %322 : f32
-      %324 = arith.divf %323, %in_183 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: bf16):
+      %382 = arith.subf %in, %in_194 : f32
+      %383 = math.exp %382 : f32
+      %384 = arith.divf %383, %in_195 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<8x16x16xbf16>
     %65 = tensor.empty() : tensor<8x16x16xbf16>
     %cst_23 = arith.constant 0.000000e+00 : bf16
@@ -318,12 +319,12 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %72 = linalg.matmul indexing_maps = [#map6, #map7, #map2] ins(%collapsed_25, %11 : tensor<32x64xbf16>, tensor<64x64xbf16>) outs(%71 : tensor<32x64xbf16>) -> tensor<32x64xbf16>
     %73 = tensor.empty() : tensor<32x64xbf16>
     %74 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%collapsed, %72 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%73 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %cst_27 = arith.constant 1.562500e-02 : f32
     %cst_28 = arith.constant 9.99999974E-6 : f32
@@ -332,28 +333,28 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %76 = linalg.fill ins(%cst_29 : f32) outs(%75 : tensor<32xf32>) -> tensor<32xf32>
     %77 = linalg.generic {indexing_maps = [#map, #map4], iterator_types = ["parallel", "reduction"]} ins(%74 : tensor<32x64xbf16>) outs(%76 : tensor<32xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.addf %out, %323 : f32
-      linalg.yield %324 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<32xf32>
     %78 = tensor.empty() : tensor<32xf32>
     %79 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel"]} ins(%77 : tensor<32xf32>) outs(%78 : tensor<32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %322 = arith.mulf %in, %cst_27 : f32
-      %323 = arith.addf %322, %cst_28 : f32
-      %324 = math.rsqrt %323 : f32
-      linalg.yield %324 : f32
+      %382 = arith.mulf %in, %cst_27 : f32
+      %383 = arith.addf %382, %cst_28 : f32
+      %384 = math.rsqrt %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<32xf32>
     %80 = tensor.empty() : tensor<32x64xbf16>
     %81 = linalg.generic {indexing_maps = [#map, #map4, #map5, #map], iterator_types = ["parallel", "parallel"]} ins(%74, %79, %13 : tensor<32x64xbf16>, tensor<32xf32>, tensor<64xbf16>) outs(%80 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: f32, %in_183: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_183 : bf16 to f32
-      %324 = arith.mulf %322, %in_182 : f32
-      %325 = arith.mulf %324, %323 : f32
-      %326 = arith.truncf %325 : f32 to bf16
-      linalg.yield %326 : bf16
+    ^bb0(%in: bf16, %in_194: f32, %in_195: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_195 : bf16 to f32
+      %384 = arith.mulf %382, %in_194 : f32
+      %385 = arith.mulf %384, %383 : f32
+      %386 = arith.truncf %385 : f32 to bf16
+      linalg.yield %386 : bf16
     } -> tensor<32x64xbf16>
     %82 = tensor.empty() : tensor<32x192xbf16>
     %cst_30 = arith.constant 0.000000e+00 : bf16
@@ -365,17 +366,17 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %87 = linalg.matmul indexing_maps = [#map6, #map7, #map2] ins(%81, %17 : tensor<32x64xbf16>, tensor<192x64xbf16>) outs(%86 : tensor<32x192xbf16>) -> tensor<32x192xbf16>
     %88 = tensor.empty() : tensor<32x192xbf16>
     %89 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%84, %87 : tensor<32x192xbf16>, tensor<32x192xbf16>) outs(%88 : tensor<32x192xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %cst_183 = arith.constant 1.000000e+00 : f32
-      %324 = arith.negf %322 : f32
-      %325 = math.exp %324 : f32
-      %326 = arith.addf %cst_183, %325 : f32
-      %327 = arith.divf %322, %326 : f32
-      %328 = arith.mulf %327, %323 : f32
-      %329 = arith.truncf %328 : f32 to bf16
-      linalg.yield %329 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %cst_195 = arith.constant 1.000000e+00 : f32
+      %384 = arith.negf %382 : f32
+      %385 = math.exp %384 : f32
+      %386 = arith.addf %cst_195, %385 : f32
+      %387 = arith.divf %382, %386 : f32
+      %388 = arith.mulf %387, %383 : f32
+      %389 = arith.truncf %388 : f32 to bf16
+      linalg.yield %389 : bf16
     } -> tensor<32x192xbf16>
     %90 = tensor.empty() : tensor<32x64xbf16>
     %cst_32 = arith.constant 0.000000e+00 : bf16
@@ -383,12 +384,12 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %92 = linalg.matmul indexing_maps = [#map6, #map7, #map2] ins(%89, %19 : tensor<32x192xbf16>, tensor<64x192xbf16>) outs(%91 : tensor<32x64xbf16>) -> tensor<32x64xbf16>
     %93 = tensor.empty() : tensor<32x64xbf16>
     %94 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%74, %92 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%93 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %cst_33 = arith.constant 1.562500e-02 : f32
     %cst_34 = arith.constant 9.99999974E-6 : f32
@@ -397,28 +398,28 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %96 = linalg.fill ins(%cst_35 : f32) outs(%95 : tensor<32xf32>) -> tensor<32xf32>
     %97 = linalg.generic {indexing_maps = [#map, #map4], iterator_types = ["parallel", "reduction"]} ins(%94 : tensor<32x64xbf16>) outs(%96 : tensor<32xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.addf %out, %323 : f32
-      linalg.yield %324 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<32xf32>
     %98 = tensor.empty() : tensor<32xf32>
     %99 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel"]} ins(%97 : tensor<32xf32>) outs(%98 : tensor<32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %322 = arith.mulf %in, %cst_33 : f32
-      %323 = arith.addf %322, %cst_34 : f32
-      %324 = math.rsqrt %323 : f32
-      linalg.yield %324 : f32
+      %382 = arith.mulf %in, %cst_33 : f32
+      %383 = arith.addf %382, %cst_34 : f32
+      %384 = math.rsqrt %383 : f32
+      linalg.yield %384 : f32
     } -> tensor<32xf32>
     %100 = tensor.empty() : tensor<32x64xbf16>
     %101 = linalg.generic {indexing_maps = [#map, #map4, #map5, #map], iterator_types = ["parallel", "parallel"]} ins(%94, %99, %21 : tensor<32x64xbf16>, tensor<32xf32>, tensor<64xbf16>) outs(%100 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: f32, %in_183: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_183 : bf16 to f32
-      %324 = arith.mulf %322, %in_182 : f32
-      %325 = arith.mulf %324, %323 : f32
-      %326 = arith.truncf %325 : f32 to bf16
-      linalg.yield %326 : bf16
+    ^bb0(%in: bf16, %in_194: f32, %in_195: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_195 : bf16 to f32
+      %384 = arith.mulf %382, %in_194 : f32
+      %385 = arith.mulf %384, %383 : f32
+      %386 = arith.truncf %385 : f32 to bf16
+      linalg.yield %386 : bf16
     } -> tensor<32x64xbf16>
     %102 = tensor.empty() : tensor<32x128xbf16>
     %cst_36 = arith.constant 0.000000e+00 : bf16
@@ -435,65 +436,65 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %109 = linalg.fill ins(%cst_39 : f32) outs(%108 : tensor<32xf32>) -> tensor<32xf32>
     %110 = linalg.generic {indexing_maps = [#map, #map4], iterator_types = ["parallel", "reduction"]} ins(%104 : tensor<32x128xbf16>) outs(%109 : tensor<32xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.maximumf %out, %322 : f32
-      linalg.yield %323 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.maximumf %out, %382 : f32
+      linalg.yield %383 : f32
     } -> tensor<32xf32>
     %111 = tensor.empty() : tensor<32xf32>
     %cst_40 = arith.constant 0.000000e+00 : f32
     %112 = linalg.fill ins(%cst_40 : f32) outs(%111 : tensor<32xf32>) -> tensor<32xf32>
     %113 = linalg.generic {indexing_maps = [#map, #map4, #map4], iterator_types = ["parallel", "reduction"]} ins(%104, %110 : tensor<32x128xbf16>, tensor<32xf32>) outs(%112 : tensor<32xf32>) {
-    ^bb0(%in: bf16, %in_182: f32, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.subf %322, %in_182 : f32
-      %324 = math.exp %323 : f32
-      %325 = arith.addf %out, %324 : f32
-      linalg.yield %325 : f32
+    ^bb0(%in: bf16, %in_194: f32, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.subf %382, %in_194 : f32
+      %384 = math.exp %383 : f32
+      %385 = arith.addf %out, %384 : f32
+      linalg.yield %385 : f32
     } -> tensor<32xf32>
     %cst_41 = arith.constant 0.000000e+00 : f32
     %114 = tensor.empty() : tensor<32xf32>
     %cst_42 = arith.constant 0.000000e+00 : f32
     %115 = linalg.fill ins(%cst_42 : f32) outs(%114 : tensor<32xf32>) -> tensor<32xf32>
     %116 = linalg.generic {indexing_maps = [#map, #map4, #map4], iterator_types = ["parallel", "reduction"]} ins(%104, %collapsed_38 : tensor<32x128xbf16>, tensor<32xi64>) outs(%115 : tensor<32xf32>) {
-    ^bb0(%in: bf16, %in_182: i64, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = linalg.index 0 : index
-      %324 = linalg.index 1 : index
-      %325 = arith.index_cast %324 : index to i64
-      %326 = arith.cmpi eq, %in_182, %325 : i64
-      %327 = arith.select %326, %322, %cst_41 : f32
-      %328 = arith.addf %out, %327 : f32
-      linalg.yield %328 : f32
+    ^bb0(%in: bf16, %in_194: i64, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = linalg.index 0 : index
+      %384 = linalg.index 1 : index
+      %385 = arith.index_cast %384 : index to i64
+      %386 = arith.cmpi eq, %in_194, %385 : i64
+      %387 = arith.select %386, %382, %cst_41 : f32
+      %388 = arith.addf %out, %387 : f32
+      linalg.yield %388 : f32
     } -> tensor<32xf32>
     %117 = tensor.empty() : tensor<f32>
     %cst_43 = arith.constant 0.000000e+00 : f32
     %118 = linalg.fill ins(%cst_43 : f32) outs(%117 : tensor<f32>) -> tensor<f32>
     %119 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map18], iterator_types = ["reduction"]} ins(%110, %113, %116 : tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) outs(%118 : tensor<f32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = math.log %in_182 : f32
-      %323 = arith.addf %in, %322 : f32
-      %324 = arith.subf %323, %in_183 : f32
-      %325 = arith.mulf %324, %107 : f32
-      %326 = arith.addf %out, %325 : f32
-      linalg.yield %326 : f32
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = math.log %in_194 : f32
+      %383 = arith.addf %in, %382 : f32
+      %384 = arith.subf %383, %in_195 : f32
+      %385 = arith.mulf %384, %107 : f32
+      %386 = arith.addf %out, %385 : f32
+      linalg.yield %386 : f32
     } -> tensor<f32>
     %120 = tensor.empty() : tensor<32x128xbf16>
     %121 = linalg.generic {indexing_maps = [#map, #map4, #map4, #map4, #map19, #map], iterator_types = ["parallel", "parallel"]} ins(%104, %110, %113, %collapsed_38, %arg2 : tensor<32x128xbf16>, tensor<32xf32>, tensor<32xf32>, tensor<32xi64>, tensor<f32>) outs(%120 : tensor<32x128xbf16>) {
-    ^bb0(%in: bf16, %in_182: f32, %in_183: f32, %in_184: i64, %in_185: f32, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = linalg.index 0 : index
-      %324 = linalg.index 1 : index
-      %325 = arith.subf %322, %in_182 : f32
-      %326 = math.exp %325 : f32
-      %327 = arith.divf %326, %in_183 : f32
-      %328 = arith.index_cast %324 : index to i64
-      %329 = arith.cmpi eq, %in_184, %328 : i64
-      %330 = arith.select %329, %cst_37, %cst_41 : f32
-      %331 = arith.subf %327, %330 : f32
-      %332 = arith.mulf %331, %in_185 : f32
-      %333 = arith.mulf %332, %107 : f32
-      %334 = arith.truncf %333 : f32 to bf16
-      linalg.yield %334 : bf16
+    ^bb0(%in: bf16, %in_194: f32, %in_195: f32, %in_196: i64, %in_197: f32, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = linalg.index 0 : index
+      %384 = linalg.index 1 : index
+      %385 = arith.subf %382, %in_194 : f32
+      %386 = math.exp %385 : f32
+      %387 = arith.divf %386, %in_195 : f32
+      %388 = arith.index_cast %384 : index to i64
+      %389 = arith.cmpi eq, %in_196, %388 : i64
+      %390 = arith.select %389, %cst_37, %cst_41 : f32
+      %391 = arith.subf %387, %390 : f32
+      %392 = arith.mulf %391, %in_197 : f32
+      %393 = arith.mulf %392, %107 : f32
+      %394 = arith.truncf %393 : f32 to bf16
+      linalg.yield %394 : bf16
     } -> tensor<32x128xbf16>
     %122 = tensor.empty() : tensor<32x64xbf16>
     %cst_44 = arith.constant 0.000000e+00 : bf16
@@ -508,43 +509,43 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_47 = arith.constant 0.000000e+00 : f32
     %129 = linalg.fill ins(%cst_47 : f32) outs(%128 : tensor<32xf32>) -> tensor<32xf32>
     %130 = linalg.generic {indexing_maps = [#map, #map5, #map, #map4], iterator_types = ["parallel", "reduction"]} ins(%124, %21, %94 : tensor<32x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>) outs(%129 : tensor<32xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.mulf %322, %323 : f32
-      %326 = arith.mulf %325, %324 : f32
-      %327 = arith.addf %out, %326 : f32
-      linalg.yield %327 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.mulf %382, %383 : f32
+      %386 = arith.mulf %385, %384 : f32
+      %387 = arith.addf %out, %386 : f32
+      linalg.yield %387 : f32
     } -> tensor<32xf32>
     %131 = tensor.empty() : tensor<32x64xbf16>
     %132 = linalg.generic {indexing_maps = [#map, #map5, #map, #map4, #map4, #map], iterator_types = ["parallel", "parallel"]} ins(%124, %21, %94, %99, %130 : tensor<32x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xf32>, tensor<32xf32>) outs(%131 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %in_184: f32, %in_185: f32, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.mulf %322, %323 : f32
-      %326 = arith.mulf %325, %in_184 : f32
-      %327 = arith.mulf %in_184, %in_184 : f32
-      %328 = arith.mulf %327, %in_184 : f32
-      %329 = arith.mulf %in_185, %cst_46 : f32
-      %330 = arith.mulf %324, %328 : f32
-      %331 = arith.mulf %330, %329 : f32
-      %332 = arith.subf %326, %331 : f32
-      %333 = arith.truncf %332 : f32 to bf16
-      linalg.yield %333 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %in_196: f32, %in_197: f32, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.mulf %382, %383 : f32
+      %386 = arith.mulf %385, %in_196 : f32
+      %387 = arith.mulf %in_196, %in_196 : f32
+      %388 = arith.mulf %387, %in_196 : f32
+      %389 = arith.mulf %in_197, %cst_46 : f32
+      %390 = arith.mulf %384, %388 : f32
+      %391 = arith.mulf %390, %389 : f32
+      %392 = arith.subf %386, %391 : f32
+      %393 = arith.truncf %392 : f32 to bf16
+      linalg.yield %393 : bf16
     } -> tensor<32x64xbf16>
     %133 = tensor.empty() : tensor<64xf32>
     %cst_48 = arith.constant 0.000000e+00 : f32
     %134 = linalg.fill ins(%cst_48 : f32) outs(%133 : tensor<64xf32>) -> tensor<64xf32>
     %135 = linalg.generic {indexing_maps = [#map, #map, #map4, #map5], iterator_types = ["reduction", "parallel"]} ins(%124, %94, %99 : tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<32xf32>) outs(%134 : tensor<64xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: f32, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.mulf %322, %323 : f32
-      %325 = arith.mulf %324, %in_183 : f32
-      %326 = arith.addf %out, %325 : f32
-      linalg.yield %326 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: f32, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.mulf %382, %383 : f32
+      %385 = arith.mulf %384, %in_195 : f32
+      %386 = arith.addf %out, %385 : f32
+      linalg.yield %386 : f32
     } -> tensor<64xf32>
     %136 = tensor.empty() : tensor<32x192xbf16>
     %cst_49 = arith.constant 0.000000e+00 : bf16
@@ -557,36 +558,36 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_51 = arith.constant 1.000000e+00 : f32
     %142 = tensor.empty() : tensor<32x192xbf16>
     %143 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%84, %87, %138 : tensor<32x192xbf16>, tensor<32x192xbf16>, tensor<32x192xbf16>) outs(%142 : tensor<32x192xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.negf %322 : f32
-      %326 = math.exp %325 : f32
-      %327 = arith.addf %cst_51, %326 : f32
-      %328 = arith.divf %cst_51, %327 : f32
-      %329 = arith.subf %cst_51, %328 : f32
-      %330 = arith.mulf %322, %329 : f32
-      %331 = arith.addf %cst_51, %330 : f32
-      %332 = arith.mulf %328, %331 : f32
-      %333 = arith.mulf %324, %323 : f32
-      %334 = arith.mulf %333, %332 : f32
-      %335 = arith.truncf %334 : f32 to bf16
-      linalg.yield %335 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.negf %382 : f32
+      %386 = math.exp %385 : f32
+      %387 = arith.addf %cst_51, %386 : f32
+      %388 = arith.divf %cst_51, %387 : f32
+      %389 = arith.subf %cst_51, %388 : f32
+      %390 = arith.mulf %382, %389 : f32
+      %391 = arith.addf %cst_51, %390 : f32
+      %392 = arith.mulf %388, %391 : f32
+      %393 = arith.mulf %384, %383 : f32
+      %394 = arith.mulf %393, %392 : f32
+      %395 = arith.truncf %394 : f32 to bf16
+      linalg.yield %395 : bf16
     } -> tensor<32x192xbf16>
     %144 = tensor.empty() : tensor<32x192xbf16>
     %145 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%84, %138 : tensor<32x192xbf16>, tensor<32x192xbf16>) outs(%144 : tensor<32x192xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %cst_183 = arith.constant 1.000000e+00 : f32
-      %324 = arith.negf %322 : f32
-      %325 = math.exp %324 : f32
-      %326 = arith.addf %cst_183, %325 : f32
-      %327 = arith.divf %322, %326 : f32
-      %328 = arith.mulf %323, %327 : f32
-      %329 = arith.truncf %328 : f32 to bf16
-      linalg.yield %329 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %cst_195 = arith.constant 1.000000e+00 : f32
+      %384 = arith.negf %382 : f32
+      %385 = math.exp %384 : f32
+      %386 = arith.addf %cst_195, %385 : f32
+      %387 = arith.divf %382, %386 : f32
+      %388 = arith.mulf %383, %387 : f32
+      %389 = arith.truncf %388 : f32 to bf16
+      linalg.yield %389 : bf16
     } -> tensor<32x192xbf16>
     %146 = tensor.empty() : tensor<32x64xbf16>
     %cst_52 = arith.constant 0.000000e+00 : bf16
@@ -598,12 +599,12 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %151 = linalg.matmul ins(%143, %15 : tensor<32x192xbf16>, tensor<192x64xbf16>) outs(%150 : tensor<32x64xbf16>) -> tensor<32x64xbf16>
     %152 = tensor.empty() : tensor<32x64xbf16>
     %153 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%151, %148 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%152 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %154 = tensor.empty() : tensor<192x64xbf16>
     %cst_54 = arith.constant 0.000000e+00 : bf16
@@ -618,52 +619,52 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_57 = arith.constant 0.000000e+00 : f32
     %161 = linalg.fill ins(%cst_57 : f32) outs(%160 : tensor<32xf32>) -> tensor<32xf32>
     %162 = linalg.generic {indexing_maps = [#map, #map5, #map, #map4], iterator_types = ["parallel", "reduction"]} ins(%153, %13, %74 : tensor<32x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>) outs(%161 : tensor<32xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.mulf %322, %323 : f32
-      %326 = arith.mulf %325, %324 : f32
-      %327 = arith.addf %out, %326 : f32
-      linalg.yield %327 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.mulf %382, %383 : f32
+      %386 = arith.mulf %385, %384 : f32
+      %387 = arith.addf %out, %386 : f32
+      linalg.yield %387 : f32
     } -> tensor<32xf32>
     %163 = tensor.empty() : tensor<32x64xbf16>
     %164 = linalg.generic {indexing_maps = [#map, #map5, #map, #map4, #map4, #map], iterator_types = ["parallel", "parallel"]} ins(%153, %13, %74, %79, %162 : tensor<32x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xf32>, tensor<32xf32>) outs(%163 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %in_184: f32, %in_185: f32, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.mulf %322, %323 : f32
-      %326 = arith.mulf %325, %in_184 : f32
-      %327 = arith.mulf %in_184, %in_184 : f32
-      %328 = arith.mulf %327, %in_184 : f32
-      %329 = arith.mulf %in_185, %cst_56 : f32
-      %330 = arith.mulf %324, %328 : f32
-      %331 = arith.mulf %330, %329 : f32
-      %332 = arith.subf %326, %331 : f32
-      %333 = arith.truncf %332 : f32 to bf16
-      linalg.yield %333 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %in_196: f32, %in_197: f32, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.mulf %382, %383 : f32
+      %386 = arith.mulf %385, %in_196 : f32
+      %387 = arith.mulf %in_196, %in_196 : f32
+      %388 = arith.mulf %387, %in_196 : f32
+      %389 = arith.mulf %in_197, %cst_56 : f32
+      %390 = arith.mulf %384, %388 : f32
+      %391 = arith.mulf %390, %389 : f32
+      %392 = arith.subf %386, %391 : f32
+      %393 = arith.truncf %392 : f32 to bf16
+      linalg.yield %393 : bf16
     } -> tensor<32x64xbf16>
     %165 = tensor.empty() : tensor<64xf32>
     %cst_58 = arith.constant 0.000000e+00 : f32
     %166 = linalg.fill ins(%cst_58 : f32) outs(%165 : tensor<64xf32>) -> tensor<64xf32>
     %167 = linalg.generic {indexing_maps = [#map, #map, #map4, #map5], iterator_types = ["reduction", "parallel"]} ins(%153, %74, %79 : tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<32xf32>) outs(%166 : tensor<64xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: f32, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.mulf %322, %323 : f32
-      %325 = arith.mulf %324, %in_183 : f32
-      %326 = arith.addf %out, %325 : f32
-      linalg.yield %326 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: f32, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.mulf %382, %383 : f32
+      %385 = arith.mulf %384, %in_195 : f32
+      %386 = arith.addf %out, %385 : f32
+      linalg.yield %386 : f32
     } -> tensor<64xf32>
     %168 = tensor.empty() : tensor<32x64xbf16>
     %169 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%132, %164 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%168 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %170 = tensor.empty() : tensor<32x64xbf16>
     %cst_59 = arith.constant 0.000000e+00 : bf16
@@ -693,23 +694,23 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_66 = arith.constant 0.000000e+00 : f32
     %185 = linalg.fill ins(%cst_66 : f32) outs(%184 : tensor<8x16xf32>) -> tensor<8x16xf32>
     %186 = linalg.generic {indexing_maps = [#map3, #map3, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%64, %180 : tensor<8x16x16xbf16>, tensor<8x16x16xbf16>) outs(%185 : tensor<8x16xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.mulf %322, %323 : f32
-      %325 = arith.addf %out, %324 : f32
-      linalg.yield %325 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.mulf %382, %383 : f32
+      %385 = arith.addf %out, %384 : f32
+      linalg.yield %385 : f32
     } -> tensor<8x16xf32>
     %187 = tensor.empty() : tensor<8x16x16xbf16>
     %188 = linalg.generic {indexing_maps = [#map3, #map3, #map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64, %180, %186 : tensor<8x16x16xbf16>, tensor<8x16x16xbf16>, tensor<8x16xf32>) outs(%187 : tensor<8x16x16xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: f32, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.subf %323, %in_183 : f32
-      %325 = arith.mulf %322, %324 : f32
-      %326 = arith.mulf %325, %cst_65 : f32
-      %327 = arith.truncf %326 : f32 to bf16
-      linalg.yield %327 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: f32, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.subf %383, %in_195 : f32
+      %385 = arith.mulf %382, %384 : f32
+      %386 = arith.mulf %385, %cst_65 : f32
+      %387 = arith.truncf %386 : f32 to bf16
+      linalg.yield %387 : bf16
     } -> tensor<8x16x16xbf16>
     %189 = tensor.empty() : tensor<8x16x16xbf16>
     %cst_67 = arith.constant 0.000000e+00 : bf16
@@ -732,15 +733,15 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %198 = linalg.fill ins(%cst_72 : f32) outs(%197 : tensor<2x16x2x16xf32>) -> tensor<2x16x2x16xf32>
     %199 = linalg.generic {indexing_maps = [#map24, #map25], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expanded_71 : tensor<2x2x2x16x16xbf16>) outs(%198 : tensor<2x16x2x16xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.addf %out, %322 : f32
-      linalg.yield %323 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.addf %out, %382 : f32
+      linalg.yield %383 : f32
     } -> tensor<2x16x2x16xf32>
     %200 = tensor.empty() : tensor<2x16x2x16xbf16>
     %201 = linalg.generic {indexing_maps = [#map10, #map10], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%199 : tensor<2x16x2x16xf32>) outs(%200 : tensor<2x16x2x16xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<2x16x2x16xbf16>
     %collapsed_73 = tensor.collapse_shape %201 [[0, 1], [2, 3]] : tensor<2x16x2x16xbf16> into tensor<32x32xbf16>
     %expanded_74 = tensor.expand_shape %183 [[0, 1, 2], [3], [4]] output_shape [2, 2, 2, 16, 16] : tensor<8x16x16xbf16> into tensor<2x2x2x16x16xbf16>
@@ -749,15 +750,15 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %203 = linalg.fill ins(%cst_75 : f32) outs(%202 : tensor<2x16x2x16xf32>) -> tensor<2x16x2x16xf32>
     %204 = linalg.generic {indexing_maps = [#map24, #map25], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expanded_74 : tensor<2x2x2x16x16xbf16>) outs(%203 : tensor<2x16x2x16xf32>) {
     ^bb0(%in: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.addf %out, %322 : f32
-      linalg.yield %323 : f32
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.addf %out, %382 : f32
+      linalg.yield %383 : f32
     } -> tensor<2x16x2x16xf32>
     %205 = tensor.empty() : tensor<2x16x2x16xbf16>
     %206 = linalg.generic {indexing_maps = [#map10, #map10], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%204 : tensor<2x16x2x16xf32>) outs(%205 : tensor<2x16x2x16xbf16>) {
     ^bb0(%in: f32, %out: bf16):
-      %322 = arith.truncf %in : f32 to bf16
-      linalg.yield %322 : bf16
+      %382 = arith.truncf %in : f32 to bf16
+      linalg.yield %382 : bf16
     } -> tensor<2x16x2x16xbf16>
     %collapsed_76 = tensor.collapse_shape %206 [[0, 1], [2, 3]] : tensor<2x16x2x16xbf16> into tensor<32x32xbf16>
     %expanded_77 = tensor.expand_shape %collapsed_70 [[0], [1, 2, 3]] output_shape [32, 4, 2, 8] : tensor<32x64xbf16> into tensor<32x4x2x8xbf16>
@@ -765,35 +766,35 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_79 = arith.constant -1.000000e+00 : f32
     %207 = tensor.empty() : tensor<32x4x2x8xbf16>
     %208 = linalg.generic {indexing_maps = [#map8, #map9, #map10], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_77, %expanded_77 : tensor<32x4x2x8xbf16>, tensor<32x4x2x8xbf16>) outs(%207 : tensor<32x4x2x8xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = linalg.index 0 : index
-      %325 = linalg.index 1 : index
-      %326 = linalg.index 2 : index
-      %327 = linalg.index 3 : index
-      %328 = arith.remui %324, %c16 : index
-      %329 = arith.index_castui %327 : index to i64
-      %330 = arith.uitofp %329 : i64 to f32
-      %331 = arith.mulf %330, %cst_78 : f32
-      %332 = math.exp %331 : f32
-      %333 = arith.index_castui %328 : index to i64
-      %334 = arith.uitofp %333 : i64 to f32
-      %335 = arith.mulf %334, %332 : f32
-      %336 = math.cos %335 : f32
-      %337 = math.sin %335 : f32
-      %338 = arith.mulf %337, %cst_79 : f32
-      %339 = arith.mulf %323, %338 : f32
-      %340 = arith.mulf %322, %336 : f32
-      %341 = arith.subf %340, %339 : f32
-      %342 = arith.mulf %322, %338 : f32
-      %343 = arith.mulf %323, %336 : f32
-      %344 = arith.addf %343, %342 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = linalg.index 0 : index
+      %385 = linalg.index 1 : index
+      %386 = linalg.index 2 : index
+      %387 = linalg.index 3 : index
+      %388 = arith.remui %384, %c16 : index
+      %389 = arith.index_castui %387 : index to i64
+      %390 = arith.uitofp %389 : i64 to f32
+      %391 = arith.mulf %390, %cst_78 : f32
+      %392 = math.exp %391 : f32
+      %393 = arith.index_castui %388 : index to i64
+      %394 = arith.uitofp %393 : i64 to f32
+      %395 = arith.mulf %394, %392 : f32
+      %396 = math.cos %395 : f32
+      %397 = math.sin %395 : f32
+      %398 = arith.mulf %397, %cst_79 : f32
+      %399 = arith.mulf %383, %398 : f32
+      %400 = arith.mulf %382, %396 : f32
+      %401 = arith.subf %400, %399 : f32
+      %402 = arith.mulf %382, %398 : f32
+      %403 = arith.mulf %383, %396 : f32
+      %404 = arith.addf %403, %402 : f32
       %c0 = arith.constant 0 : index
-      %345 = arith.cmpi eq, %326, %c0 : index
-      %346 = arith.select %345, %341, %344 : f32
-      %347 = arith.truncf %346 : f32 to bf16
-      linalg.yield %347 : bf16
+      %405 = arith.cmpi eq, %386, %c0 : index
+      %406 = arith.select %405, %401, %404 : f32
+      %407 = arith.truncf %406 : f32 to bf16
+      linalg.yield %407 : bf16
     } -> tensor<32x4x2x8xbf16>
     %collapsed_80 = tensor.collapse_shape %208 [[0], [1, 2, 3]] : tensor<32x4x2x8xbf16> into tensor<32x64xbf16>
     %expanded_81 = tensor.expand_shape %collapsed_73 [[0], [1, 2, 3]] output_shape [32, 2, 2, 8] : tensor<32x32xbf16> into tensor<32x2x2x8xbf16>
@@ -801,35 +802,35 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_83 = arith.constant -1.000000e+00 : f32
     %209 = tensor.empty() : tensor<32x2x2x8xbf16>
     %210 = linalg.generic {indexing_maps = [#map8, #map9, #map10], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_81, %expanded_81 : tensor<32x2x2x8xbf16>, tensor<32x2x2x8xbf16>) outs(%209 : tensor<32x2x2x8xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = linalg.index 0 : index
-      %325 = linalg.index 1 : index
-      %326 = linalg.index 2 : index
-      %327 = linalg.index 3 : index
-      %328 = arith.remui %324, %c16 : index
-      %329 = arith.index_castui %327 : index to i64
-      %330 = arith.uitofp %329 : i64 to f32
-      %331 = arith.mulf %330, %cst_82 : f32
-      %332 = math.exp %331 : f32
-      %333 = arith.index_castui %328 : index to i64
-      %334 = arith.uitofp %333 : i64 to f32
-      %335 = arith.mulf %334, %332 : f32
-      %336 = math.cos %335 : f32
-      %337 = math.sin %335 : f32
-      %338 = arith.mulf %337, %cst_83 : f32
-      %339 = arith.mulf %323, %338 : f32
-      %340 = arith.mulf %322, %336 : f32
-      %341 = arith.subf %340, %339 : f32
-      %342 = arith.mulf %322, %338 : f32
-      %343 = arith.mulf %323, %336 : f32
-      %344 = arith.addf %343, %342 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = linalg.index 0 : index
+      %385 = linalg.index 1 : index
+      %386 = linalg.index 2 : index
+      %387 = linalg.index 3 : index
+      %388 = arith.remui %384, %c16 : index
+      %389 = arith.index_castui %387 : index to i64
+      %390 = arith.uitofp %389 : i64 to f32
+      %391 = arith.mulf %390, %cst_82 : f32
+      %392 = math.exp %391 : f32
+      %393 = arith.index_castui %388 : index to i64
+      %394 = arith.uitofp %393 : i64 to f32
+      %395 = arith.mulf %394, %392 : f32
+      %396 = math.cos %395 : f32
+      %397 = math.sin %395 : f32
+      %398 = arith.mulf %397, %cst_83 : f32
+      %399 = arith.mulf %383, %398 : f32
+      %400 = arith.mulf %382, %396 : f32
+      %401 = arith.subf %400, %399 : f32
+      %402 = arith.mulf %382, %398 : f32
+      %403 = arith.mulf %383, %396 : f32
+      %404 = arith.addf %403, %402 : f32
       %c0 = arith.constant 0 : index
-      %345 = arith.cmpi eq, %326, %c0 : index
-      %346 = arith.select %345, %341, %344 : f32
-      %347 = arith.truncf %346 : f32 to bf16
-      linalg.yield %347 : bf16
+      %405 = arith.cmpi eq, %386, %c0 : index
+      %406 = arith.select %405, %401, %404 : f32
+      %407 = arith.truncf %406 : f32 to bf16
+      linalg.yield %407 : bf16
     } -> tensor<32x2x2x8xbf16>
     %collapsed_84 = tensor.collapse_shape %210 [[0], [1, 2, 3]] : tensor<32x2x2x8xbf16> into tensor<32x32xbf16>
     %211 = tensor.empty() : tensor<32x64xbf16>
@@ -846,21 +847,21 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %219 = linalg.matmul ins(%collapsed_80, %5 : tensor<32x64xbf16>, tensor<64x64xbf16>) outs(%218 : tensor<32x64xbf16>) -> tensor<32x64xbf16>
     %220 = tensor.empty() : tensor<32x64xbf16>
     %221 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%219, %216 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%220 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %222 = tensor.empty() : tensor<32x64xbf16>
     %223 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%221, %213 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%222 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %224 = tensor.empty() : tensor<64x64xbf16>
     %cst_88 = arith.constant 0.000000e+00 : bf16
@@ -879,70 +880,70 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_92 = arith.constant 0.000000e+00 : f32
     %234 = linalg.fill ins(%cst_92 : f32) outs(%233 : tensor<32xf32>) -> tensor<32xf32>
     %235 = linalg.generic {indexing_maps = [#map, #map5, #map, #map4], iterator_types = ["parallel", "reduction"]} ins(%223, %3, %collapsed : tensor<32x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>) outs(%234 : tensor<32xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.mulf %322, %323 : f32
-      %326 = arith.mulf %325, %324 : f32
-      %327 = arith.addf %out, %326 : f32
-      linalg.yield %327 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.mulf %382, %383 : f32
+      %386 = arith.mulf %385, %384 : f32
+      %387 = arith.addf %out, %386 : f32
+      linalg.yield %387 : f32
     } -> tensor<32xf32>
     %236 = tensor.empty() : tensor<32x64xbf16>
     %237 = linalg.generic {indexing_maps = [#map, #map5, #map, #map4, #map4, #map], iterator_types = ["parallel", "parallel"]} ins(%223, %3, %collapsed, %30, %235 : tensor<32x64xbf16>, tensor<64xbf16>, tensor<32x64xbf16>, tensor<32xf32>, tensor<32xf32>) outs(%236 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: bf16, %in_184: f32, %in_185: f32, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.extf %in_183 : bf16 to f32
-      %325 = arith.mulf %322, %323 : f32
-      %326 = arith.mulf %325, %in_184 : f32
-      %327 = arith.mulf %in_184, %in_184 : f32
-      %328 = arith.mulf %327, %in_184 : f32
-      %329 = arith.mulf %in_185, %cst_91 : f32
-      %330 = arith.mulf %324, %328 : f32
-      %331 = arith.mulf %330, %329 : f32
-      %332 = arith.subf %326, %331 : f32
-      %333 = arith.truncf %332 : f32 to bf16
-      linalg.yield %333 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: bf16, %in_196: f32, %in_197: f32, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.extf %in_195 : bf16 to f32
+      %385 = arith.mulf %382, %383 : f32
+      %386 = arith.mulf %385, %in_196 : f32
+      %387 = arith.mulf %in_196, %in_196 : f32
+      %388 = arith.mulf %387, %in_196 : f32
+      %389 = arith.mulf %in_197, %cst_91 : f32
+      %390 = arith.mulf %384, %388 : f32
+      %391 = arith.mulf %390, %389 : f32
+      %392 = arith.subf %386, %391 : f32
+      %393 = arith.truncf %392 : f32 to bf16
+      linalg.yield %393 : bf16
     } -> tensor<32x64xbf16>
     %238 = tensor.empty() : tensor<64xf32>
     %cst_93 = arith.constant 0.000000e+00 : f32
     %239 = linalg.fill ins(%cst_93 : f32) outs(%238 : tensor<64xf32>) -> tensor<64xf32>
     %240 = linalg.generic {indexing_maps = [#map, #map, #map4, #map5], iterator_types = ["reduction", "parallel"]} ins(%223, %collapsed, %30 : tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<32xf32>) outs(%239 : tensor<64xf32>) {
-    ^bb0(%in: bf16, %in_182: bf16, %in_183: f32, %out: f32):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.mulf %322, %323 : f32
-      %325 = arith.mulf %324, %in_183 : f32
-      %326 = arith.addf %out, %325 : f32
-      linalg.yield %326 : f32
+    ^bb0(%in: bf16, %in_194: bf16, %in_195: f32, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.mulf %382, %383 : f32
+      %385 = arith.mulf %384, %in_195 : f32
+      %386 = arith.addf %out, %385 : f32
+      linalg.yield %386 : f32
     } -> tensor<64xf32>
     %241 = tensor.empty() : tensor<32x64xbf16>
     %242 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%169, %237 : tensor<32x64xbf16>, tensor<32x64xbf16>) outs(%241 : tensor<32x64xbf16>) {
-    ^bb0(%in: bf16, %in_182: bf16, %out: bf16):
-      %322 = arith.extf %in : bf16 to f32
-      %323 = arith.extf %in_182 : bf16 to f32
-      %324 = arith.addf %322, %323 : f32
-      %325 = arith.truncf %324 : f32 to bf16
-      linalg.yield %325 : bf16
+    ^bb0(%in: bf16, %in_194: bf16, %out: bf16):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.extf %in_194 : bf16 to f32
+      %384 = arith.addf %382, %383 : f32
+      %385 = arith.truncf %384 : f32 to bf16
+      linalg.yield %385 : bf16
     } -> tensor<32x64xbf16>
     %expanded_94 = tensor.expand_shape %242 [[0, 1], [2]] output_shape [2, 16, 64] : tensor<32x64xbf16> into tensor<2x16x64xbf16>
     %243 = tensor.empty() : tensor<128x64xf32>
     %cst_95 = arith.constant 0.000000e+00 : f32
     %244 = linalg.fill ins(%cst_95 : f32) outs(%243 : tensor<128x64xf32>) -> tensor<128x64xf32>
     %245 = linalg.generic {indexing_maps = [#map26, #map27, #map28], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%arg0, %expanded_94 : tensor<2x16xi64>, tensor<2x16x64xbf16>) outs(%244 : tensor<128x64xf32>) {
-    ^bb0(%in: i64, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = linalg.index 0 : index
-      %324 = linalg.index 1 : index
-      %325 = linalg.index 2 : index
-      %326 = linalg.index 3 : index
-      %327 = arith.index_cast %323 : index to i64
-      %328 = arith.cmpi eq, %in, %327 : i64
-      %cst_183 = arith.constant 0.000000e+00 : f32
-      %329 = arith.select %328, %322, %cst_183 : f32
-      %330 = arith.addf %out, %329 : f32
-      linalg.yield %330 : f32
+    ^bb0(%in: i64, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = linalg.index 0 : index
+      %384 = linalg.index 1 : index
+      %385 = linalg.index 2 : index
+      %386 = linalg.index 3 : index
+      %387 = arith.index_cast %383 : index to i64
+      %388 = arith.cmpi eq, %in, %387 : i64
+      %cst_195 = arith.constant 0.000000e+00 : f32
+      %389 = arith.select %388, %382, %cst_195 : f32
+      %390 = arith.addf %out, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<128x64xf32>
     %cst_96 = arith.constant 0.899999976 : f32
     %246 = math.powf %cst_96, %arg3 : f32
@@ -950,479 +951,667 @@ module attributes {fp8_gen.config = "arch=llama layers=1 hidden=64 heads=4 kv-he
     %cst_97 = arith.constant 9.990000e-01 : f32
     %248 = math.powf %cst_97, %arg3 : f32
     %249 = arith.subf %cst_37, %248 : f32
-    %cst_98 = arith.constant 0.899999976 : f32
-    %cst_99 = arith.constant 9.990000e-01 : f32
-    %cst_100 = arith.constant 1.000000e-01 : f32
-    %cst_101 = arith.constant 1.000000e-03 : f32
-    %cst_102 = arith.constant 1.000000e-03 : f32
-    %cst_103 = arith.constant 9.99999993E-9 : f32
-    %cst_104 = arith.constant 0.00999999977 : f32
-    %250 = tensor.empty() : tensor<128x64xf32>
-    %251 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg16, %245 : tensor<128x64xf32>, tensor<128x64xf32>) outs(%250 : tensor<128x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %cst_100, %in_182 : f32
-      %323 = arith.mulf %cst_98, %in : f32
-      %324 = arith.addf %323, %322 : f32
-      linalg.yield %324 : f32
+    %250 = tensor.empty() : tensor<f32>
+    %cst_98 = arith.constant 0.000000e+00 : f32
+    %251 = linalg.fill ins(%cst_98 : f32) outs(%250 : tensor<f32>) -> tensor<f32>
+    %252 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%245 : tensor<128x64xf32>) outs(%251 : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %382 = arith.mulf %in, %in : f32
+      %383 = arith.addf %out, %382 : f32
+      linalg.yield %383 : f32
+    } -> tensor<f32>
+    %253 = tensor.empty() : tensor<f32>
+    %cst_99 = arith.constant 0.000000e+00 : f32
+    %254 = linalg.fill ins(%cst_99 : f32) outs(%253 : tensor<f32>) -> tensor<f32>
+    %255 = linalg.generic {indexing_maps = [#map1, #map18], iterator_types = ["reduction"]} ins(%240 : tensor<64xf32>) outs(%254 : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %382 = arith.mulf %in, %in : f32
+      %383 = arith.addf %out, %382 : f32
+      linalg.yield %383 : f32
+    } -> tensor<f32>
+    %256 = tensor.empty() : tensor<f32>
+    %257 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%252, %255 : tensor<f32>, tensor<f32>) outs(%256 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %258 = tensor.empty() : tensor<f32>
+    %cst_100 = arith.constant 0.000000e+00 : f32
+    %259 = linalg.fill ins(%cst_100 : f32) outs(%258 : tensor<f32>) -> tensor<f32>
+    %260 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%226 : tensor<64x64xbf16>) outs(%259 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %261 = tensor.empty() : tensor<f32>
+    %262 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%257, %260 : tensor<f32>, tensor<f32>) outs(%261 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %263 = tensor.empty() : tensor<f32>
+    %cst_101 = arith.constant 0.000000e+00 : f32
+    %264 = linalg.fill ins(%cst_101 : f32) outs(%263 : tensor<f32>) -> tensor<f32>
+    %265 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%229 : tensor<32x64xbf16>) outs(%264 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %266 = tensor.empty() : tensor<f32>
+    %267 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%262, %265 : tensor<f32>, tensor<f32>) outs(%266 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %268 = tensor.empty() : tensor<f32>
+    %cst_102 = arith.constant 0.000000e+00 : f32
+    %269 = linalg.fill ins(%cst_102 : f32) outs(%268 : tensor<f32>) -> tensor<f32>
+    %270 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%232 : tensor<32x64xbf16>) outs(%269 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %271 = tensor.empty() : tensor<f32>
+    %272 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%267, %270 : tensor<f32>, tensor<f32>) outs(%271 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %273 = tensor.empty() : tensor<f32>
+    %cst_103 = arith.constant 0.000000e+00 : f32
+    %274 = linalg.fill ins(%cst_103 : f32) outs(%273 : tensor<f32>) -> tensor<f32>
+    %275 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%175 : tensor<64x64xbf16>) outs(%274 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %276 = tensor.empty() : tensor<f32>
+    %277 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%272, %275 : tensor<f32>, tensor<f32>) outs(%276 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %278 = tensor.empty() : tensor<f32>
+    %cst_104 = arith.constant 0.000000e+00 : f32
+    %279 = linalg.fill ins(%cst_104 : f32) outs(%278 : tensor<f32>) -> tensor<f32>
+    %280 = linalg.generic {indexing_maps = [#map1, #map18], iterator_types = ["reduction"]} ins(%167 : tensor<64xf32>) outs(%279 : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %382 = arith.mulf %in, %in : f32
+      %383 = arith.addf %out, %382 : f32
+      linalg.yield %383 : f32
+    } -> tensor<f32>
+    %281 = tensor.empty() : tensor<f32>
+    %282 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%277, %280 : tensor<f32>, tensor<f32>) outs(%281 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %283 = tensor.empty() : tensor<f32>
+    %cst_105 = arith.constant 0.000000e+00 : f32
+    %284 = linalg.fill ins(%cst_105 : f32) outs(%283 : tensor<f32>) -> tensor<f32>
+    %285 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%156 : tensor<192x64xbf16>) outs(%284 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %286 = tensor.empty() : tensor<f32>
+    %287 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%282, %285 : tensor<f32>, tensor<f32>) outs(%286 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %288 = tensor.empty() : tensor<f32>
+    %cst_106 = arith.constant 0.000000e+00 : f32
+    %289 = linalg.fill ins(%cst_106 : f32) outs(%288 : tensor<f32>) -> tensor<f32>
+    %290 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%159 : tensor<192x64xbf16>) outs(%289 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %291 = tensor.empty() : tensor<f32>
+    %292 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%287, %290 : tensor<f32>, tensor<f32>) outs(%291 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %293 = tensor.empty() : tensor<f32>
+    %cst_107 = arith.constant 0.000000e+00 : f32
+    %294 = linalg.fill ins(%cst_107 : f32) outs(%293 : tensor<f32>) -> tensor<f32>
+    %295 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%141 : tensor<64x192xbf16>) outs(%294 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %296 = tensor.empty() : tensor<f32>
+    %297 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%292, %295 : tensor<f32>, tensor<f32>) outs(%296 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %298 = tensor.empty() : tensor<f32>
+    %cst_108 = arith.constant 0.000000e+00 : f32
+    %299 = linalg.fill ins(%cst_108 : f32) outs(%298 : tensor<f32>) -> tensor<f32>
+    %300 = linalg.generic {indexing_maps = [#map1, #map18], iterator_types = ["reduction"]} ins(%135 : tensor<64xf32>) outs(%299 : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %382 = arith.mulf %in, %in : f32
+      %383 = arith.addf %out, %382 : f32
+      linalg.yield %383 : f32
+    } -> tensor<f32>
+    %301 = tensor.empty() : tensor<f32>
+    %302 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%297, %300 : tensor<f32>, tensor<f32>) outs(%301 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %303 = tensor.empty() : tensor<f32>
+    %cst_109 = arith.constant 0.000000e+00 : f32
+    %304 = linalg.fill ins(%cst_109 : f32) outs(%303 : tensor<f32>) -> tensor<f32>
+    %305 = linalg.generic {indexing_maps = [#map, #map19], iterator_types = ["reduction", "reduction"]} ins(%127 : tensor<128x64xbf16>) outs(%304 : tensor<f32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %382 = arith.extf %in : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.addf %out, %383 : f32
+      linalg.yield %384 : f32
+    } -> tensor<f32>
+    %306 = tensor.empty() : tensor<f32>
+    %307 = linalg.generic {indexing_maps = [#map29, #map29, #map29], iterator_types = []} ins(%302, %305 : tensor<f32>, tensor<f32>) outs(%306 : tensor<f32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.addf %in, %in_194 : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %308 = tensor.empty() : tensor<f32>
+    %309 = linalg.generic {indexing_maps = [#map29, #map29], iterator_types = []} ins(%307 : tensor<f32>) outs(%308 : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %382 = math.sqrt %in : f32
+      linalg.yield %382 : f32
+    } -> tensor<f32>
+    %cst_110 = arith.constant 0.899999976 : f32
+    %cst_111 = arith.constant 9.990000e-01 : f32
+    %cst_112 = arith.constant 1.000000e-01 : f32
+    %cst_113 = arith.constant 1.000000e-03 : f32
+    %cst_114 = arith.constant 1.000000e-03 : f32
+    %cst_115 = arith.constant 9.99999993E-9 : f32
+    %cst_116 = arith.constant 0.00999999977 : f32
+    %310 = tensor.empty() : tensor<128x64xf32>
+    %311 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg16, %245 : tensor<128x64xf32>, tensor<128x64xf32>) outs(%310 : tensor<128x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %cst_112, %in_194 : f32
+      %383 = arith.mulf %cst_110, %in : f32
+      %384 = arith.addf %383, %382 : f32
+      linalg.yield %384 : f32
     } -> tensor<128x64xf32>
-    %252 = tensor.empty() : tensor<128x64xf32>
-    %253 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg28, %245 : tensor<128x64xf32>, tensor<128x64xf32>) outs(%252 : tensor<128x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %in_182, %in_182 : f32
-      %323 = arith.mulf %cst_101, %322 : f32
-      %324 = arith.mulf %cst_99, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %312 = tensor.empty() : tensor<128x64xf32>
+    %313 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg28, %245 : tensor<128x64xf32>, tensor<128x64xf32>) outs(%312 : tensor<128x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %in_194, %in_194 : f32
+      %383 = arith.mulf %cst_113, %382 : f32
+      %384 = arith.mulf %cst_111, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<128x64xf32>
-    %254 = tensor.empty() : tensor<128x64xf32>
-    %255 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg4, %251, %253 : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>) outs(%254 : tensor<128x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_103 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_104, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_102, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %314 = tensor.empty() : tensor<128x64xf32>
+    %315 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg4, %311, %313 : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>) outs(%314 : tensor<128x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_115 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_116, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_114, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<128x64xf32>
-    %cst_105 = arith.constant 0.899999976 : f32
-    %cst_106 = arith.constant 9.990000e-01 : f32
-    %cst_107 = arith.constant 1.000000e-01 : f32
-    %cst_108 = arith.constant 1.000000e-03 : f32
-    %cst_109 = arith.constant 1.000000e-03 : f32
-    %cst_110 = arith.constant 9.99999993E-9 : f32
-    %cst_111 = arith.constant 0.000000e+00 : f32
-    %256 = tensor.empty() : tensor<64xf32>
-    %257 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg17, %240 : tensor<64xf32>, tensor<64xf32>) outs(%256 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %cst_107, %in_182 : f32
-      %323 = arith.mulf %cst_105, %in : f32
-      %324 = arith.addf %323, %322 : f32
-      linalg.yield %324 : f32
+    %cst_117 = arith.constant 0.899999976 : f32
+    %cst_118 = arith.constant 9.990000e-01 : f32
+    %cst_119 = arith.constant 1.000000e-01 : f32
+    %cst_120 = arith.constant 1.000000e-03 : f32
+    %cst_121 = arith.constant 1.000000e-03 : f32
+    %cst_122 = arith.constant 9.99999993E-9 : f32
+    %cst_123 = arith.constant 0.000000e+00 : f32
+    %316 = tensor.empty() : tensor<64xf32>
+    %317 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg17, %240 : tensor<64xf32>, tensor<64xf32>) outs(%316 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %cst_119, %in_194 : f32
+      %383 = arith.mulf %cst_117, %in : f32
+      %384 = arith.addf %383, %382 : f32
+      linalg.yield %384 : f32
     } -> tensor<64xf32>
-    %258 = tensor.empty() : tensor<64xf32>
-    %259 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg29, %240 : tensor<64xf32>, tensor<64xf32>) outs(%258 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %in_182, %in_182 : f32
-      %323 = arith.mulf %cst_108, %322 : f32
-      %324 = arith.mulf %cst_106, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %318 = tensor.empty() : tensor<64xf32>
+    %319 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg29, %240 : tensor<64xf32>, tensor<64xf32>) outs(%318 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %in_194, %in_194 : f32
+      %383 = arith.mulf %cst_120, %382 : f32
+      %384 = arith.mulf %cst_118, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<64xf32>
-    %260 = tensor.empty() : tensor<64xf32>
-    %261 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg5, %257, %259 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) outs(%260 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_110 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_111, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_109, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %320 = tensor.empty() : tensor<64xf32>
+    %321 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg5, %317, %319 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) outs(%320 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_122 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_123, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_121, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<64xf32>
-    %cst_112 = arith.constant 0.899999976 : f32
-    %cst_113 = arith.constant 9.990000e-01 : f32
-    %cst_114 = arith.constant 1.000000e-01 : f32
-    %cst_115 = arith.constant 1.000000e-03 : f32
-    %cst_116 = arith.constant 1.000000e-03 : f32
-    %cst_117 = arith.constant 9.99999993E-9 : f32
-    %cst_118 = arith.constant 0.00999999977 : f32
-    %262 = tensor.empty() : tensor<64x64xf32>
-    %263 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg18, %226 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%262 : tensor<64x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_114, %322 : f32
-      %324 = arith.mulf %cst_112, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_124 = arith.constant 0.899999976 : f32
+    %cst_125 = arith.constant 9.990000e-01 : f32
+    %cst_126 = arith.constant 1.000000e-01 : f32
+    %cst_127 = arith.constant 1.000000e-03 : f32
+    %cst_128 = arith.constant 1.000000e-03 : f32
+    %cst_129 = arith.constant 9.99999993E-9 : f32
+    %cst_130 = arith.constant 0.00999999977 : f32
+    %322 = tensor.empty() : tensor<64x64xf32>
+    %323 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg18, %226 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%322 : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_126, %382 : f32
+      %384 = arith.mulf %cst_124, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<64x64xf32>
-    %264 = tensor.empty() : tensor<64x64xf32>
-    %265 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg30, %226 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%264 : tensor<64x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_115, %323 : f32
-      %325 = arith.mulf %cst_113, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %324 = tensor.empty() : tensor<64x64xf32>
+    %325 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg30, %226 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%324 : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_127, %383 : f32
+      %385 = arith.mulf %cst_125, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<64x64xf32>
-    %266 = tensor.empty() : tensor<64x64xf32>
-    %267 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg6, %263, %265 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) outs(%266 : tensor<64x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_117 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_118, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_116, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %326 = tensor.empty() : tensor<64x64xf32>
+    %327 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg6, %323, %325 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) outs(%326 : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_129 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_130, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_128, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<64x64xf32>
-    %cst_119 = arith.constant 0.899999976 : f32
-    %cst_120 = arith.constant 9.990000e-01 : f32
-    %cst_121 = arith.constant 1.000000e-01 : f32
-    %cst_122 = arith.constant 1.000000e-03 : f32
-    %cst_123 = arith.constant 1.000000e-03 : f32
-    %cst_124 = arith.constant 9.99999993E-9 : f32
-    %cst_125 = arith.constant 0.00999999977 : f32
-    %268 = tensor.empty() : tensor<32x64xf32>
-    %269 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg19, %229 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%268 : tensor<32x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_121, %322 : f32
-      %324 = arith.mulf %cst_119, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_131 = arith.constant 0.899999976 : f32
+    %cst_132 = arith.constant 9.990000e-01 : f32
+    %cst_133 = arith.constant 1.000000e-01 : f32
+    %cst_134 = arith.constant 1.000000e-03 : f32
+    %cst_135 = arith.constant 1.000000e-03 : f32
+    %cst_136 = arith.constant 9.99999993E-9 : f32
+    %cst_137 = arith.constant 0.00999999977 : f32
+    %328 = tensor.empty() : tensor<32x64xf32>
+    %329 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg19, %229 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%328 : tensor<32x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_133, %382 : f32
+      %384 = arith.mulf %cst_131, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<32x64xf32>
-    %270 = tensor.empty() : tensor<32x64xf32>
-    %271 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg31, %229 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%270 : tensor<32x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_122, %323 : f32
-      %325 = arith.mulf %cst_120, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %330 = tensor.empty() : tensor<32x64xf32>
+    %331 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg31, %229 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%330 : tensor<32x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_134, %383 : f32
+      %385 = arith.mulf %cst_132, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<32x64xf32>
-    %272 = tensor.empty() : tensor<32x64xf32>
-    %273 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg7, %269, %271 : tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) outs(%272 : tensor<32x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_124 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_125, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_123, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %332 = tensor.empty() : tensor<32x64xf32>
+    %333 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg7, %329, %331 : tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) outs(%332 : tensor<32x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_136 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_137, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_135, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<32x64xf32>
-    %cst_126 = arith.constant 0.899999976 : f32
-    %cst_127 = arith.constant 9.990000e-01 : f32
-    %cst_128 = arith.constant 1.000000e-01 : f32
-    %cst_129 = arith.constant 1.000000e-03 : f32
-    %cst_130 = arith.constant 1.000000e-03 : f32
-    %cst_131 = arith.constant 9.99999993E-9 : f32
-    %cst_132 = arith.constant 0.00999999977 : f32
-    %274 = tensor.empty() : tensor<32x64xf32>
-    %275 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg20, %232 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%274 : tensor<32x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_128, %322 : f32
-      %324 = arith.mulf %cst_126, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_138 = arith.constant 0.899999976 : f32
+    %cst_139 = arith.constant 9.990000e-01 : f32
+    %cst_140 = arith.constant 1.000000e-01 : f32
+    %cst_141 = arith.constant 1.000000e-03 : f32
+    %cst_142 = arith.constant 1.000000e-03 : f32
+    %cst_143 = arith.constant 9.99999993E-9 : f32
+    %cst_144 = arith.constant 0.00999999977 : f32
+    %334 = tensor.empty() : tensor<32x64xf32>
+    %335 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg20, %232 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%334 : tensor<32x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_140, %382 : f32
+      %384 = arith.mulf %cst_138, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<32x64xf32>
-    %276 = tensor.empty() : tensor<32x64xf32>
-    %277 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg32, %232 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%276 : tensor<32x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_129, %323 : f32
-      %325 = arith.mulf %cst_127, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %336 = tensor.empty() : tensor<32x64xf32>
+    %337 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg32, %232 : tensor<32x64xf32>, tensor<32x64xbf16>) outs(%336 : tensor<32x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_141, %383 : f32
+      %385 = arith.mulf %cst_139, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<32x64xf32>
-    %278 = tensor.empty() : tensor<32x64xf32>
-    %279 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg8, %275, %277 : tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) outs(%278 : tensor<32x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_131 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_132, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_130, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %338 = tensor.empty() : tensor<32x64xf32>
+    %339 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg8, %335, %337 : tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) outs(%338 : tensor<32x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_143 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_144, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_142, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<32x64xf32>
-    %cst_133 = arith.constant 0.899999976 : f32
-    %cst_134 = arith.constant 9.990000e-01 : f32
-    %cst_135 = arith.constant 1.000000e-01 : f32
-    %cst_136 = arith.constant 1.000000e-03 : f32
-    %cst_137 = arith.constant 1.000000e-03 : f32
-    %cst_138 = arith.constant 9.99999993E-9 : f32
-    %cst_139 = arith.constant 0.00999999977 : f32
-    %280 = tensor.empty() : tensor<64x64xf32>
-    %281 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg21, %175 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%280 : tensor<64x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_135, %322 : f32
-      %324 = arith.mulf %cst_133, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_145 = arith.constant 0.899999976 : f32
+    %cst_146 = arith.constant 9.990000e-01 : f32
+    %cst_147 = arith.constant 1.000000e-01 : f32
+    %cst_148 = arith.constant 1.000000e-03 : f32
+    %cst_149 = arith.constant 1.000000e-03 : f32
+    %cst_150 = arith.constant 9.99999993E-9 : f32
+    %cst_151 = arith.constant 0.00999999977 : f32
+    %340 = tensor.empty() : tensor<64x64xf32>
+    %341 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg21, %175 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%340 : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_147, %382 : f32
+      %384 = arith.mulf %cst_145, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<64x64xf32>
-    %282 = tensor.empty() : tensor<64x64xf32>
-    %283 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg33, %175 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%282 : tensor<64x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_136, %323 : f32
-      %325 = arith.mulf %cst_134, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %342 = tensor.empty() : tensor<64x64xf32>
+    %343 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg33, %175 : tensor<64x64xf32>, tensor<64x64xbf16>) outs(%342 : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_148, %383 : f32
+      %385 = arith.mulf %cst_146, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<64x64xf32>
-    %284 = tensor.empty() : tensor<64x64xf32>
-    %285 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg9, %281, %283 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) outs(%284 : tensor<64x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_138 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_139, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_137, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %344 = tensor.empty() : tensor<64x64xf32>
+    %345 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg9, %341, %343 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) outs(%344 : tensor<64x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_150 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_151, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_149, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<64x64xf32>
-    %cst_140 = arith.constant 0.899999976 : f32
-    %cst_141 = arith.constant 9.990000e-01 : f32
-    %cst_142 = arith.constant 1.000000e-01 : f32
-    %cst_143 = arith.constant 1.000000e-03 : f32
-    %cst_144 = arith.constant 1.000000e-03 : f32
-    %cst_145 = arith.constant 9.99999993E-9 : f32
-    %cst_146 = arith.constant 0.000000e+00 : f32
-    %286 = tensor.empty() : tensor<64xf32>
-    %287 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg22, %167 : tensor<64xf32>, tensor<64xf32>) outs(%286 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %cst_142, %in_182 : f32
-      %323 = arith.mulf %cst_140, %in : f32
-      %324 = arith.addf %323, %322 : f32
-      linalg.yield %324 : f32
+    %cst_152 = arith.constant 0.899999976 : f32
+    %cst_153 = arith.constant 9.990000e-01 : f32
+    %cst_154 = arith.constant 1.000000e-01 : f32
+    %cst_155 = arith.constant 1.000000e-03 : f32
+    %cst_156 = arith.constant 1.000000e-03 : f32
+    %cst_157 = arith.constant 9.99999993E-9 : f32
+    %cst_158 = arith.constant 0.000000e+00 : f32
+    %346 = tensor.empty() : tensor<64xf32>
+    %347 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg22, %167 : tensor<64xf32>, tensor<64xf32>) outs(%346 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %cst_154, %in_194 : f32
+      %383 = arith.mulf %cst_152, %in : f32
+      %384 = arith.addf %383, %382 : f32
+      linalg.yield %384 : f32
     } -> tensor<64xf32>
-    %288 = tensor.empty() : tensor<64xf32>
-    %289 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg34, %167 : tensor<64xf32>, tensor<64xf32>) outs(%288 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %in_182, %in_182 : f32
-      %323 = arith.mulf %cst_143, %322 : f32
-      %324 = arith.mulf %cst_141, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %348 = tensor.empty() : tensor<64xf32>
+    %349 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg34, %167 : tensor<64xf32>, tensor<64xf32>) outs(%348 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %in_194, %in_194 : f32
+      %383 = arith.mulf %cst_155, %382 : f32
+      %384 = arith.mulf %cst_153, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<64xf32>
-    %290 = tensor.empty() : tensor<64xf32>
-    %291 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg10, %287, %289 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) outs(%290 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_145 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_146, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_144, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %350 = tensor.empty() : tensor<64xf32>
+    %351 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg10, %347, %349 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) outs(%350 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_157 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_158, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_156, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<64xf32>
-    %cst_147 = arith.constant 0.899999976 : f32
-    %cst_148 = arith.constant 9.990000e-01 : f32
-    %cst_149 = arith.constant 1.000000e-01 : f32
-    %cst_150 = arith.constant 1.000000e-03 : f32
-    %cst_151 = arith.constant 1.000000e-03 : f32
-    %cst_152 = arith.constant 9.99999993E-9 : f32
-    %cst_153 = arith.constant 0.00999999977 : f32
-    %292 = tensor.empty() : tensor<192x64xf32>
-    %293 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg23, %156 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%292 : tensor<192x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_149, %322 : f32
-      %324 = arith.mulf %cst_147, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_159 = arith.constant 0.899999976 : f32
+    %cst_160 = arith.constant 9.990000e-01 : f32
+    %cst_161 = arith.constant 1.000000e-01 : f32
+    %cst_162 = arith.constant 1.000000e-03 : f32
+    %cst_163 = arith.constant 1.000000e-03 : f32
+    %cst_164 = arith.constant 9.99999993E-9 : f32
+    %cst_165 = arith.constant 0.00999999977 : f32
+    %352 = tensor.empty() : tensor<192x64xf32>
+    %353 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg23, %156 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%352 : tensor<192x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_161, %382 : f32
+      %384 = arith.mulf %cst_159, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<192x64xf32>
-    %294 = tensor.empty() : tensor<192x64xf32>
-    %295 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg35, %156 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%294 : tensor<192x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_150, %323 : f32
-      %325 = arith.mulf %cst_148, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %354 = tensor.empty() : tensor<192x64xf32>
+    %355 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg35, %156 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%354 : tensor<192x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_162, %383 : f32
+      %385 = arith.mulf %cst_160, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<192x64xf32>
-    %296 = tensor.empty() : tensor<192x64xf32>
-    %297 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg11, %293, %295 : tensor<192x64xf32>, tensor<192x64xf32>, tensor<192x64xf32>) outs(%296 : tensor<192x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_152 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_153, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_151, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %356 = tensor.empty() : tensor<192x64xf32>
+    %357 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg11, %353, %355 : tensor<192x64xf32>, tensor<192x64xf32>, tensor<192x64xf32>) outs(%356 : tensor<192x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_164 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_165, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_163, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<192x64xf32>
-    %cst_154 = arith.constant 0.899999976 : f32
-    %cst_155 = arith.constant 9.990000e-01 : f32
-    %cst_156 = arith.constant 1.000000e-01 : f32
-    %cst_157 = arith.constant 1.000000e-03 : f32
-    %cst_158 = arith.constant 1.000000e-03 : f32
-    %cst_159 = arith.constant 9.99999993E-9 : f32
-    %cst_160 = arith.constant 0.00999999977 : f32
-    %298 = tensor.empty() : tensor<192x64xf32>
-    %299 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg24, %159 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%298 : tensor<192x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_156, %322 : f32
-      %324 = arith.mulf %cst_154, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_166 = arith.constant 0.899999976 : f32
+    %cst_167 = arith.constant 9.990000e-01 : f32
+    %cst_168 = arith.constant 1.000000e-01 : f32
+    %cst_169 = arith.constant 1.000000e-03 : f32
+    %cst_170 = arith.constant 1.000000e-03 : f32
+    %cst_171 = arith.constant 9.99999993E-9 : f32
+    %cst_172 = arith.constant 0.00999999977 : f32
+    %358 = tensor.empty() : tensor<192x64xf32>
+    %359 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg24, %159 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%358 : tensor<192x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_168, %382 : f32
+      %384 = arith.mulf %cst_166, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<192x64xf32>
-    %300 = tensor.empty() : tensor<192x64xf32>
-    %301 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg36, %159 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%300 : tensor<192x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_157, %323 : f32
-      %325 = arith.mulf %cst_155, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %360 = tensor.empty() : tensor<192x64xf32>
+    %361 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg36, %159 : tensor<192x64xf32>, tensor<192x64xbf16>) outs(%360 : tensor<192x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_169, %383 : f32
+      %385 = arith.mulf %cst_167, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<192x64xf32>
-    %302 = tensor.empty() : tensor<192x64xf32>
-    %303 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg12, %299, %301 : tensor<192x64xf32>, tensor<192x64xf32>, tensor<192x64xf32>) outs(%302 : tensor<192x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_159 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_160, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_158, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %362 = tensor.empty() : tensor<192x64xf32>
+    %363 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg12, %359, %361 : tensor<192x64xf32>, tensor<192x64xf32>, tensor<192x64xf32>) outs(%362 : tensor<192x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_171 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_172, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_170, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<192x64xf32>
-    %cst_161 = arith.constant 0.899999976 : f32
-    %cst_162 = arith.constant 9.990000e-01 : f32
-    %cst_163 = arith.constant 1.000000e-01 : f32
-    %cst_164 = arith.constant 1.000000e-03 : f32
-    %cst_165 = arith.constant 1.000000e-03 : f32
-    %cst_166 = arith.constant 9.99999993E-9 : f32
-    %cst_167 = arith.constant 0.00999999977 : f32
-    %304 = tensor.empty() : tensor<64x192xf32>
-    %305 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg25, %141 : tensor<64x192xf32>, tensor<64x192xbf16>) outs(%304 : tensor<64x192xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_163, %322 : f32
-      %324 = arith.mulf %cst_161, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_173 = arith.constant 0.899999976 : f32
+    %cst_174 = arith.constant 9.990000e-01 : f32
+    %cst_175 = arith.constant 1.000000e-01 : f32
+    %cst_176 = arith.constant 1.000000e-03 : f32
+    %cst_177 = arith.constant 1.000000e-03 : f32
+    %cst_178 = arith.constant 9.99999993E-9 : f32
+    %cst_179 = arith.constant 0.00999999977 : f32
+    %364 = tensor.empty() : tensor<64x192xf32>
+    %365 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg25, %141 : tensor<64x192xf32>, tensor<64x192xbf16>) outs(%364 : tensor<64x192xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_175, %382 : f32
+      %384 = arith.mulf %cst_173, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<64x192xf32>
-    %306 = tensor.empty() : tensor<64x192xf32>
-    %307 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg37, %141 : tensor<64x192xf32>, tensor<64x192xbf16>) outs(%306 : tensor<64x192xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_164, %323 : f32
-      %325 = arith.mulf %cst_162, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %366 = tensor.empty() : tensor<64x192xf32>
+    %367 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg37, %141 : tensor<64x192xf32>, tensor<64x192xbf16>) outs(%366 : tensor<64x192xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_176, %383 : f32
+      %385 = arith.mulf %cst_174, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<64x192xf32>
-    %308 = tensor.empty() : tensor<64x192xf32>
-    %309 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg13, %305, %307 : tensor<64x192xf32>, tensor<64x192xf32>, tensor<64x192xf32>) outs(%308 : tensor<64x192xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_166 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_167, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_165, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %368 = tensor.empty() : tensor<64x192xf32>
+    %369 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg13, %365, %367 : tensor<64x192xf32>, tensor<64x192xf32>, tensor<64x192xf32>) outs(%368 : tensor<64x192xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_178 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_179, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_177, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<64x192xf32>
-    %cst_168 = arith.constant 0.899999976 : f32
-    %cst_169 = arith.constant 9.990000e-01 : f32
-    %cst_170 = arith.constant 1.000000e-01 : f32
-    %cst_171 = arith.constant 1.000000e-03 : f32
-    %cst_172 = arith.constant 1.000000e-03 : f32
-    %cst_173 = arith.constant 9.99999993E-9 : f32
-    %cst_174 = arith.constant 0.000000e+00 : f32
-    %310 = tensor.empty() : tensor<64xf32>
-    %311 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg26, %135 : tensor<64xf32>, tensor<64xf32>) outs(%310 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %cst_170, %in_182 : f32
-      %323 = arith.mulf %cst_168, %in : f32
-      %324 = arith.addf %323, %322 : f32
-      linalg.yield %324 : f32
+    %cst_180 = arith.constant 0.899999976 : f32
+    %cst_181 = arith.constant 9.990000e-01 : f32
+    %cst_182 = arith.constant 1.000000e-01 : f32
+    %cst_183 = arith.constant 1.000000e-03 : f32
+    %cst_184 = arith.constant 1.000000e-03 : f32
+    %cst_185 = arith.constant 9.99999993E-9 : f32
+    %cst_186 = arith.constant 0.000000e+00 : f32
+    %370 = tensor.empty() : tensor<64xf32>
+    %371 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg26, %135 : tensor<64xf32>, tensor<64xf32>) outs(%370 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %cst_182, %in_194 : f32
+      %383 = arith.mulf %cst_180, %in : f32
+      %384 = arith.addf %383, %382 : f32
+      linalg.yield %384 : f32
     } -> tensor<64xf32>
-    %312 = tensor.empty() : tensor<64xf32>
-    %313 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg38, %135 : tensor<64xf32>, tensor<64xf32>) outs(%312 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %out: f32):
-      %322 = arith.mulf %in_182, %in_182 : f32
-      %323 = arith.mulf %cst_171, %322 : f32
-      %324 = arith.mulf %cst_169, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %372 = tensor.empty() : tensor<64xf32>
+    %373 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg38, %135 : tensor<64xf32>, tensor<64xf32>) outs(%372 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %out: f32):
+      %382 = arith.mulf %in_194, %in_194 : f32
+      %383 = arith.mulf %cst_183, %382 : f32
+      %384 = arith.mulf %cst_181, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<64xf32>
-    %314 = tensor.empty() : tensor<64xf32>
-    %315 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg14, %311, %313 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) outs(%314 : tensor<64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_173 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_174, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_172, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %374 = tensor.empty() : tensor<64xf32>
+    %375 = linalg.generic {indexing_maps = [#map1, #map1, #map1, #map1], iterator_types = ["parallel"]} ins(%arg14, %371, %373 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) outs(%374 : tensor<64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_185 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_186, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_184, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<64xf32>
-    %cst_175 = arith.constant 0.899999976 : f32
-    %cst_176 = arith.constant 9.990000e-01 : f32
-    %cst_177 = arith.constant 1.000000e-01 : f32
-    %cst_178 = arith.constant 1.000000e-03 : f32
-    %cst_179 = arith.constant 1.000000e-03 : f32
-    %cst_180 = arith.constant 9.99999993E-9 : f32
-    %cst_181 = arith.constant 0.00999999977 : f32
-    %316 = tensor.empty() : tensor<128x64xf32>
-    %317 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg27, %127 : tensor<128x64xf32>, tensor<128x64xbf16>) outs(%316 : tensor<128x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %cst_177, %322 : f32
-      %324 = arith.mulf %cst_175, %in : f32
-      %325 = arith.addf %324, %323 : f32
-      linalg.yield %325 : f32
+    %cst_187 = arith.constant 0.899999976 : f32
+    %cst_188 = arith.constant 9.990000e-01 : f32
+    %cst_189 = arith.constant 1.000000e-01 : f32
+    %cst_190 = arith.constant 1.000000e-03 : f32
+    %cst_191 = arith.constant 1.000000e-03 : f32
+    %cst_192 = arith.constant 9.99999993E-9 : f32
+    %cst_193 = arith.constant 0.00999999977 : f32
+    %376 = tensor.empty() : tensor<128x64xf32>
+    %377 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg27, %127 : tensor<128x64xf32>, tensor<128x64xbf16>) outs(%376 : tensor<128x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %cst_189, %382 : f32
+      %384 = arith.mulf %cst_187, %in : f32
+      %385 = arith.addf %384, %383 : f32
+      linalg.yield %385 : f32
     } -> tensor<128x64xf32>
-    %318 = tensor.empty() : tensor<128x64xf32>
-    %319 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg39, %127 : tensor<128x64xf32>, tensor<128x64xbf16>) outs(%318 : tensor<128x64xf32>) {
-    ^bb0(%in: f32, %in_182: bf16, %out: f32):
-      %322 = arith.extf %in_182 : bf16 to f32
-      %323 = arith.mulf %322, %322 : f32
-      %324 = arith.mulf %cst_178, %323 : f32
-      %325 = arith.mulf %cst_176, %in : f32
-      %326 = arith.addf %325, %324 : f32
-      linalg.yield %326 : f32
+    %378 = tensor.empty() : tensor<128x64xf32>
+    %379 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg39, %127 : tensor<128x64xf32>, tensor<128x64xbf16>) outs(%378 : tensor<128x64xf32>) {
+    ^bb0(%in: f32, %in_194: bf16, %out: f32):
+      %382 = arith.extf %in_194 : bf16 to f32
+      %383 = arith.mulf %382, %382 : f32
+      %384 = arith.mulf %cst_190, %383 : f32
+      %385 = arith.mulf %cst_188, %in : f32
+      %386 = arith.addf %385, %384 : f32
+      linalg.yield %386 : f32
     } -> tensor<128x64xf32>
-    %320 = tensor.empty() : tensor<128x64xf32>
-    %321 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg15, %317, %319 : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>) outs(%320 : tensor<128x64xf32>) {
-    ^bb0(%in: f32, %in_182: f32, %in_183: f32, %out: f32):
-      %322 = arith.divf %in_182, %247 : f32
-      %323 = arith.divf %in_183, %249 : f32
-      %324 = math.sqrt %323 : f32
-      %325 = arith.addf %324, %cst_180 : f32
-      %326 = arith.divf %322, %325 : f32
-      %327 = arith.mulf %cst_181, %in : f32
-      %328 = arith.addf %326, %327 : f32
-      %329 = arith.mulf %cst_179, %328 : f32
-      %330 = arith.subf %in, %329 : f32
-      linalg.yield %330 : f32
+    %380 = tensor.empty() : tensor<128x64xf32>
+    %381 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg15, %377, %379 : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>) outs(%380 : tensor<128x64xf32>) {
+    ^bb0(%in: f32, %in_194: f32, %in_195: f32, %out: f32):
+      %382 = arith.divf %in_194, %247 : f32
+      %383 = arith.divf %in_195, %249 : f32
+      %384 = math.sqrt %383 : f32
+      %385 = arith.addf %384, %cst_192 : f32
+      %386 = arith.divf %382, %385 : f32
+      %387 = arith.mulf %cst_193, %in : f32
+      %388 = arith.addf %386, %387 : f32
+      %389 = arith.mulf %cst_191, %388 : f32
+      %390 = arith.subf %in, %389 : f32
+      linalg.yield %390 : f32
     } -> tensor<128x64xf32>
-    return %119, %255, %261, %267, %273, %279, %285, %291, %297, %303, %309, %315, %321, %251, %257, %263, %269, %275, %281, %287, %293, %299, %305, %311, %317, %253, %259, %265, %271, %277, %283, %289, %295, %301, %307, %313, %319 : tensor<f32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>
+    return %119, %315, %321, %327, %333, %339, %345, %351, %357, %363, %369, %375, %381, %311, %317, %323, %329, %335, %341, %347, %353, %359, %365, %371, %377, %313, %319, %325, %331, %337, %343, %349, %355, %361, %367, %373, %379, %309 : tensor<f32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<192x64xf32>, tensor<192x64xf32>, tensor<64x192xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<f32>
   }
 }
 

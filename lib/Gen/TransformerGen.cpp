@@ -1236,12 +1236,17 @@ OwningOpRef<ModuleOp> Generator::run() {
       for (const Param &p : params)
         argTypes.push_back(paramType(p));
   }
+  // A language model's step with its state in arguments follows fp8-train's
+  // contract, which also returns the gradient norm.
+  bool trainStepContract = train() && paramArgs && o.vocab > 0;
   if (train()) {
     resultTypes.push_back(RankedTensorType::get({}, ct));
     if (paramArgs)
       for (int copy = 0; copy < 3; ++copy)
         for (const Param &p : params)
           resultTypes.push_back(paramType(p));
+    if (trainStepContract)
+      resultTypes.push_back(RankedTensorType::get({}, ct));
   } else {
     resultTypes.push_back(
         o.vocab > 0 ? RankedTensorType::get({o.batch, o.seq, o.vocab}, et)
@@ -1256,6 +1261,38 @@ OwningOpRef<ModuleOp> Generator::run() {
   if (paramArgs)
     for (unsigned i = 0; i < params.size(); ++i)
       func.setArgAttr(firstParamArg + i, "fp8.role", b.getStringAttr("weight"));
+  // The training-step contract of fp8-train (docs/fp8-train.md): what each
+  // argument and result is, and how to initialize each parameter.
+  if (trainStepContract) {
+    func->setAttr("fp8.train_step", b.getUnitAttr());
+    auto argIs = [&](unsigned arg, StringRef what) {
+      func.setArgAttr(arg, "fp8.train", b.getStringAttr(what));
+    };
+    auto resultIs = [&](unsigned result, StringRef what) {
+      func.setResultAttr(result, "fp8.train", b.getStringAttr(what));
+    };
+    argIs(0, "tokens");
+    argIs(1, "targets");
+    argIs(lossGradArg, "loss_scale");
+    argIs(lossGradArg + 1, "step");
+    resultIs(0, "loss");
+    unsigned n = params.size();
+    for (auto [i, p] : llvm::enumerate(params)) {
+      argIs(firstParamArg + i, "parameter");
+      argIs(firstParamArg + n + i, "moment1");
+      argIs(firstParamArg + 2 * n + i, "moment2");
+      resultIs(1 + i, "parameter");
+      resultIs(1 + n + i, "moment1");
+      resultIs(1 + 2 * n + i, "moment2");
+      // GPT-2's initialization: N(0, 0.02) matrices and embeddings, unit
+      // norm gains, zero biases.
+      Attribute init = p.init == Param::One    ? b.getStringAttr("ones")
+                       : p.init == Param::Zero ? b.getStringAttr("zeros")
+                                               : Attribute(b.getF64FloatAttr(0.02));
+      func.setArgAttr(firstParamArg + i, "fp8.init", init);
+    }
+    resultIs(1 + 3 * n, "grad_norm");
+  }
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -1490,6 +1527,36 @@ OwningOpRef<ModuleOp> Generator::run() {
       b, loc, one, math::PowFOp::create(b, loc, constant(ct, o.beta1), stepArg));
   Value bc2 = arith::SubFOp::create(
       b, loc, one, math::PowFOp::create(b, loc, constant(ct, o.beta2), stepArg));
+  // The global gradient norm, for fp8-train's logs: the square root of the
+  // sum of every gradient element squared, in f32.
+  Value gradNorm;
+  if (trainStepContract) {
+    AffineMap scalar = AffineMap::get(0, 0, ctx);
+    for (Param &p : params) {
+      unsigned rank = p.shape.size();
+      Value squares = reduce(
+          SmallVector<bool>(rank, true), {},
+          {{p.grad, AffineMap::getMultiDimIdentityMap(rank, ctx)}},
+          Combine::Add,
+          [&](OpBuilder &bb, Location l, ArrayRef<Value> v, ArrayRef<Value>) {
+            Value g = convert(bb, l, v[0], ct);
+            return arith::MulFOp::create(bb, l, g, g).getResult();
+          });
+      gradNorm = !gradNorm ? squares
+                           : pointwise({}, ct, {{gradNorm, scalar}, {squares, scalar}},
+                                       [&](OpBuilder &bb, Location l,
+                                           ArrayRef<Value> v, ArrayRef<Value>) {
+                                         return arith::AddFOp::create(bb, l, v[0], v[1])
+                                             .getResult();
+                                       });
+    }
+    gradNorm = pointwise({}, ct, {{gradNorm, scalar}},
+                         [&](OpBuilder &bb, Location l, ArrayRef<Value> v,
+                             ArrayRef<Value>) {
+                           return math::SqrtOp::create(bb, l, v[0]).getResult();
+                         });
+  }
+
   SmallVector<Value> results = {loss};
   SmallVector<Value> newW, newM, newV;
   for (Param &p : params) {
@@ -1501,6 +1568,8 @@ OwningOpRef<ModuleOp> Generator::run() {
     llvm::append_range(results, newW);
     llvm::append_range(results, newM);
     llvm::append_range(results, newV);
+    if (gradNorm)
+      results.push_back(gradNorm);
   } else {
     for (auto [i, p] : llvm::enumerate(params)) {
       ml_program::GlobalStoreOp::create(b, loc, sym(p.name), newW[i]);

@@ -237,6 +237,67 @@ void runner::fill(HostTensor &tensor, Distribution distribution, double scale,
   }
 }
 
+LogicalResult runner::writeNpy(StringRef path, const HostTensor &tensor,
+                               std::string &error) {
+  Type element = tensor.getElementType();
+  // Narrow floats are stored as f4: exact, and what numpy reads everywhere.
+  bool widen = element.isBF16() || element.isF16();
+  std::string descr;
+  if (element.isF32() || widen)
+    descr = "<f4";
+  else if (element.isF64())
+    descr = "<f8";
+  else if (element.isInteger(64) || element.isIndex())
+    descr = "<i8";
+  else if (element.isInteger(32))
+    descr = "<i4";
+  else if (element.isInteger(8) || element.isInteger(1))
+    descr = "|i1";
+  if (descr.empty()) {
+    error = "cannot write elements of this type to a .npy file";
+    return failure();
+  }
+  std::string shape;
+  for (int64_t size : tensor.getShape())
+    shape += std::to_string(size) + ", ";
+  if (tensor.getShape().size() > 1)
+    shape.resize(shape.size() - 1); // "(2, 3)" and "(4,)"
+  else if (!shape.empty())
+    shape.pop_back();
+  std::string header = "{'descr': '" + descr +
+                       "', 'fortran_order': False, 'shape': (" + shape +
+                       "), }";
+  // Magic, version 1.0, then the header padded with spaces to a multiple of
+  // 64 bytes (including the newline).
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = ("cannot write '" + path + "': " + ec.message()).str();
+    return failure();
+  }
+  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF)
+     << char(header.size() >> 8) << header;
+  if (widen) {
+    for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+      float value = static_cast<float>(tensor.get(i));
+      os.write(reinterpret_cast<const char *>(&value), 4);
+    }
+  } else {
+    os.write(tensor.data(),
+             tensor.getNumElements() * int64_t(tensor.getElementBytes()));
+  }
+  os.close();
+  if (os.has_error()) {
+    error = ("cannot write '" + path + "': " + os.error().message()).str();
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}
+
 FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
                                       std::string &error, uint64_t maxBytes) {
   // Before reading: /dev/zero or a FIFO would be read until memory runs out.

@@ -253,7 +253,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  }))
     return 0;
   if (lowerCopy(*module, "fp8-lower-to-cpu", upstreamOnly,
-                fp8::buildLowerToCPUPipeline))
+                [](OpPassManager &pm) { fp8::buildLowerToCPUPipeline(pm); }))
     ++counters.lowered;
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Runner/Golden.h"
 #include "fp8/Runner/GpuFunction.h"
+#include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -138,12 +139,6 @@ static cl::list<std::string>
                         "MLIR's runner utils)"));
 
 namespace {
-/// Where one fp8.quantize's statistics are kept in the FP8 module.
-struct QuantizeProbe {
-  std::string name;
-  std::string global;
-};
-
 /// While alive, the process's stdout is its stderr: what the compiled
 /// functions print themselves (buddy-mlir's timers, printMemref) must not mix
 /// with the report, which --json readers parse.
@@ -222,139 +217,6 @@ static void stubUnresolvedExternals(ModuleOp module) {
     func::ReturnOp::create(builder, func.getLoc());
     func.setPrivate();
   });
-}
-
-/// The scaling state a quantization's scale was loaded from, without its
-/// ".scale" suffix: a global (state=globals) or a function argument named by
-/// `fp8.state` (state=arguments).
-static std::optional<std::string> getStateName(Value scale) {
-  auto extract = scale.getDefiningOp<tensor::ExtractOp>();
-  if (!extract)
-    return std::nullopt;
-  StringRef name;
-  Value tensor = extract.getTensor();
-  if (auto load = tensor.getDefiningOp<ml_program::GlobalLoadOp>()) {
-    name = load.getGlobal().getLeafReference().getValue();
-  } else if (auto arg = dyn_cast<BlockArgument>(tensor)) {
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    if (auto attr = func ? func.getArgAttrOfType<StringAttr>(
-                               arg.getArgNumber(), "fp8.state")
-                         : StringAttr())
-      name = attr.getValue();
-  }
-  if (!name.consume_back(".scale"))
-    return std::nullopt;
-  return name.str();
-}
-
-/// Adds, after every fp8.quantize, the counts of elements saturated (clipped
-/// to +-max where a non-saturating cast would overflow: |x * scale| > 464 for
-/// E4M3, >= 61440 for E5M2; values that merely round to max are not counted)
-/// and flushed (x != 0 but quantized to 0), stored with the element count in
-/// a tensor<3xi64> global the runner reads back.
-static SmallVector<QuantizeProbe> addQuantizeProbes(ModuleOp module) {
-  SmallVector<QuantizeProbe> probes;
-  SymbolTable symbols(module);
-  OpBuilder globals(module.getBodyRegion());
-  MLIRContext *context = module.getContext();
-  Type i64 = IntegerType::get(context, 64);
-  auto countsType = RankedTensorType::get({3}, i64);
-  module.walk([&](QuantizeOp quantize) {
-    Location loc = quantize.getLoc();
-    std::string name = "quantize#" + std::to_string(probes.size());
-    if (std::optional<std::string> state =
-            getStateName(quantize.getScale()))
-      name = *state;
-    auto global = ml_program::GlobalOp::create(
-        globals, loc, "fp8_run.probe" + std::to_string(probes.size()),
-        countsType, /*is_mutable=*/true,
-        DenseElementsAttr::get(countsType, int64_t(0)), StringAttr());
-    symbols.insert(global);
-    probes.push_back({name, global.getSymName().str()});
-
-    OpBuilder b(context);
-    b.setInsertionPointAfter(quantize);
-    auto inputType = quantize.getInput().getType();
-    int64_t rank = inputType.getRank();
-    auto scalarType = RankedTensorType::get({}, i64);
-    Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-    Value init = linalg::FillOp::create(
-                     b, loc, zero,
-                     tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64)
-                         .getResult())
-                     .getResult(0);
-    AffineMap all = b.getMultiDimIdentityMap(rank);
-    AffineMap none = AffineMap::get(rank, 0, context);
-    SmallVector<utils::IteratorType> reduction(rank,
-                                               utils::IteratorType::reduction);
-    const numerics::FormatInfo &info = numerics::getFormatInfo(
-        *getNumericsFormat(quantize.getResult().getType().getElementType()));
-    // Halfway between max and the next (missing) value; the tie rounds to
-    // max when max's code is even (E4M3), else it overflows (E5M2).
-    float overflowBound =
-        info.maxFinite +
-        std::ldexp(1.0f, std::ilogb(info.maxFinite) -
-                             static_cast<int>(info.mantissaBits) - 1);
-    auto overflowPredicate = info.maxFiniteBits % 2 == 0
-                                 ? arith::CmpFPredicate::OGT
-                                 : arith::CmpFPredicate::OGE;
-    Value scaleValue = quantize.getScale();
-    auto counts = linalg::GenericOp::create(
-        b, loc, TypeRange{scalarType, scalarType, scalarType},
-        ValueRange{quantize.getInput(), quantize.getResult()},
-        ValueRange{init, init, init},
-        ArrayRef<AffineMap>{all, all, none, none, none}, reduction,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Type f32 = nb.getF32Type();
-          Value x = args[0];
-          if (!x.getType().isF32())
-            x = arith::ExtFOp::create(nb, l, f32, x);
-          Value scaled = arith::MulFOp::create(nb, l, x, scaleValue);
-          Value magnitude = math::AbsFOp::create(nb, l, scaled);
-          Value limit = arith::ConstantOp::create(
-              nb, l, nb.getF32FloatAttr(overflowBound));
-          Value saturated = arith::CmpFOp::create(nb, l, overflowPredicate,
-                                                  magnitude, limit);
-          Value q = arith::ExtFOp::create(nb, l, f32, args[1]);
-          Value fzero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
-          Value nonzero = arith::CmpFOp::create(
-              nb, l, arith::CmpFPredicate::ONE, x, fzero);
-          Value qzero = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                              q, fzero);
-          Value flushed = arith::AndIOp::create(nb, l, nonzero, qzero);
-          auto count = [&](Value flag, Value acc) -> Value {
-            Value one = arith::ExtUIOp::create(nb, l, nb.getI64Type(), flag);
-            return arith::AddIOp::create(nb, l, acc, one);
-          };
-          Value oneI1 = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
-          linalg::YieldOp::create(nb, l,
-                                  ValueRange{count(saturated, args[2]),
-                                             count(flushed, args[3]),
-                                             count(oneI1, args[4])});
-        });
-    SmallVector<Value> elements;
-    for (Value result : counts.getResults())
-      elements.push_back(tensor::ExtractOp::create(b, loc, result));
-    Value packed =
-        tensor::FromElementsOp::create(b, loc, countsType, elements);
-    ml_program::GlobalStoreOp::create(
-        b, loc, FlatSymbolRefAttr::get(global.getSymNameAttr()), packed);
-  });
-  return probes;
-}
-
-/// The delayed-scaling state globals the FP8 pipeline created (scales and
-/// amax histories) and their types, by name.
-static llvm::StringMap<RankedTensorType> findScalingState(ModuleOp module) {
-  llvm::StringMap<RankedTensorType> state;
-  module.walk([&](ml_program::GlobalOp global) {
-    StringRef name = global.getSymName();
-    auto type = dyn_cast<RankedTensorType>(global.getType());
-    if (type && name.starts_with("fp8.") &&
-        (name.ends_with(".scale") || name.ends_with(".amax_history")))
-      state[name] = type;
-  });
-  return state;
 }
 
 namespace {
@@ -461,44 +323,6 @@ struct InputDefault {
   enum class Mask { None, Causal, AllTrue } mask = Mask::None;
 };
 } // namespace
-
-/// The static size of a dimension that `root` (integer data) indexes:
-/// followed through integer casts, views and the bodies of linalg.generic
-/// to a tensor.extract that uses it as an index.
-static std::optional<int64_t> findIndexedExtent(Value root) {
-  SmallVector<Value> worklist{root};
-  DenseSet<Value> seen;
-  while (!worklist.empty() && seen.size() < 256) {
-    Value value = worklist.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    for (OpOperand &use : value.getUses()) {
-      Operation *user = use.getOwner();
-      if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
-        if (use.getOperandNumber() == 0) {
-          worklist.push_back(extract.getResult());
-          continue;
-        }
-        int64_t size = extract.getTensor().getType().getDimSize(
-            use.getOperandNumber() - 1);
-        if (!ShapedType::isDynamic(size))
-          return size;
-        continue;
-      }
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
-        if (linalgOp.isDpsInput(&use))
-          worklist.push_back(linalgOp.getMatchingBlockArgument(&use));
-        continue;
-      }
-      if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-              arith::ExtUIOp, arith::TruncIOp, tensor::CollapseShapeOp,
-              tensor::ExpandShapeOp, tensor::CastOp, tensor::ExtractSliceOp>(
-              user))
-        worklist.push_back(user->getResult(0));
-    }
-  }
-  return std::nullopt;
-}
 
 /// Whether the boolean `root` is the condition of a select (arith.select,
 /// tosa.select) whose result reaches an exponential (a softmax), followed

@@ -64,6 +64,12 @@ FailureOr<HostTensor> readNpy(StringRef path, Type elementType,
                               std::string &error,
                               uint64_t maxBytes = UINT64_MAX);
 
+/// Writes `tensor` as a .npy file (f4 / f8 for f32 / f64, i8 / i4 / i1 for
+/// integers; bf16 and f16 widened to f4, exactly), for checkpoints that
+/// readNpy and numpy read back.
+LogicalResult writeNpy(StringRef path, const HostTensor &tensor,
+                       std::string &error);
+
 /// The memory a run may use unless told otherwise: the machine's physical
 /// memory, or the process's address-space / data limit when lower.
 uint64_t getDefaultMemoryBudget();

@@ -8,6 +8,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fp8;
 
@@ -122,10 +124,18 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
                            "of 16");
     return success();
   }
-  if (name == "fp8.role" || name == "fp8.state")
+  if (name == "fp8.train_step") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError("'fp8.train_step' must be a unit attribute on a "
+                           "function");
+    return success();
+  }
+  if (name == "fp8.role" || name == "fp8.state" || name == "fp8.train" ||
+      name == "fp8.init")
     return op->emitError("'")
            << name << "' belongs on a function argument"
-           << (name == "fp8.state" ? " or result" : "") << ", not on an op";
+           << (name == "fp8.state" || name == "fp8.train" ? " or result" : "")
+           << ", not on an op";
   return op->emitError("unknown fp8 attribute '") << name << "'";
 }
 
@@ -141,6 +151,22 @@ LogicalResult FP8Dialect::verifyRegionArgAttribute(Operation *op,
     return verifyChoice(emitError, attr, {"weight", "activation", "grad"});
   if (name == "fp8.state")
     return verifyStateName(emitError, attr);
+  if (name == "fp8.train")
+    return verifyChoice(emitError, attr,
+                        {"tokens", "targets", "loss_scale", "step", "parameter",
+                         "moment1", "moment2"});
+  if (name == "fp8.init") {
+    auto std = dyn_cast<FloatAttr>(attr.getValue());
+    if (std && std.getValueAsDouble() > 0 &&
+        std::isfinite(std.getValueAsDouble()))
+      return success();
+    auto choice = dyn_cast<StringAttr>(attr.getValue());
+    if (choice && (choice.getValue() == "zeros" || choice.getValue() == "ones"))
+      return success();
+    return emitError() << "'fp8.init' must be \"zeros\", \"ones\" or a "
+                          "positive standard deviation, got "
+                       << attr.getValue();
+  }
   return emitError() << "unknown fp8 argument attribute '" << name << "'";
 }
 
@@ -149,10 +175,15 @@ LogicalResult FP8Dialect::verifyRegionResultAttribute(Operation *op,
                                                       unsigned resultIndex,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  auto emitError = [&] {
+    return op->emitError() << "result #" << resultIndex << ": ";
+  };
   if (name == "fp8.state")
-    return verifyStateName(
-        [&] { return op->emitError() << "result #" << resultIndex << ": "; },
-        attr);
+    return verifyStateName(emitError, attr);
+  if (name == "fp8.train")
+    return verifyChoice(emitError, attr,
+                        {"loss", "parameter", "moment1", "moment2",
+                         "grad_norm"});
   return op->emitError() << "result #" << resultIndex
                          << ": unknown fp8 result attribute '" << name << "'";
 }
