@@ -47,6 +47,10 @@ config.substitutions.append(
               ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so",
                "libomp.so"])))
 
+# gnuplot draws fp8-train's plots (Debian: gnuplot-nox, scripts/setup.sh).
+if shutil.which("gnuplot"):
+    config.available_features.add("gnuplot")
+
 # The CUDA toolkit is optional: tests that need ptxas say REQUIRES: ptxas.
 cuda_bin = os.environ.get("CUDA_BIN", "/usr/local/cuda/bin")
 ptxas = shutil.which("ptxas") or (

@@ -714,7 +714,11 @@ static LogicalResult recordTensors(Run &run, unsigned step,
           run.fn->readGlobal(history->getKey(), history->getValue(), error);
       if (failed(value))
         return failure();
-      row.amax = value->get(0);
+      // fp8.roll_history moved the step's amax to the back (TE's order);
+      // a history of one keeps none.
+      int64_t length = value->getNumElements();
+      if (length > 1)
+        row.amax = value->get(length - 1);
     }
     if (scale != run.scalingState.end()) {
       FailureOr<HostTensor> value =
@@ -1040,6 +1044,7 @@ int main(int argc, char **argv) {
   FunctionType type = func.getFunctionType();
   SmallVector<HostTensor> initial = initialParameters(func, *contract);
 
+  // Every recipe is compiled before any trains: a bad one fails at once.
   std::vector<Run> runs;
   for (const Recipe &recipe : *recipeList) {
     Run &run = runs.emplace_back();
@@ -1048,6 +1053,9 @@ int main(int argc, char **argv) {
       llvm::errs() << "fp8-train: compiling " << recipe.label << "\n";
     if (failed(prepare(*module, *contract, run, error)))
       return fail(error);
+  }
+  for (Run &run : runs) {
+    const Recipe &recipe = run.recipe;
     run.parameters = initial;
     for (const HostTensor &p : initial) {
       run.moment1.push_back(zerosLike(p));

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Asserts numbers in an fp8-run --json report.
+"""Asserts numbers in an fp8-run or fp8-train --json report.
 
     check_json.py REPORT 'PATH OP EXPR' ...
+
+A report that does not start with its JSON object (fp8-train prints its
+table first) is read from its last line that starts with '{'.
 
 PATH walks the report: keys and list indices separated by dots, and
 [key=value] for the list element whose key is value, e.g.
@@ -21,6 +24,7 @@ code under test, with these helpers (npy.py reads the files):
                       a cast with `scale` clips after --spike-factor (E4M3:
                       above 464 a non-saturating cast overflows; 448 < |v|
                       <= 464 rounds to 448)
+    report(path, key)  the value at `key` (a PATH) in another report
     flushed(path, scale, min_subnormal=2**-9)
                       the fraction of non-zero elements whose scaled value
                       rounds to 0: |f32(x * scale)| <= min_subnormal / 2
@@ -61,8 +65,20 @@ def flushed(path, scale, min_subnormal=2.0**-9):
     return hits / len(values)
 
 
+def read_report(path):
+    with open(path) as f:
+        text = f.read()
+    if not text.lstrip().startswith("{"):
+        text = text[text.rindex("\n{") + 1:]
+    return json.loads(text)
+
+
+def other_report(path, key):
+    return walk(read_report(path), key)
+
+
 HELPERS = {"f32": f32, "npy": load, "amax": amax, "saturated": saturated,
-           "flushed": flushed,
+           "flushed": flushed, "report": other_report,
            "inf": math.inf, "nan": math.nan, "math": math}
 
 
@@ -107,8 +123,7 @@ OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    with open(sys.argv[1]) as f:
-        report = json.load(f)
+    report = read_report(sys.argv[1])
     failed = False
     for assertion in sys.argv[2:]:
         match = re.match(r"\s*(\S+)\s*(>=|<=|==|!=|~=|>|<)\s*(.+)$", assertion)
