@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -51,16 +52,18 @@ static constexpr int64_t kLocalityBlock = 32;
 static constexpr int64_t kMinParallelIterations = 1 << 15;
 
 namespace {
-/// The loops of a contraction C[b.., m, n] += A * B with one M, N and K
-/// dimension, the layout of which `linalg::inferContractionDims` found.
+/// The loops of a contraction C[b.., m, n] += A * B with one K dimension,
+/// the layout of which `linalg::inferContractionDims` found.
 struct ContractionLoops {
+  /// Batch dimensions and the M and N dimensions other than `m` and `n`:
+  /// outer loops.
   SmallVector<unsigned> batch;
   unsigned m, n, k;
 };
 } // namespace
 
-/// The loops of `op` if it is a contraction with one M, N and K dimension
-/// and a floating-point result, in any layout.
+/// The loops of `op` if it is a contraction with one K dimension and a
+/// floating-point result, in any layout.
 static std::optional<ContractionLoops>
 inferContractionLoops(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -70,12 +73,33 @@ inferContractionLoops(linalg::LinalgOp op) {
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
       dims->k.size() != 1)
     return std::nullopt;
-  return ContractionLoops{
+  // Several M (or N) dimensions -- [b, s, k] x [k, n] with b absent from the
+  // weight: the one C holds innermost is the schedule's M (N); the others
+  // are outer loops, tiled by one like batch dimensions.
+  AffineMap acc = op.getIndexingMapsArray()[2];
+  auto innermostOf = [&](ArrayRef<unsigned> candidates) {
+    unsigned best = candidates.back();
+    std::optional<unsigned> bestPos;
+    for (unsigned dim : candidates) {
+      std::optional<unsigned> pos =
+          acc.getResultPosition(getAffineDimExpr(dim, op.getContext()));
+      if (pos && (!bestPos || *pos > *bestPos)) {
+        best = dim;
+        bestPos = pos;
+      }
+    }
+    return best;
+  };
+  ContractionLoops loops{
       SmallVector<unsigned>(dims->batch.begin(), dims->batch.end()),
-      dims->m.front(), dims->n.front(), dims->k.front()};
+      innermostOf(dims->m), innermostOf(dims->n), dims->k.front()};
+  for (unsigned dim : llvm::concat<const unsigned>(dims->m, dims->n))
+    if (dim != loops.m && dim != loops.n)
+      loops.batch.push_back(dim);
+  return loops;
 }
 
 /// The input of a contraction that N indexes (B).
@@ -172,6 +196,19 @@ static bool hasInvariantReductionOperand(linalg::LinalgOp op) {
         return true;
   }
   return false;
+}
+
+/// Ops whose vector form does not lower: MLIR 22 vectorizes math.fpowi
+/// with a vector exponent, which convert-math-to-llvm turns into an invalid
+/// llvm.intr.powi (its exponent must be a scalar).
+static bool hasUnvectorizableBody(linalg::LinalgOp op) {
+  return op.getBlock()
+      ->walk([](Operation *inner) {
+        return isa<math::FPowIOp, math::IPowIOp>(inner)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// Tiles `op` (on buffers) by `sizes` with loops of `type`, replacing it.
@@ -348,7 +385,7 @@ struct FP8TileAndVectorizeForCPUPass
       if (std::optional<ContractionLoops> loops = getContractionLoops(op))
         tileContraction(rewriter, op, *loops, cache, registers);
       else if (isContiguousAlongInnermostLoop(op) &&
-               !hasInvariantReductionOperand(op))
+               !hasInvariantReductionOperand(op) && !hasUnvectorizableBody(op))
         tileElementwise(rewriter, op);
       else
         tileForLocality(rewriter, op);

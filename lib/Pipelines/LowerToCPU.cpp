@@ -35,6 +35,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8RESHAPEDYNAMICEXPANDS
@@ -93,6 +94,7 @@ struct FP8DefineExternGlobalsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto unit = UnitAttr::get(&getContext());
+    llvm::StringSet<> defined;
     for (auto global : module.getOps<ml_program::GlobalOp>()) {
       auto type = dyn_cast<RankedTensorType>(global.getType());
       if (!isa_and_present<ml_program::ExternAttr>(global.getValueAttr()) ||
@@ -102,7 +104,20 @@ struct FP8DefineExternGlobalsPass
       global.setIsMutable(true);
       SymbolTable::setSymbolVisibility(global,
                                        SymbolTable::Visibility::Public);
+      defined.insert(global.getSymName());
     }
+    // A constant load of a now mutable global is a plain load (the value
+    // is the caller's, written before the first call).
+    module.walk([&](ml_program::GlobalLoadConstOp load) {
+      if (!defined.contains(load.getGlobal().getLeafReference().getValue()))
+        return;
+      OpBuilder builder(load);
+      load.replaceAllUsesWith(
+          ml_program::GlobalLoadOp::create(builder, load.getLoc(),
+                                           load.getType(), load.getGlobal())
+              .getResult());
+      load.erase();
+    });
   }
 };
 

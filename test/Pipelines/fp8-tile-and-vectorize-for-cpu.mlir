@@ -105,6 +105,26 @@ func.func @transposed_result(%a: memref<16x64xf32>, %b: memref<64x32xf32>, %c: m
 
 // -----
 
+// math.fpowi stays scalar: MLIR 22 would give it a vector exponent, which
+// convert-math-to-llvm turns into an invalid llvm.intr.powi (found by the
+// fuzzer on the shared DeepSeek layer's RMSNorm, x^2 as fpowi).
+// CHECK-LABEL: func.func @square
+// CHECK: scf.parallel
+// CHECK: math.fpowi %{{.+}}, %{{.+}} : f32, i32
+// CHECK-NOT: vector<16xi32>
+func.func @square(%x: memref<64x1536xf32>, %y: memref<64x1536xf32>) {
+  %two = arith.constant 2 : i32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x1536xf32>) outs(%y : memref<64x1536xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = math.fpowi %a, %two : f32, i32
+    linalg.yield %p : f32
+  }
+  return
+}
+
+// -----
+
 // A transposing copy stays scalar, in 32 x 32 blocks.
 // CHECK-LABEL: func.func @transpose
 // CHECK: scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c256, %c512) step (%c32, %c32)

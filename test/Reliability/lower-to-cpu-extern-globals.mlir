@@ -10,17 +10,26 @@
 
 // DEFINED: ml_program.global public mutable @weights(unit) : tensor<4xf32>
 // DEFINED: ml_program.global private @bias(dense<1.000000e+00> : tensor<4xf32>)
+// DEFINED: ml_program.global public mutable @table(unit) : tensor<4xf32>
+// A constant load of a global the caller now writes is a plain load (found
+// by CI's fuzz run too: the verifier rejects global_load_const of a mutable
+// global).
+// DEFINED-LABEL: func.func @affine
+// DEFINED: ml_program.global_load @table
 
 // LOWERED: llvm.mlir.global external @weights() {{.*}} : !llvm.array<4 x f32> {
 // LOWERED-NEXT: llvm.mlir.undef
 // LOWERED: llvm.mlir.global private constant @bias
 ml_program.global private @weights(#ml_program.extern<tensor<4xf32>>) : tensor<4xf32>
 ml_program.global private @bias(dense<1.0> : tensor<4xf32>) : tensor<4xf32>
+ml_program.global private @table(#ml_program.extern<tensor<4xf32>>) : tensor<4xf32>
 
 func.func @affine(%x: tensor<4xf32>) -> tensor<4xf32> {
   %w = ml_program.global_load @weights : tensor<4xf32>
   %b = ml_program.global_load @bias : tensor<4xf32>
+  %t = ml_program.global_load_const @table : tensor<4xf32>
   %p = arith.mulf %x, %w : tensor<4xf32>
-  %y = arith.addf %p, %b : tensor<4xf32>
+  %q = arith.addf %p, %b : tensor<4xf32>
+  %y = arith.addf %q, %t : tensor<4xf32>
   return %y : tensor<4xf32>
 }

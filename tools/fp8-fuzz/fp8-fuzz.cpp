@@ -28,7 +28,9 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -80,9 +82,9 @@ void registerUpstreamDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, ml_program::MLProgramDialect,
-                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect,
-                  vector::VectorDialect>();
+                  math::MathDialect, memref::MemRefDialect,
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  tosa::TosaDialect, ub::UBDialect, vector::VectorDialect>();
 }
 
 DialectRegistry &getFP8Registry() {

@@ -42,9 +42,9 @@ def FP8DefineExternGlobals : Pass<"fp8-define-extern-globals", "ModuleOp"> {
     `#ml_program.extern` (weights that `fp8-gen --weights=globals` leaves to
     the caller) becomes a public, mutable global without an initial value
     (`unit`): exported, uninitialized storage that the program's user writes
-    before the first call, as `fp8-run` does. Upstream One-Shot Bufferize
-    would copy the extern attribute into a `memref.global`, which fails to
-    verify (MLIR 22). Extern globals of other than a statically shaped tensor
+    before the first call, as `fp8-run` does; its `global_load_const`s
+    become `global_load`s. Upstream One-Shot Bufferize would copy the extern
+    attribute into a `memref.global`, which fails to verify (MLIR 22). Extern globals of other than a statically shaped tensor
     type are left alone; bufferization reports them.
   }];
 }
