@@ -2,7 +2,22 @@
 
 #include "fp8/Runner/Runner.h"
 #include "fp8/Numerics/Float8.h"
+#include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -464,6 +479,18 @@ static void dropNonLLVMArgumentAttrs(func::FuncOp func) {
     func.setArgAttrs(i, llvmOnly(func.getArgAttrDict(i)));
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
     func.setResultAttrs(i, llvmOnly(func.getResultAttrDict(i)));
+}
+
+void runner::registerRunnerDialects(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
+                  ml_program::MLProgramDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect, tosa::TosaDialect,
+                  vector::VectorDialect>();
+  registerAllFP8Dialects(registry);
+  registerLowerToCPUDialectExtensions(registry);
 }
 
 /// Loads LLVM's OpenMP runtime into the process, once, for the threads of

@@ -171,18 +171,6 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-static void registerDialects(DialectRegistry &registry) {
-  registry.insert<affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
-                  ml_program::MLProgramDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect,
-                  vector::VectorDialect>();
-  registerAllFP8Dialects(registry);
-  registerLowerToCPUDialectExtensions(registry);
-}
-
 static FailureOr<std::string> pickFunction(ModuleOp module) {
   if (!functionName.empty())
     return std::string(functionName);
@@ -755,7 +743,7 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registerDialects(registry);
+  registerRunnerDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   std::string openError;

@@ -1015,15 +1015,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
-  registry.insert<affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
-                  ml_program::MLProgramDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect,
-                  vector::VectorDialect>();
-  registerAllFP8Dialects(registry);
-  registerLowerToCPUDialectExtensions(registry);
+  registerRunnerDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);

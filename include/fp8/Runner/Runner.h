@@ -10,6 +10,7 @@
 #define FP8_RUNNER_RUNNER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
 
@@ -81,6 +82,11 @@ std::optional<uint64_t> getStorageBytes(Type type, int64_t dynamicSize);
 
 /// "1.5 GiB": a byte count for messages.
 std::string formatBytes(uint64_t bytes);
+
+/// The dialects a runner's input may hold (upstream ones of fp8-opt's
+/// inputs and lowerings, and fp8), with the external models
+/// fp8-lower-to-cpu needs: what fp8-run and fp8-train parse with.
+void registerRunnerDialects(DialectRegistry &registry);
 
 /// A function of a module lowered to LLVM and compiled in-process.
 class CompiledFunction {
