@@ -16,6 +16,7 @@
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/InitAllFP8.h"
+#include "fp8/Support/UpstreamParserBugs.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -95,25 +96,6 @@ DialectRegistry &getFP8Registry() {
     return r;
   }();
   return registry;
-}
-
-/// MLIR 22's linalg.transpose / linalg.broadcast parsers crash when their
-/// `permutation = [...]` / `dimensions = [...]` list does not parse
-/// (upstream, F8 of docs/reliability.md; mlir-opt crashes too). Inputs in
-/// which either keyword is not followed by a list of integers are skipped,
-/// or every run would stop at the first one.
-bool hitsKnownParserCrash(StringRef input) {
-  static llvm::Regex wellFormed(
-      "^[[:space:]]*=[[:space:]]*\\[[[:space:]]*(-?[0-9]{1,18}([[:space:]]*,"
-      "[[:space:]]*-?[0-9]{1,18})*)?[[:space:]]*]");
-  for (StringRef keyword : {"permutation", "dimensions"}) {
-    for (size_t pos = input.find(keyword); pos != StringRef::npos;
-         pos = input.find(keyword, pos + 1)) {
-      if (!wellFormed.match(input.substr(pos + keyword.size())))
-        return true;
-    }
-  }
-  return false;
 }
 
 /// MLIR 22's ml_program.global verifier accepts an initial value of another
@@ -219,7 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // into; libFuzzer's data has none after its end.
   std::string text(reinterpret_cast<const char *>(data), size);
   StringRef input = text;
-  if (hitsKnownParserCrash(input)) {
+  if (fp8::hitsLinalgParserCrash(input)) {
     ++counters.skipped;
     return 0;
   }
