@@ -964,7 +964,8 @@ static LogicalResult plot(ArrayRef<Run> runs, std::string &error) {
     llvm::raw_fd_ostream script(scriptFile, ec);
     script << "set terminal pngcairo size 1100,700 noenhanced\n"
            << "set output '" << plotFile << "'\n"
-           << "set title 'Training loss (" << inputFile << ")'\n"
+           << "set title 'Training loss ("
+           << llvm::sys::path::filename(inputFile) << ")'\n"
            << "set xlabel 'step'\nset ylabel 'cross entropy (nats)'\n"
            << "set key top right\nset grid\nset datafile missing 'NaN'\n"
            << "plot ";
