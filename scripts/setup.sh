@@ -3,13 +3,16 @@
 # there: LLVM/MLIR 22 (Debian packages), CMake, Ninja, a C++ compiler,
 # GoogleTest and Python 3 (for lit), and clang-22 with its sanitizer and
 # libFuzzer runtimes (scripts/sanitize.sh, bench/fuzz.sh), LLVM's OpenMP
-# runtime (the CPU path's threads) and numpy (OpenBLAS, bench/cpu-gemm.sh).
+# runtime (the CPU path's threads), numpy on OpenBLAS (bench/cpu-gemm.sh's
+# baseline; without libopenblas numpy uses the reference BLAS) and gnuplot
+# (fp8-train --plot).
 set -euo pipefail
 
 packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   cmake ninja-build g++ googletest libgtest-dev python3
   clang-22 libclang-rt-22-dev libomp-22-dev python3-numpy
+  libopenblas0-pthread gnuplot-nox
 )
 
 missing=()
