@@ -884,6 +884,13 @@ static LogicalResult train(Run &run, const Contract &contract,
 // Reports
 //===----------------------------------------------------------------------===//
 
+/// "+0.30%": a relative gap as a signed percentage.
+static std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.2f%%", 100 * fraction);
+  return text;
+}
+
 /// A JSON number, or null when not finite (JSON has no NaN).
 static llvm::json::Value jsonNumber(double value) {
   return std::isfinite(value) ? llvm::json::Value(value) : nullptr;
@@ -973,8 +980,7 @@ static LogicalResult plot(ArrayRef<Run> runs, std::string &error) {
       std::optional<double> gap = gapToBF16(run, runs);
       std::string label = run.recipe.label;
       if (gap && run.recipe.kind != Recipe::BF16)
-        label += llvm::formatv(" (val {0:+0.00;-0.00}% vs bf16)", 100 * *gap)
-                     .str();
+        label += " (val " + percent(*gap) + " vs bf16)";
       script << (i ? ", " : "") << "'" << dataFile << "' index " << i
              << " using 1:2 with lines lw 1 lc " << i + 1 << " title '"
              << label << " train', '" << dataFile << "' index " << i
@@ -1084,9 +1090,7 @@ int main(int argc, char **argv) {
     os << llvm::formatv("{0,-14} {1,6} {2,11:f4} {3,11:f4} {4,12} {5,9:f3}\n",
                         run.recipe.label, run.lastStep, run.finalLoss,
                         run.finalValLoss,
-                        gap ? llvm::formatv("{0:+0.00;-0.00}%", 100 * *gap)
-                                  .str()
-                            : std::string("-"),
+                        gap ? percent(*gap) : std::string("-"),
                         seconds);
     llvm::json::Object entry{{"recipe", run.recipe.label},
                              {"final_loss", jsonNumber(run.finalLoss)},
