@@ -40,9 +40,7 @@ protected:
 
   CPUCodegenTest() {
     DialectRegistry registry;
-    registry.insert<arith::ArithDialect, func::FuncDialect,
-                    tensor::TensorDialect>();
-    fp8::registerAllFP8Dialects(registry);
+    registerRunnerDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
   }
