@@ -76,6 +76,53 @@ float mlir::fp8::numerics::computeCurrentScale(float amax, float fp8Max, int mar
   return powerOfTwo ? truncateToPowerOfTwo(scale) : scale;
 }
 
+float mlir::fp8::numerics::computeBlockScale(float amax, float fp8Max,
+                                             bool powerOfTwo, float epsilon) {
+  return computeCurrentScale(amax, fp8Max, /*margin=*/0, powerOfTwo, epsilon);
+}
+
+static float fromBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+uint8_t mlir::fp8::numerics::computeMXScaleInvCode(float amax, float fp8Max) {
+  // 1 / fp8_max rounded to f32 once, then one rounded multiply (TE's
+  // Quantized_Limits::max_norm_rcp; 448 and 57344 times it give exactly 1).
+  float reciprocal = static_cast<float>(1.0 / static_cast<double>(fp8Max));
+  float value = amax * reciprocal;
+  if (std::isnan(value))
+    return 0xFF;
+  if (std::isinf(value))
+    return 0xFE;
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  bits &= 0x7FFFFFFFu;
+  uint32_t exponent = bits >> 23, mantissa = bits & 0x7FFFFFu;
+  // Round the exponent up unless the value is a power of two, never past
+  // 0xFE; subnormals up to 2^-127 (mantissa <= 0x400000) stay at code 0.
+  if (mantissa > 0 && exponent != 0xFE && !(exponent == 0 && mantissa <= 0x400000))
+    ++exponent;
+  return static_cast<uint8_t>(exponent);
+}
+
+float mlir::fp8::numerics::e8m0ToF32(uint8_t code) {
+  if (code == 0xFF)
+    return fromBits(0x7FC00000u);
+  if (code == 0)
+    return fromBits(0x00400000u); // 2^-127, an f32 subnormal
+  return fromBits(uint32_t(code) << 23);
+}
+
+float mlir::fp8::numerics::mxScaleFromCode(uint8_t code) {
+  if (code == 0xFF)
+    return fromBits(0x7FC00000u);
+  if (code == 0xFE)
+    return fromBits(0x00400000u); // 2^-127
+  return fromBits(uint32_t(254 - code) << 23);
+}
+
 void mlir::fp8::numerics::rollAmaxHistory(float *history, size_t length) {
   if (length == 0)
     return;

@@ -76,6 +76,9 @@ void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
   quantize.algo = options.algo;
   quantize.margin = options.margin;
   quantize.powerOfTwo = options.powerOfTwo;
+  quantize.granularity = options.granularity;
+  quantize.exactScales = options.exactScales;
+  quantize.wgradHigh = options.wgradHigh;
   quantize.state = options.state;
   quantize.fp8Attention = options.fp8Attention;
   quantize.keepFirstLast = options.keepFirstLast;

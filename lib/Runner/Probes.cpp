@@ -91,18 +91,32 @@ SmallVector<QuantizeProbe> runner::addQuantizeProbes(ModuleOp module) {
     auto overflowPredicate = info.maxFiniteBits % 2 == 0
                                  ? arith::CmpFPredicate::OGT
                                  : arith::CmpFPredicate::OGE;
+    // A per-block scale is read for each element through its block.
+    SmallVector<Value> inputs = {quantize.getInput(), quantize.getResult()};
+    SmallVector<AffineMap> maps = {all, all};
+    std::optional<ArrayRef<int64_t>> block = quantize.getBlockShape();
+    if (block) {
+      SmallVector<AffineExpr> blockExprs;
+      for (auto [d, extent] : llvm::enumerate(*block))
+        blockExprs.push_back(getAffineDimExpr(d, context).floorDiv(extent));
+      inputs.push_back(quantize.getScale());
+      maps.push_back(AffineMap::get(rank, 0, blockExprs, context));
+    }
+    maps.append({none, none, none});
     Value scaleValue = quantize.getScale();
     auto counts = linalg::GenericOp::create(
-        b, loc, TypeRange{scalarType, scalarType, scalarType},
-        ValueRange{quantize.getInput(), quantize.getResult()},
-        ValueRange{init, init, init},
-        ArrayRef<AffineMap>{all, all, none, none, none}, reduction,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
+        b, loc, TypeRange{scalarType, scalarType, scalarType}, inputs,
+        ValueRange{init, init, init}, maps, reduction,
+        [&](OpBuilder &nb, Location l, ValueRange allArgs) {
+          Value scale = block ? allArgs[2] : scaleValue;
+          // The accumulators follow the inputs.
+          SmallVector<Value> args = {allArgs[0], allArgs[1]};
+          llvm::append_range(args, allArgs.take_back(3));
           Type f32 = nb.getF32Type();
           Value x = args[0];
           if (!x.getType().isF32())
             x = arith::ExtFOp::create(nb, l, f32, x);
-          Value scaled = arith::MulFOp::create(nb, l, x, scaleValue);
+          Value scaled = arith::MulFOp::create(nb, l, x, scale);
           Value magnitude = math::AbsFOp::create(nb, l, scaled);
           Value limit = arith::ConstantOp::create(
               nb, l, nb.getF32FloatAttr(overflowBound));

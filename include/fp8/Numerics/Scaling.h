@@ -47,6 +47,25 @@ float computeDelayedScale(float amax, float previousScale, float fp8Max,
 float computeCurrentScale(float amax, float fp8Max, int margin,
                           bool powerOfTwo, float epsilon);
 
+/// Block scaling (TE Float8BlockScaling, recipe_common.cuh
+/// compute_scale_from_amax; torchao rowwise): amax is raised to `epsilon`;
+/// amax 0, Inf or NaN gives 1; otherwise fp8_max / amax, FLT_MAX when that
+/// overflows, and with `powerOfTwo` only the sign and exponent bits kept.
+float computeBlockScale(float amax, float fp8Max, bool powerOfTwo,
+                        float epsilon);
+
+/// The biased E8M0 exponent of an MXFP8 block's scale_inv (TE's software
+/// float_to_e8m0 on amax * (1 / fp8_max)): the exponent of that product
+/// rounded up, 0xFE at most; 0 for 0, 0xFE for Inf, 0xFF (NaN) for NaN.
+uint8_t computeMXScaleInvCode(float amax, float fp8Max);
+
+/// The f32 value of an E8M0 code: 2^(code - 127), NaN for 0xFF.
+float e8m0ToF32(uint8_t code);
+
+/// The multiplier an MXFP8 block is quantized with: 1 / 2^(code - 127),
+/// exact (TE's exp2f_rcp); NaN for 0xFF.
+float mxScaleFromCode(uint8_t code);
+
 /// TE's history roll after an update, in place:
 ///   new[i] = old[i+1], new[len-1] = old[0], new[0] = 0.
 void rollAmaxHistory(float *history, size_t length);

@@ -18,11 +18,15 @@ namespace mlir::fp8 {
 /// fp8-quantize.
 struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
   PassOptions::Option<std::string> scaling{
-      *this, "scaling", llvm::cl::desc("delayed | current"),
-      llvm::cl::init("delayed")};
+      *this, "scaling",
+      llvm::cl::desc("delayed | current (default: delayed per tensor, "
+                     "current for finer granularities)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> format{
-      *this, "format", llvm::cl::desc("hybrid | e4m3"),
-      llvm::cl::init("hybrid")};
+      *this, "format",
+      llvm::cl::desc("hybrid | e4m3 (default: hybrid per tensor, e4m3 for "
+                     "finer granularities)"),
+      llvm::cl::init("")};
   PassOptions::Option<unsigned> history{
       *this, "history", llvm::cl::desc("Amax history length"),
       llvm::cl::init(1024)};
@@ -34,6 +38,18 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<bool> powerOfTwo{
       *this, "power-of-two", llvm::cl::desc("Power-of-two scales"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> granularity{
+      *this, "granularity",
+      llvm::cl::desc("tensor | row | block | mx: what one scale covers"),
+      llvm::cl::init("tensor")};
+  PassOptions::Option<bool> exactScales{
+      *this, "exact-scales",
+      llvm::cl::desc("granularity=row|block: f32 scales, not powers of two"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> wgradHigh{
+      *this, "wgrad-high",
+      llvm::cl::desc("granularity=row: weight gradients in high precision"),
       llvm::cl::init(false)};
   PassOptions::Option<std::string> state{
       *this, "state", llvm::cl::desc("globals | arguments"),

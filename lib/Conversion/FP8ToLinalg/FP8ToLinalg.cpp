@@ -180,6 +180,162 @@ static Value createAmax(OpBuilder &builder, Location loc, Value input) {
                                    ValueRange{});
 }
 
+//===----------------------------------------------------------------------===//
+// Block views
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A static tensor seen as blocks: every dimension whose block extent is
+/// > 1 is padded to a multiple of it and split into (block index, offset in
+/// the block); a dimension with extent 1 stays one dimension (its index is
+/// the block index). Indexing maps over the view's dimensions then reach a
+/// block's scale with a projected permutation.
+struct BlockedView {
+  /// The padded, expanded tensor.
+  Value value;
+  /// Per original dimension, the view dimension holding the block index.
+  SmallVector<int64_t> blockDims;
+  /// The view dimensions that are offsets inside a block.
+  SmallVector<int64_t> innerDims;
+  /// From the padded tensor to the view.
+  SmallVector<ReassociationIndices> reassociation;
+  SmallVector<int64_t> paddedShape;
+  bool padded = false;
+
+  int64_t getRank() const {
+    return int64_t(blockDims.size() + innerDims.size());
+  }
+};
+} // namespace
+
+/// The block view of the static `shape` with `block` (no IR).
+static BlockedView getBlockedLayout(ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> block) {
+  BlockedView view;
+  int64_t dim = 0;
+  for (auto [size, extent] : llvm::zip_equal(shape, block)) {
+    if (extent == 1) {
+      view.reassociation.push_back({dim});
+      view.blockDims.push_back(dim++);
+      view.paddedShape.push_back(size);
+      continue;
+    }
+    int64_t padded = llvm::divideCeil(size, extent) * extent;
+    view.padded |= padded != size;
+    view.paddedShape.push_back(padded);
+    view.reassociation.push_back({dim, dim + 1});
+    view.blockDims.push_back(dim);
+    view.innerDims.push_back(dim + 1);
+    dim += 2;
+  }
+  return view;
+}
+
+static SmallVector<int64_t> getViewShape(const BlockedView &view,
+                                         ArrayRef<int64_t> block) {
+  SmallVector<int64_t> shape(view.getRank());
+  for (auto [d, extent] : llvm::enumerate(block)) {
+    int64_t padded = view.paddedShape[d];
+    if (extent == 1) {
+      shape[view.blockDims[d]] = padded;
+      continue;
+    }
+    shape[view.blockDims[d]] = padded / extent;
+    shape[view.blockDims[d] + 1] = extent;
+  }
+  return shape;
+}
+
+/// `tensor` padded with zeros where its blocks need it and expanded into
+/// its block view.
+static BlockedView createBlockedView(OpBuilder &builder, Location loc,
+                                     Value tensor, ArrayRef<int64_t> block) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  BlockedView view = getBlockedLayout(type.getShape(), block);
+  Value padded = tensor;
+  if (view.padded) {
+    SmallVector<OpFoldResult> low(type.getRank(), builder.getIndexAttr(0));
+    SmallVector<OpFoldResult> high;
+    for (auto [size, paddedSize] : llvm::zip(type.getShape(), view.paddedShape))
+      high.push_back(builder.getIndexAttr(paddedSize - size));
+    Value zero = arith::ConstantOp::create(
+        builder, loc, builder.getZeroAttr(type.getElementType()));
+    padded = tensor::PadOp::create(builder, loc,
+                                   type.clone(view.paddedShape), tensor, low,
+                                   high, zero);
+  }
+  auto viewType = RankedTensorType::get(getViewShape(view, block),
+                                        type.getElementType());
+  view.value = tensor::ExpandShapeOp::create(builder, loc, viewType, padded,
+                                             view.reassociation);
+  return view;
+}
+
+/// The inverse of createBlockedView for a result computed over the view:
+/// collapsed to the padded shape, then cut to `shape`.
+static Value createFromBlockedView(OpBuilder &builder, Location loc,
+                                   const BlockedView &view, Value result,
+                                   ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(result.getType());
+  Value collapsed = tensor::CollapseShapeOp::create(
+      builder, loc, type.clone(view.paddedShape), result, view.reassociation);
+  if (!view.padded)
+    return collapsed;
+  SmallVector<OpFoldResult> offsets(shape.size(), builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(shape.size(),
+                                           builder.getIndexAttr(1));
+  for (int64_t size : shape)
+    sizes.push_back(builder.getIndexAttr(size));
+  return tensor::ExtractSliceOp::create(builder, loc, type.clone(shape),
+                                        collapsed, offsets, sizes, strides);
+}
+
+/// The map from the view's dimensions to a block's scale.
+static AffineMap getBlockScaleMap(const BlockedView &view,
+                                  MLIRContext *context) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t dim : view.blockDims)
+    exprs.push_back(getAffineDimExpr(dim, context));
+  return AffineMap::get(view.getRank(), 0, exprs, context);
+}
+
+/// The lowerings of per-block ops need static shapes (blocks are padded and
+/// split); anything else is reported where it is.
+static LogicalResult checkStaticShapes(Operation *op, TypeRange types) {
+  for (Type type : types)
+    if (auto shaped = dyn_cast<ShapedType>(type);
+        shaped && !shaped.hasStaticShape())
+      return op->emitOpError("with per-block scales needs static shapes, got ")
+             << type;
+  return success();
+}
+
+/// An E8M0 code as the f32 it stands for (2^(code - 127), NaN for 0xFF):
+/// integer operations, as numerics::e8m0ToF32. Other scale types are
+/// widened as usual.
+static Value widenScaleToF32(OpBuilder &builder, Location loc, Value value) {
+  if (!isa<Float8E8M0FNUType>(value.getType()))
+    return widenToF32(builder, loc, value);
+  Type i32 = builder.getI32Type();
+  auto constant = [&](uint32_t bits) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getI32IntegerAttr(int32_t(bits)));
+  };
+  Value code = arith::ExtUIOp::create(
+      builder, loc, i32,
+      arith::BitcastOp::create(builder, loc, builder.getI8Type(), value));
+  Value bits = arith::ShLIOp::create(builder, loc, code, constant(23));
+  auto equals = [&](uint32_t c) {
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, code,
+                                 constant(c));
+  };
+  bits = arith::SelectOp::create(builder, loc, equals(0), constant(0x00400000u),
+                                 bits);
+  bits = arith::SelectOp::create(builder, loc, equals(0xFF),
+                                 constant(0x7FC00000u), bits);
+  return arith::BitcastOp::create(builder, loc, builder.getF32Type(), bits);
+}
+
 /// `scale` is replaced by FLT_MAX when infinite, as Transformer Engine does.
 static Value clampInfiniteScale(OpBuilder &builder, Location loc, Value scale) {
   Value inf =
@@ -201,6 +357,97 @@ static Value truncateToPowerOfTwo(OpBuilder &builder, Location loc,
       builder, loc, builder.getI32IntegerAttr(int32_t(0xFF800000u)));
   Value masked = arith::AndIOp::create(builder, loc, bits, mask);
   return arith::BitcastOp::create(builder, loc, builder.getF32Type(), masked);
+}
+
+/// Current scaling (numerics::computeCurrentScale): amax raised to epsilon
+/// (NaN compares false and stays NaN), then amax 0, Inf or NaN gives 1;
+/// otherwise scaledMax / amax, FLT_MAX for Inf, power of two on request.
+static Value createCurrentScale(OpBuilder &builder, Location loc, Value amax,
+                                Value scaledMax, float epsilonValue,
+                                bool powerOfTwo) {
+  Value zero = createF32Constant(builder, loc, 0.0f);
+  Value inf =
+      createF32Constant(builder, loc, std::numeric_limits<float>::infinity());
+  Value epsilon = createF32Constant(builder, loc, epsilonValue);
+  Value isBelow = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
+                                        amax, epsilon);
+  amax = arith::SelectOp::create(builder, loc, isBelow, epsilon, amax);
+  Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
+                                      amax, amax);
+  Value isInf = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                      math::AbsFOp::create(builder, loc, amax),
+                                      inf);
+  Value isZero = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
+                                       amax, zero);
+  Value useOne = arith::OrIOp::create(
+      builder, loc, arith::OrIOp::create(builder, loc, isNaN, isInf), isZero);
+  Value scale = arith::DivFOp::create(builder, loc, scaledMax, amax);
+  scale = clampInfiniteScale(builder, loc, scale);
+  if (powerOfTwo)
+    scale = truncateToPowerOfTwo(builder, loc, scale);
+  return arith::SelectOp::create(builder, loc, useOne,
+                                 createF32Constant(builder, loc, 1.0f), scale);
+}
+
+/// MXFP8 (numerics::computeMXScaleInvCode, mxScaleFromCode): the E8M0 code
+/// of scale_inv from the block amax, and the exact f32 scale 2^(127 - code).
+static std::pair<Value, Value> createMXScales(OpBuilder &builder, Location loc,
+                                              Value amax, float fp8Max) {
+  Type i32 = builder.getI32Type();
+  auto constant = [&](uint32_t bits) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getI32IntegerAttr(int32_t(bits)));
+  };
+  auto compare = [&](arith::CmpIPredicate predicate, Value a, Value b) {
+    return arith::CmpIOp::create(builder, loc, predicate, a, b);
+  };
+  float reciprocal = static_cast<float>(1.0 / static_cast<double>(fp8Max));
+  Value value = arith::MulFOp::create(
+      builder, loc, amax, createF32Constant(builder, loc, reciprocal));
+  Value magnitude = arith::AndIOp::create(
+      builder, loc, arith::BitcastOp::create(builder, loc, i32, value),
+      constant(0x7FFFFFFFu));
+  Value exponent = arith::ShRUIOp::create(builder, loc, magnitude, constant(23));
+  Value mantissa = arith::AndIOp::create(builder, loc, magnitude,
+                                         constant(0x7FFFFFu));
+  // Round the exponent up unless the value is a power of two, never past
+  // 0xFE, and not for subnormals up to 2^-127.
+  Value tinySubnormal = arith::AndIOp::create(
+      builder, loc, compare(arith::CmpIPredicate::eq, exponent, constant(0)),
+      compare(arith::CmpIPredicate::ule, mantissa, constant(0x400000)));
+  Value roundUp = arith::AndIOp::create(
+      builder, loc,
+      arith::AndIOp::create(
+          builder, loc, compare(arith::CmpIPredicate::ne, mantissa, constant(0)),
+          compare(arith::CmpIPredicate::ne, exponent, constant(0xFE))),
+      arith::XOrIOp::create(builder, loc, tinySubnormal,
+                            arith::ConstantOp::create(
+                                builder, loc, builder.getBoolAttr(true))));
+  Value code = arith::AddIOp::create(
+      builder, loc, exponent, arith::ExtUIOp::create(builder, loc, i32, roundUp));
+  Value isInf = compare(arith::CmpIPredicate::eq, magnitude, constant(0x7F800000u));
+  code = arith::SelectOp::create(builder, loc, isInf, constant(0xFE), code);
+  Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
+                                      value, value);
+  code = arith::SelectOp::create(builder, loc, isNaN, constant(0xFF), code);
+
+  // scale = 2^(127 - code): biased exponent 254 - code; 2^-127 for 0xFE;
+  // NaN for 0xFF.
+  Value scaleBits = arith::ShLIOp::create(
+      builder, loc, arith::SubIOp::create(builder, loc, constant(254), code),
+      constant(23));
+  scaleBits = arith::SelectOp::create(
+      builder, loc, compare(arith::CmpIPredicate::eq, code, constant(0xFE)),
+      constant(0x00400000u), scaleBits);
+  scaleBits = arith::SelectOp::create(
+      builder, loc, compare(arith::CmpIPredicate::eq, code, constant(0xFF)),
+      constant(0x7FC00000u), scaleBits);
+  Value scale =
+      arith::BitcastOp::create(builder, loc, builder.getF32Type(), scaleBits);
+  Value scaleInv = arith::BitcastOp::create(
+      builder, loc, builder.getType<Float8E8M0FNUType>(),
+      arith::TruncIOp::create(builder, loc, builder.getI8Type(), code));
+  return {scale, scaleInv};
 }
 
 Value mlir::fp8::createSaturatingTruncF(OpBuilder &builder, Location loc,
@@ -265,48 +512,29 @@ struct ComputeScaleOpLowering : OpConversionPattern<ComputeScaleOp> {
         num::getFormatInfo(*getNumericsFormat(op.getFp8Type())).maxFinite;
     Value scaledMax = createF32Constant(
         rewriter, loc, num::scaledMax(fp8Max, int(op.getMarginAttr().getInt())));
+    Value previous = adaptor.getPrevious();
+    if (!previous) {
+      rewriter.replaceOp(op, createCurrentScale(
+                                 rewriter, loc, amax, scaledMax,
+                                 op.getEpsilon().convertToFloat(),
+                                 op.getPowerOfTwo()));
+      return success();
+    }
+    // A new scale only from a finite, positive amax (NaN fails both).
     Value zero = createF32Constant(rewriter, loc, 0.0f);
     Value inf =
         createF32Constant(rewriter, loc, std::numeric_limits<float>::infinity());
-
-    Value scale;
-    Value useOne;
-    if (Value previous = adaptor.getPrevious()) {
-      // A new scale only from a finite, positive amax (NaN fails both).
-      Value isPositive = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OGT, amax, zero);
-      Value isFinite = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OLT, amax, inf);
-      Value isUsable = arith::AndIOp::create(rewriter, loc, isPositive, isFinite);
-      Value fresh = arith::DivFOp::create(rewriter, loc, scaledMax, amax);
-      scale = arith::SelectOp::create(rewriter, loc, isUsable, fresh, previous);
-    } else {
-      // Raise amax to epsilon (NaN compares false and stays NaN), then amax
-      // 0, Inf or NaN gives scale 1.
-      Value epsilon = createF32Constant(
-          rewriter, loc, op.getEpsilon().convertToFloat());
-      Value isBelow = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OLT, amax, epsilon);
-      amax = arith::SelectOp::create(rewriter, loc, isBelow, epsilon, amax);
-      Value isNaN = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::UNO, amax, amax);
-      Value isInf = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OEQ,
-          math::AbsFOp::create(rewriter, loc, amax), inf);
-      Value isZero = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OEQ, amax, zero);
-      useOne = arith::OrIOp::create(
-          rewriter, loc, arith::OrIOp::create(rewriter, loc, isNaN, isInf),
-          isZero);
-      scale = arith::DivFOp::create(rewriter, loc, scaledMax, amax);
-    }
+    Value isPositive = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, amax, zero);
+    Value isFinite = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OLT, amax, inf);
+    Value isUsable = arith::AndIOp::create(rewriter, loc, isPositive, isFinite);
+    Value fresh = arith::DivFOp::create(rewriter, loc, scaledMax, amax);
+    Value scale =
+        arith::SelectOp::create(rewriter, loc, isUsable, fresh, previous);
     scale = clampInfiniteScale(rewriter, loc, scale);
     if (op.getPowerOfTwo())
       scale = truncateToPowerOfTwo(rewriter, loc, scale);
-    if (useOne)
-      scale = arith::SelectOp::create(rewriter, loc, useOne,
-                                      createF32Constant(rewriter, loc, 1.0f),
-                                      scale);
     rewriter.replaceOp(op, scale);
     return success();
   }
@@ -338,6 +566,93 @@ private:
         });
     return tensor::ExtractOp::create(builder, loc, reduction.getResult(0),
                                      ValueRange{});
+  }
+};
+
+/// The NaN-ignoring max of |x| per block, over the input's block view.
+struct BlockAmaxOpLowering : OpConversionPattern<BlockAmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(BlockAmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkStaticShapes(op, {op.getInput().getType()})))
+      return failure();
+    Location loc = op.getLoc();
+    BlockedView view =
+        createBlockedView(rewriter, loc, adaptor.getInput(), op.getBlockShape());
+    RankedTensorType resultType = op.getAmax().getType();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                          resultType.getElementType());
+    Value init = linalg::FillOp::create(rewriter, loc,
+                                        createF32Constant(rewriter, loc, 0.0f),
+                                        empty)
+                     .getResult(0);
+    SmallVector<utils::IteratorType> iterators =
+        getParallelIterators(view.getRank());
+    for (int64_t dim : view.innerDims)
+      iterators[dim] = utils::IteratorType::reduction;
+    auto reduction = linalg::GenericOp::create(
+        rewriter, loc, resultType, view.value, init,
+        SmallVector<AffineMap>{
+            rewriter.getMultiDimIdentityMap(view.getRank()),
+            getBlockScaleMap(view, rewriter.getContext())},
+        iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          Value magnitude =
+              math::AbsFOp::create(b, l, widenToF32(b, l, args[0]));
+          linalg::YieldOp::create(
+              b, l,
+              arith::MaxNumFOp::create(b, l, args[1], magnitude).getResult());
+        });
+    rewriter.replaceOp(op, reduction.getResult(0));
+    return success();
+  }
+};
+
+struct ComputeBlockScalesOpLowering
+    : OpConversionPattern<ComputeBlockScalesOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ComputeBlockScalesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value amax = adaptor.getAmax();
+    float fp8Max =
+        num::getFormatInfo(*getNumericsFormat(op.getFp8Type())).maxFinite;
+    bool isMX = op.isMX(), powerOfTwo = op.getPowerOfTwo();
+    float epsilon = op.getEpsilon().convertToFloat();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, amax);
+    Value scaleInit = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                              rewriter.getF32Type());
+    Value inverseInit = tensor::EmptyOp::create(
+        rewriter, loc, sizes, op.getScaleInv().getType().getElementType());
+    int64_t rank = op.getAmax().getType().getRank();
+    auto scales = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{scaleInit.getType(), inverseInit.getType()},
+        amax, ValueRange{scaleInit, inverseInit},
+        SmallVector<AffineMap>(3, rewriter.getMultiDimIdentityMap(rank)),
+        getParallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          if (isMX) {
+            auto [scale, scaleInv] = createMXScales(b, l, args[0], fp8Max);
+            linalg::YieldOp::create(b, l, ValueRange{scale, scaleInv});
+            return;
+          }
+          Value scale = createCurrentScale(
+              b, l, args[0], createF32Constant(b, l, fp8Max), epsilon,
+              powerOfTwo);
+          Value inverse = arith::DivFOp::create(
+              b, l, createF32Constant(b, l, 1.0f), scale);
+          linalg::YieldOp::create(b, l, ValueRange{scale, inverse});
+        });
+    rewriter.replaceOp(op, ValueRange{castToType(rewriter, loc,
+                                                 scales.getResult(0),
+                                                 op.getScale().getType()),
+                                      castToType(rewriter, loc,
+                                                 scales.getResult(1),
+                                                 op.getScaleInv().getType())});
+    return success();
   }
 };
 
@@ -402,6 +717,32 @@ struct RollHistoryOpLowering : OpConversionPattern<RollHistoryOp> {
 // Casts
 //===----------------------------------------------------------------------===//
 
+/// `body(element, its block's scale)` over every element of the static
+/// `input`, into a tensor of its shape and `elementType`: computed over the
+/// block view, so that every indexing map is a projected permutation.
+static Value createBlockMap(
+    OpBuilder &builder, Location loc, Value input, Value scales,
+    ArrayRef<int64_t> block, Type elementType,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  BlockedView view = createBlockedView(builder, loc, input, block);
+  auto viewType = cast<RankedTensorType>(view.value.getType());
+  Value empty = tensor::EmptyOp::create(builder, loc, viewType.getShape(),
+                                        elementType);
+  AffineMap identity = builder.getMultiDimIdentityMap(view.getRank());
+  auto map = linalg::GenericOp::create(
+      builder, loc, empty.getType(), ValueRange{view.value, scales}, empty,
+      SmallVector<AffineMap>{identity,
+                             getBlockScaleMap(view, builder.getContext()),
+                             identity},
+      getParallelIterators(view.getRank()),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, body(b, l, args[0], args[1]));
+      });
+  return createFromBlockedView(builder, loc, view, map.getResult(0),
+                               inputType.getShape());
+}
+
 struct QuantizeOpLowering : OpConversionPattern<QuantizeOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -413,6 +754,19 @@ struct QuantizeOpLowering : OpConversionPattern<QuantizeOp> {
     Value scale = adaptor.getScale();
     RankedTensorType resultType = op.getResult().getType();
     auto float8Type = cast<FloatType>(resultType.getElementType());
+    if (std::optional<ArrayRef<int64_t>> block = op.getBlockShape()) {
+      if (failed(checkStaticShapes(op, {resultType, input.getType()})))
+        return failure();
+      rewriter.replaceOp(
+          op, createBlockMap(rewriter, loc, input, scale, *block, float8Type,
+                             [&](OpBuilder &b, Location l, Value element,
+                                 Value blockScale) {
+                               return createQuantizedElement(b, l, element,
+                                                             blockScale,
+                                                             float8Type);
+                             }));
+      return success();
+    }
     Value quantized = createElementwiseMap(
         rewriter, loc, input, float8Type,
         [&](OpBuilder &b, Location l, Value element) {
@@ -438,6 +792,21 @@ struct DequantizeOpLowering : OpConversionPattern<DequantizeOp> {
     Value scaleInv = adaptor.getScaleInv();
     RankedTensorType resultType = op.getResult().getType();
     Type elementType = resultType.getElementType();
+    if (std::optional<ArrayRef<int64_t>> block = op.getBlockShape()) {
+      if (failed(checkStaticShapes(op, {resultType, input.getType()})))
+        return failure();
+      rewriter.replaceOp(
+          op, createBlockMap(rewriter, loc, input, scaleInv, *block,
+                             elementType,
+                             [&](OpBuilder &b, Location l, Value element,
+                                 Value blockScaleInv) {
+                               Value value = arith::MulFOp::create(
+                                   b, l, widenToF32(b, l, element),
+                                   widenScaleToF32(b, l, blockScaleInv));
+                               return narrowFromF32(b, l, value, elementType);
+                             }));
+      return success();
+    }
     Value dequantized =
         createElementwiseMap(rewriter, loc, input, elementType,
                              [&](OpBuilder &b, Location l, Value element) {
@@ -498,12 +867,164 @@ struct CastTransposeOpLowering : OpConversionPattern<CastTransposeOp> {
 // GEMM
 //===----------------------------------------------------------------------===//
 
+/// sum_k lhs * rhs into `init` (f32, K in ascending order): FP8 x FP8
+/// products are exact in f32, the sum rounds per step.
+static Value createProductSum(OpBuilder &builder, Location loc, Value lhs,
+                              Value rhs, Value init, ArrayRef<AffineMap> maps,
+                              ArrayRef<utils::IteratorType> iterators) {
+  auto contraction = linalg::GenericOp::create(
+      builder, loc, init.getType(), ValueRange{lhs, rhs}, init, maps,
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
+        Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+        linalg::YieldOp::create(
+            b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
+      });
+  return contraction.getResult(0);
+}
+
+/// `tensor` (static, f32) padded with zeros along `dim` to a multiple of
+/// `extent` and that dimension split into (blocks, extent). Zero products
+/// leave every partial sum bit-identical (the sums start at +0).
+static Value splitDimension(OpBuilder &builder, Location loc, Value tensor,
+                            int64_t dim, int64_t extent) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  int64_t size = type.getDimSize(dim);
+  int64_t blocks = llvm::divideCeil(size, extent);
+  if (blocks * extent != size) {
+    SmallVector<OpFoldResult> low(type.getRank(), builder.getIndexAttr(0));
+    SmallVector<OpFoldResult> high(type.getRank(), builder.getIndexAttr(0));
+    high[dim] = builder.getIndexAttr(blocks * extent - size);
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = blocks * extent;
+    tensor = tensor::PadOp::create(builder, loc, type.clone(shape), tensor,
+                                   low, high,
+                                   createF32Constant(builder, loc, 0.0f));
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t next = int64_t(shape.size());
+    if (d == dim) {
+      shape.append({blocks, extent});
+      reassociation.push_back({next, next + 1});
+      continue;
+    }
+    shape.push_back(type.getDimSize(d));
+    reassociation.push_back({next});
+  }
+  return tensor::ExpandShapeOp::create(
+      builder, loc, RankedTensorType::get(shape, type.getElementType()), tensor,
+      reassociation);
+}
+
+/// The block-scaled accumulator of fp8.scaled_matmul (f32, [batch..., M, N]):
+/// per K block, the partial sum from zero; then, K blocks in ascending order,
+/// acc = fma(partial, lhs_scale_inv * rhs_scale_inv, acc).
+static Value createBlockScaledProduct(OpBuilder &builder, ScaledMatmulOp op,
+                                      Value lhs, Value rhs, Value lhsScaleInv,
+                                      Value rhsScaleInv,
+                                      ArrayRef<OpFoldResult> sizes) {
+  Location loc = op.getLoc();
+  MLIRContext *context = builder.getContext();
+  int64_t rank = op.getResult().getType().getRank();
+  int64_t numBatch = rank - 2;
+  int64_t lhsRank = cast<RankedTensorType>(lhs.getType()).getRank();
+  int64_t rhsRank = cast<RankedTensorType>(rhs.getType()).getRank();
+  bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
+  int64_t blockK = op.getBlockK();
+  int64_t lhsKDim = lhsRank - (transposeLhs ? 2 : 1);
+  int64_t rhsKDim = rhsRank - (transposeRhs ? 1 : 2);
+  Value lhsBlocks = splitDimension(builder, loc, lhs, lhsKDim, blockK);
+  Value rhsBlocks = splitDimension(builder, loc, rhs, rhsKDim, blockK);
+  int64_t numKBlocks =
+      cast<RankedTensorType>(lhsBlocks.getType()).getDimSize(lhsKDim);
+
+  SmallVector<AffineExpr> batch;
+  for (int64_t i = 0; i < numBatch; ++i)
+    batch.push_back(getAffineDimExpr(i, context));
+  ArrayRef<AffineExpr> rhsBatch =
+      rhsRank == rank ? ArrayRef<AffineExpr>(batch) : ArrayRef<AffineExpr>();
+  auto makeMap = [&](unsigned numDims, ArrayRef<AffineExpr> prefix,
+                     ArrayRef<AffineExpr> rest) {
+    SmallVector<AffineExpr> exprs(prefix);
+    exprs.append(rest.begin(), rest.end());
+    return AffineMap::get(numDims, 0, exprs, context);
+  };
+
+  // Partial sums, one per K block: loops (batch..., kb, m, n, k) into
+  // [batch..., KB, M, N].
+  unsigned partialLoops = rank + 2;
+  AffineExpr kb = getAffineDimExpr(numBatch, context);
+  AffineExpr m = getAffineDimExpr(numBatch + 1, context);
+  AffineExpr n = getAffineDimExpr(numBatch + 2, context);
+  AffineExpr k = getAffineDimExpr(numBatch + 3, context);
+  AffineMap lhsMap = transposeLhs ? makeMap(partialLoops, batch, {kb, k, m})
+                                  : makeMap(partialLoops, batch, {m, kb, k});
+  AffineMap rhsMap = transposeRhs ? makeMap(partialLoops, rhsBatch, {n, kb, k})
+                                  : makeMap(partialLoops, rhsBatch, {kb, k, n});
+  AffineMap partialMap = makeMap(partialLoops, batch, {kb, m, n});
+  SmallVector<OpFoldResult> partialSizes(sizes.begin(),
+                                         sizes.begin() + numBatch);
+  partialSizes.push_back(builder.getIndexAttr(numKBlocks));
+  partialSizes.append(sizes.end() - 2, sizes.end());
+  Type f32 = builder.getF32Type();
+  Value zero = createF32Constant(builder, loc, 0.0f);
+  Value partialEmpty =
+      tensor::EmptyOp::create(builder, loc, partialSizes, f32);
+  Value partialInit =
+      linalg::FillOp::create(builder, loc, zero, partialEmpty).getResult(0);
+  SmallVector<utils::IteratorType> partialIterators =
+      getParallelIterators(rank + 1);
+  partialIterators.push_back(utils::IteratorType::reduction);
+  Value partial =
+      createProductSum(builder, loc, lhsBlocks, rhsBlocks, partialInit,
+                       {lhsMap, rhsMap, partialMap}, partialIterators);
+
+  // Promotion: loops (batch..., m, n, kb), kb innermost and ascending. A
+  // scale's M (N) index is the row's (column's) block: m floordiv bm.
+  unsigned loops = rank + 1;
+  m = getAffineDimExpr(numBatch, context);
+  n = getAffineDimExpr(numBatch + 1, context);
+  kb = getAffineDimExpr(numBatch + 2, context);
+  ArrayRef<int64_t> lhsBlock = *op.getLhsBlock(), rhsBlock = *op.getRhsBlock();
+  AffineExpr lhsRow = m.floorDiv(lhsBlock[lhsRank - (transposeLhs ? 1 : 2)]);
+  AffineExpr rhsCol = n.floorDiv(rhsBlock[rhsRank - (transposeRhs ? 2 : 1)]);
+  AffineMap lhsScaleMap = transposeLhs ? makeMap(loops, batch, {kb, lhsRow})
+                                       : makeMap(loops, batch, {lhsRow, kb});
+  AffineMap rhsScaleMap = transposeRhs
+                              ? makeMap(loops, rhsBatch, {rhsCol, kb})
+                              : makeMap(loops, rhsBatch, {kb, rhsCol});
+  AffineMap promotedPartialMap = makeMap(loops, batch, {kb, m, n});
+  AffineMap accMap = makeMap(loops, batch, {m, n});
+  Value accEmpty = tensor::EmptyOp::create(builder, loc, sizes, f32);
+  Value accInit =
+      linalg::FillOp::create(builder, loc, zero, accEmpty).getResult(0);
+  SmallVector<utils::IteratorType> iterators = getParallelIterators(rank);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto promotion = linalg::GenericOp::create(
+      builder, loc, accInit.getType(),
+      ValueRange{partial, lhsScaleInv, rhsScaleInv}, accInit,
+      SmallVector<AffineMap>{promotedPartialMap, lhsScaleMap, rhsScaleMap,
+                             accMap},
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
+        Value scale =
+            arith::MulFOp::create(b, l, widenScaleToF32(b, l, args[1]),
+                                  widenScaleToF32(b, l, args[2]));
+        linalg::YieldOp::create(
+            b, l, math::FmaOp::create(b, l, args[0], scale, args[3]).getResult());
+      });
+  return promotion.getResult(0);
+}
+
 struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.isBlockScaled() &&
+        failed(checkStaticShapes(op, op->getOperandTypes())))
+      return failure();
     Location loc = op.getLoc();
     MLIRContext *context = rewriter.getContext();
     // Decode each FP8 operand once, O(MK + KN), instead of inside the
@@ -545,29 +1066,30 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
     sizes.push_back(
         getDimSize(rewriter, loc, rhs, transposeRhs ? rhsRank - 2 : rhsRank - 1));
 
-    Type f32 = rewriter.getF32Type();
-    Value zero = createF32Constant(rewriter, loc, 0.0f);
-    Value accEmpty = tensor::EmptyOp::create(rewriter, loc, sizes, f32);
-    Value accInit =
-        linalg::FillOp::create(rewriter, loc, zero, accEmpty).getResult(0);
-    SmallVector<utils::IteratorType> iterators = getParallelIterators(rank);
-    iterators.push_back(utils::IteratorType::reduction);
-    auto contraction = linalg::GenericOp::create(
-        rewriter, loc, accInit.getType(), ValueRange{lhs, rhs}, accInit,
-        SmallVector<AffineMap>{lhsMap, rhsMap, accMap}, iterators,
-        [](OpBuilder &b, Location l, ValueRange args) {
-          // FP8 x FP8 products are exact in f32; the sum rounds per step.
-          Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-          linalg::YieldOp::create(
-              b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
-        });
+    Value accumulator;
+    Value scale;
+    if (op.isBlockScaled()) {
+      accumulator = createBlockScaledProduct(rewriter, op, lhs, rhs,
+                                             adaptor.getLhsScaleInv(),
+                                             adaptor.getRhsScaleInv(), sizes);
+    } else {
+      Type f32 = rewriter.getF32Type();
+      Value zero = createF32Constant(rewriter, loc, 0.0f);
+      Value accEmpty = tensor::EmptyOp::create(rewriter, loc, sizes, f32);
+      Value accInit =
+          linalg::FillOp::create(rewriter, loc, zero, accEmpty).getResult(0);
+      SmallVector<utils::IteratorType> iterators = getParallelIterators(rank);
+      iterators.push_back(utils::IteratorType::reduction);
+      accumulator = createProductSum(rewriter, loc, lhs, rhs, accInit,
+                                     {lhsMap, rhsMap, accMap}, iterators);
+      // result = convert(acc * (lhs_scale_inv * rhs_scale_inv) + bias).
+      scale = arith::MulFOp::create(rewriter, loc, adaptor.getLhsScaleInv(),
+                                    adaptor.getRhsScaleInv());
+    }
 
-    // result = convert(acc * (lhs_scale_inv * rhs_scale_inv) + bias).
-    Value scale = arith::MulFOp::create(rewriter, loc, adaptor.getLhsScaleInv(),
-                                        adaptor.getRhsScaleInv());
     Type elementType = resultType.getElementType();
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    SmallVector<Value> inputs = {contraction.getResult(0)};
+    SmallVector<Value> inputs = {accumulator};
     SmallVector<AffineMap> maps = {identity};
     if (Value bias = adaptor.getBias()) {
       inputs.push_back(bias);
@@ -580,7 +1102,9 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
         rewriter, loc, empty.getType(), inputs, empty, maps,
         getParallelIterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value value = arith::MulFOp::create(b, l, args[0], scale);
+          Value value = args[0];
+          if (scale)
+            value = arith::MulFOp::create(b, l, value, scale);
           if (hasBias)
             value = arith::AddFOp::create(b, l, value, widenToF32(b, l, args[1]));
           linalg::YieldOp::create(b, l,
@@ -598,7 +1122,9 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
 } // namespace
 
 void mlir::fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<AmaxOpLowering, ComputeScaleOpLowering, RecordAmaxOpLowering,
+  patterns.add<AmaxOpLowering, BlockAmaxOpLowering,
+               ComputeBlockScalesOpLowering, ComputeScaleOpLowering,
+               RecordAmaxOpLowering,
                RollHistoryOpLowering, QuantizeOpLowering, DequantizeOpLowering,
                CastTransposeOpLowering, ScaledMatmulOpLowering>(
       patterns.getContext());

@@ -830,6 +830,14 @@ LogicalResult HostLowering::checkSupported() {
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
                                    "f8E5M2 and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
+    auto quantize = dyn_cast<QuantizeOp>(op);
+    auto dequantize = dyn_cast<DequantizeOp>(op);
+    if (isa<BlockAmaxOp, ComputeBlockScalesOp>(op) ||
+        (quantize && quantize.getBlockShape()) ||
+        (dequantize && dequantize.getBlockShape()))
+      return op.emitOpError()
+             << "has per-block scales, which have no GPU kernels yet (the "
+                "open part of issue 12); use fp8-lower-to-cpu";
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
              << "has no GPU lowering yet (the Hopper wgmma GEMM is issue 7); "

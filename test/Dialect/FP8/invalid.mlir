@@ -221,7 +221,7 @@ func.func @quantize_unranked(%x: tensor<*xf32>, %s: f32) -> tensor<*xf8E4M3FN> {
 // -----
 
 func.func @quantize_f16_scale(%x: tensor<4xf32>, %s: f16) -> tensor<4xf8E4M3FN> {
-  // expected-error @+1 {{'fp8.quantize' op operand #1 must be 32-bit float, but got 'f16'}}
+  // expected-error @+1 {{'fp8.quantize' op operand #1 must be 32-bit float or ranked tensor of 32-bit float values, but got 'f16'}}
   %0 = "fp8.quantize"(%x, %s) : (tensor<4xf32>, f16) -> tensor<4xf8E4M3FN>
   return %0 : tensor<4xf8E4M3FN>
 }
@@ -530,7 +530,7 @@ func.func @scaled_matmul_bias_fp8(%a: tensor<16x32xf8E4M3FN>,
 
 func.func @scaled_matmul_f16_scale(%a: tensor<16x32xf8E4M3FN>,
     %b: tensor<32x8xf8E4M3FN>, %s: f32, %t: f16) -> tensor<16x8xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op operand #3 must be 32-bit float, but got 'f16'}}
+  // expected-error @+1 {{'fp8.scaled_matmul' op operand #3 must be 32-bit float or ranked tensor of 32-bit float or f8E8M0FNU type values, but got 'f16'}}
   %0 = "fp8.scaled_matmul"(%a, %b, %s, %t)
       : (tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN>, f32, f16) -> tensor<16x8xf32>
   return %0 : tensor<16x8xf32>

@@ -50,6 +50,10 @@ StringRef mlir::fp8::stringifyGemmReason(GemmReason reason) {
     return "below_size_threshold";
   case GemmReason::UnalignedKOrN:
     return "k_or_n_not_multiple_of_16";
+  case GemmReason::WeightGradientKept:
+    return "weight_gradient_high_precision";
+  case GemmReason::DynamicBlockShape:
+    return "dynamic_shape_with_block_scales";
   case GemmReason::UnsupportedElementType:
     return "unsupported_element_type";
   case GemmReason::UnsupportedLayout:
@@ -575,12 +579,17 @@ static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
   bool activationGemm = !hasWeight && (!hasGradient || batched);
   if (activationGemm && !policy.fp8Attention)
     return GemmReason::ActivationGemm;
+  if (policy.wgradHigh && !hasWeight && hasGradient)
+    return GemmReason::WeightGradientKept;
 
   auto unaligned = [](int64_t size) {
     return !ShapedType::isDynamic(size) && size % 16 != 0;
   };
   if (unaligned(info.k) || unaligned(info.n))
     return GemmReason::UnalignedKOrN;
+  if (policy.requireStaticShapes &&
+      llvm::any_of(info.getSizes(), ShapedType::isDynamic))
+    return GemmReason::DynamicBlockShape;
   if (std::optional<int64_t> flops = info.getFlops();
       flops && *flops < policy.minFlops)
     return GemmReason::BelowSizeThreshold;

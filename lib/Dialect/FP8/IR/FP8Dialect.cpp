@@ -42,7 +42,12 @@ Operation *FP8Dialect::materializeConstant(OpBuilder &builder, Attribute value,
 LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Format format, Scaling scaling,
                                  uint32_t history, AmaxAlgo algo,
-                                 int32_t margin, bool powerOfTwo) {
+                                 int32_t margin, bool powerOfTwo,
+                                 Granularity granularity, bool wgradHigh) {
+  if (granularity != Granularity::tensor && scaling != Scaling::current)
+    return emitError() << "granularity " << stringifyGranularity(granularity)
+                       << " computes every scale from its block's own amax: "
+                          "it needs current scaling";
   if (history == 0)
     return emitError() << "amax history length must be at least 1";
   if (margin < 0 || margin > 127)

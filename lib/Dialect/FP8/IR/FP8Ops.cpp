@@ -29,6 +29,15 @@ std::optional<num::Format> mlir::fp8::getNumericsFormat(Type type) {
   return std::nullopt;
 }
 
+SmallVector<int64_t> mlir::fp8::getBlockScaleShape(ArrayRef<int64_t> shape,
+                                                   ArrayRef<int64_t> block) {
+  SmallVector<int64_t> scales;
+  for (auto [size, extent] : llvm::zip_equal(shape, block))
+    scales.push_back(ShapedType::isDynamic(size) ? ShapedType::kDynamic
+                                                 : llvm::divideCeil(size, extent));
+  return scales;
+}
+
 static float getMaxFinite(Type fp8Type) {
   return num::getFormatInfo(*getNumericsFormat(fp8Type)).maxFinite;
 }
@@ -53,6 +62,81 @@ static LogicalResult verifyStaticHistory(Operation *op, Type type) {
     return op->emitOpError()
            << "expects an amax history of static length >= 1, got " << type;
   return success();
+}
+
+/// Checks a block shape against the tensor it divides and the per-block
+/// `scales` (what: "scale", "amax", ...) against the block layout.
+static LogicalResult verifyBlockScales(Operation *op, RankedTensorType tensor,
+                                       ArrayRef<int64_t> block, Type scales,
+                                       StringRef what) {
+  if (block.size() != size_t(tensor.getRank()))
+    return op->emitOpError("block has ")
+           << block.size() << " dimensions, the tensor " << tensor.getRank();
+  if (llvm::any_of(block, [](int64_t extent) { return extent < 1; }))
+    return op->emitOpError("block extents must be >= 1");
+  auto scaleType = dyn_cast<RankedTensorType>(scales);
+  if (!scaleType)
+    return op->emitOpError("per-block ")
+           << what << " must be a tensor (one value per block), got "
+           << scales;
+  SmallVector<int64_t> expected =
+      getBlockScaleShape(tensor.getShape(), block);
+  if (scaleType.getRank() != tensor.getRank() ||
+      llvm::any_of(llvm::zip_equal(expected, scaleType.getShape()),
+                   [](auto pair) {
+                     return !isStaticallyCompatible(std::get<0>(pair),
+                                                    std::get<1>(pair));
+                   }))
+    return op->emitOpError()
+           << what << " shape " << scaleType
+           << " does not match the blocks of " << tensor << ": expected "
+           << RankedTensorType::get(expected, scaleType.getElementType());
+  return success();
+}
+
+/// A per-tensor op takes an f32 scalar, a per-block one a tensor and a block.
+static LogicalResult verifyScaleKind(Operation *op, RankedTensorType tensor,
+                                     std::optional<ArrayRef<int64_t>> block,
+                                     Type scale, StringRef what) {
+  if (!block) {
+    if (!scale.isF32())
+      return op->emitOpError("a per-block ")
+             << what << " needs a 'block' shape";
+    return success();
+  }
+  return verifyBlockScales(op, tensor, *block, scale, what);
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// ` scales T` after the operand types when a scale is a tensor; nothing for
+/// the per-tensor f32 scalar.
+static ParseResult parseScaleType(OpAsmParser &parser, Type &type) {
+  if (succeeded(parser.parseOptionalKeyword("scales")))
+    return parser.parseType(type);
+  type = parser.getBuilder().getF32Type();
+  return success();
+}
+
+static void printScaleType(OpAsmPrinter &printer, Operation *, Type type) {
+  if (!type.isF32())
+    printer << "scales " << type;
+}
+
+static ParseResult parseScaleTypes(OpAsmParser &parser, Type &lhs, Type &rhs) {
+  if (succeeded(parser.parseOptionalKeyword("scales")))
+    return failure(parser.parseType(lhs) || parser.parseComma() ||
+                   parser.parseType(rhs));
+  lhs = rhs = parser.getBuilder().getF32Type();
+  return success();
+}
+
+static void printScaleTypes(OpAsmPrinter &printer, Operation *, Type lhs,
+                            Type rhs) {
+  if (!lhs.isF32() || !rhs.isF32())
+    printer << "scales " << lhs << ", " << rhs;
 }
 
 //===----------------------------------------------------------------------===//
@@ -99,6 +183,12 @@ static uint32_t toF32Bits(const APFloat &value) {
     return num::f16BitsToF32Bits(static_cast<uint16_t>(raw));
   if (&sem == &APFloat::Float8E4M3FN())
     return num::toF32Bits(static_cast<uint8_t>(raw), num::Format::E4M3FN);
+  if (&sem == &APFloat::Float8E8M0FNU()) {
+    float value = num::e8m0ToF32(static_cast<uint8_t>(raw));
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    return bits;
+  }
   assert(&sem == &APFloat::Float8E5M2() && "unexpected float semantics");
   return num::toF32Bits(static_cast<uint8_t>(raw), num::Format::E5M2);
 }
@@ -168,6 +258,42 @@ static float amaxOf(const F32Elements &input, int64_t count) {
   return num::computeAmax(values.data(), values.size());
 }
 
+namespace {
+/// Maps each element of a static tensor, in row-major order, to the
+/// row-major index of its block.
+class BlockIndexer {
+public:
+  BlockIndexer(ArrayRef<int64_t> shape, ArrayRef<int64_t> block)
+      : shape(shape), block(block), index(shape.size(), 0),
+        scaleShape(getBlockScaleShape(shape, block)) {}
+
+  /// Calls `fn(elementIndex, blockIndex)` for every element.
+  void forEach(function_ref<void(int64_t, int64_t)> fn) {
+    int64_t count = ShapedType::getNumElements(shape);
+    std::fill(index.begin(), index.end(), 0);
+    for (int64_t element = 0; element < count; ++element) {
+      int64_t blockIndex = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        blockIndex = blockIndex * scaleShape[d] + index[d] / block[d];
+      fn(element, blockIndex);
+      for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+
+  int64_t getNumBlocks() const {
+    return ShapedType::getNumElements(scaleShape);
+  }
+
+private:
+  ArrayRef<int64_t> shape, block;
+  SmallVector<int64_t> index, scaleShape;
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // AmaxOp
 //===----------------------------------------------------------------------===//
@@ -178,6 +304,81 @@ OpFoldResult AmaxOp::fold(FoldAdaptor adaptor) {
     return {};
   return getF32Attr(getContext(),
                     amaxOf(*input, getInput().getType().getNumElements()));
+}
+
+//===----------------------------------------------------------------------===//
+// BlockAmaxOp / ComputeBlockScalesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockAmaxOp::verify() {
+  return verifyBlockScales(*this, getInput().getType(), getBlockShape(),
+                           getAmax().getType(), "amax");
+}
+
+OpFoldResult BlockAmaxOp::fold(FoldAdaptor adaptor) {
+  std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType resultType = getAmax().getType();
+  if (!input || !inputType.hasStaticShape() || !isFoldable(resultType, false) ||
+      !isFoldable(inputType, false))
+    return {};
+  // The NaN-ignoring max of |x| per block, from 0, as numerics::computeAmax.
+  BlockIndexer indexer(inputType.getShape(), getBlockShape());
+  SmallVector<float> amax(indexer.getNumBlocks(), 0.0f);
+  indexer.forEach([&](int64_t element, int64_t block) {
+    float both[2] = {amax[block], input->value(element)};
+    amax[block] = num::computeAmax(both, 2);
+  });
+  return DenseElementsAttr::get(resultType, ArrayRef<float>(amax));
+}
+
+LogicalResult ComputeBlockScalesOp::verify() {
+  if (getEpsilon().isNegative() || getEpsilon().isNaN())
+    return emitOpError("'epsilon' must be a non-negative number");
+  if (isMX() && (getPowerOfTwo() || !getEpsilon().isZero()))
+    return emitOpError("E8M0 (MX) scales are powers of two from the amax "
+                       "alone: 'power_of_two' and 'epsilon' do not apply");
+  return success();
+}
+
+LogicalResult
+ComputeBlockScalesOp::fold(FoldAdaptor adaptor,
+                           SmallVectorImpl<OpFoldResult> &results) {
+  std::optional<F32Elements> amax = getF32Elements(adaptor.getAmax());
+  RankedTensorType type = getAmax().getType();
+  if (!amax || !isFoldable(type, amax->splat))
+    return failure();
+  size_t count = amax->splat ? 1 : type.getNumElements();
+  float fp8Max = getMaxFinite(getFp8Type());
+  SmallVector<float> scales(count);
+  SmallVector<float> inverses;
+  SmallVector<uint8_t> codes;
+  for (size_t i = 0; i < count; ++i) {
+    if (isMX()) {
+      uint8_t code = num::computeMXScaleInvCode(amax->value(i), fp8Max);
+      codes.push_back(code);
+      scales[i] = num::mxScaleFromCode(code);
+      continue;
+    }
+    scales[i] = num::computeBlockScale(amax->value(i), fp8Max, getPowerOfTwo(),
+                                       getEpsilon().convertToFloat());
+    inverses.push_back(1.0f / scales[i]);
+  }
+  // A splat amax folds to splats (one element each).
+  RankedTensorType scaleType = getScale().getType();
+  RankedTensorType inverseType = getScaleInv().getType();
+  results.push_back(amax->splat
+                        ? DenseElementsAttr::get(scaleType, scales[0])
+                        : DenseElementsAttr::get(scaleType,
+                                                 ArrayRef<float>(scales)));
+  if (isMX())
+    results.push_back(getFloat8Tensor(inverseType, codes));
+  else
+    results.push_back(
+        amax->splat ? DenseElementsAttr::get(inverseType, inverses[0])
+                    : DenseElementsAttr::get(inverseType,
+                                             ArrayRef<float>(inverses)));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,12 +492,51 @@ OpFoldResult RollHistoryOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult QuantizeOp::verify() {
-  return verifySameShape(*this, getResult().getType(), getInput().getType(),
-                         "result");
+  if (failed(verifySameShape(*this, getResult().getType(),
+                             getInput().getType(), "result")) ||
+      failed(verifyScaleKind(*this, getInput().getType(), getBlockShape(),
+                             getScale().getType(), "scale")))
+    return failure();
+  if (getBlockShape() && getAmax())
+    return emitOpError("has no amax result with per-block scales (measure "
+                       "the blocks with fp8.block_amax)");
+  return success();
+}
+
+/// The per-element multipliers of a block-scaled op with constant operands:
+/// `fn(element, scale)` for every element, or false when it cannot fold.
+static bool forEachBlockScale(RankedTensorType tensor, ArrayRef<int64_t> block,
+                              Attribute scalesAttr,
+                              function_ref<void(int64_t, float)> fn) {
+  std::optional<F32Elements> scales = getF32Elements(scalesAttr);
+  if (!scales || !tensor.hasStaticShape() || !isFoldable(tensor, false))
+    return false;
+  BlockIndexer(tensor.getShape(), block)
+      .forEach([&](int64_t element, int64_t blockIndex) {
+        fn(element, scales->value(blockIndex));
+      });
+  return true;
 }
 
 LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
                                SmallVectorImpl<OpFoldResult> &results) {
+  if (std::optional<ArrayRef<int64_t>> block = getBlockShape()) {
+    std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
+    RankedTensorType resultType = getResult().getType();
+    if (!input)
+      return failure();
+    num::Format format = *getNumericsFormat(resultType.getElementType());
+    SmallVector<uint8_t> codes(resultType.getNumElements());
+    if (!forEachBlockScale(resultType, *block, adaptor.getScale(),
+                           [&](int64_t i, float scale) {
+                             codes[i] = num::fromF32(input->value(i) * scale,
+                                                     format,
+                                                     num::Overflow::SatFinite);
+                           }))
+      return failure();
+    results.push_back(getFloat8Tensor(resultType, codes));
+    return success();
+  }
   std::optional<float> scale = getF32Scalar(adaptor.getScale());
   std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
   RankedTensorType resultType = getResult().getType();
@@ -312,11 +552,29 @@ LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
 }
 
 LogicalResult DequantizeOp::verify() {
-  return verifySameShape(*this, getResult().getType(), getInput().getType(),
-                         "result");
+  if (failed(verifySameShape(*this, getResult().getType(),
+                             getInput().getType(), "result")))
+    return failure();
+  return verifyScaleKind(*this, getInput().getType(), getBlockShape(),
+                         getScaleInv().getType(), "scale_inv");
 }
 
 OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
+  if (std::optional<ArrayRef<int64_t>> block = getBlockShape()) {
+    std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
+    RankedTensorType resultType = getResult().getType();
+    if (!input)
+      return {};
+    SmallVector<APFloat> values(resultType.getNumElements(), APFloat(0.0f));
+    Type elementType = resultType.getElementType();
+    if (!forEachBlockScale(resultType, *block, adaptor.getScaleInv(),
+                           [&](int64_t i, float scaleInv) {
+                             values[i] = roundF32To(input->value(i) * scaleInv,
+                                                    elementType);
+                           }))
+      return {};
+    return DenseElementsAttr::get(resultType, values);
+  }
   std::optional<float> scaleInv = getF32Scalar(adaptor.getScaleInv());
   std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
   RankedTensorType resultType = getResult().getType();
@@ -423,6 +681,9 @@ LogicalResult ScaledMatmulOp::verify() {
     return emitOpError("result ")
            << result << " does not match M = " << m << ", N = " << n;
 
+  if (failed(verifyBlocks()))
+    return failure();
+
   if (Value bias = getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     Type biasElement = biasType.getElementType();
@@ -433,6 +694,40 @@ LogicalResult ScaledMatmulOp::verify() {
       return emitOpError("bias has ")
              << biasType.getDimSize(0) << " elements, expected N = " << n;
   }
+  return success();
+}
+
+LogicalResult ScaledMatmulOp::verifyBlocks() {
+  Type lhsScale = getLhsScaleInv().getType(), rhsScale = getRhsScaleInv().getType();
+  std::optional<ArrayRef<int64_t>> lhsBlock = getLhsBlock(),
+                                   rhsBlock = getRhsBlock();
+  if (bool(lhsBlock) != bool(rhsBlock))
+    return emitOpError("expects blocks for both operands or for neither");
+  if (!lhsBlock) {
+    if (!lhsScale.isF32() || !rhsScale.isF32())
+      return emitOpError("per-block scales need 'blocks' shapes");
+    return success();
+  }
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (failed(verifyBlockScales(*this, lhs, *lhsBlock, lhsScale,
+                               "lhs scale_inv")) ||
+      failed(verifyBlockScales(*this, rhs, *rhsBlock, rhsScale,
+                               "rhs scale_inv")))
+    return failure();
+  // Batch dimensions are never shared by a block: each batch is its own GEMM.
+  for (int64_t i = 0, e = lhs.getRank() - 2; i < e; ++i)
+    if ((*lhsBlock)[i] != 1)
+      return emitOpError("lhs blocks must span one element of each batch "
+                         "dimension");
+  for (int64_t i = 0, e = rhs.getRank() - 2; i < e; ++i)
+    if ((*rhsBlock)[i] != 1)
+      return emitOpError("rhs blocks must span one element of each batch "
+                         "dimension");
+  int64_t lhsK = (*lhsBlock)[lhs.getRank() - (getTransposeLhs() ? 2 : 1)];
+  int64_t rhsK = (*rhsBlock)[rhs.getRank() - (getTransposeRhs() ? 1 : 2)];
+  if (lhsK != rhsK)
+    return emitOpError("lhs and rhs blocks must span the same K extent, got ")
+           << lhsK << " and " << rhsK;
   return success();
 }
 

@@ -20,6 +20,7 @@ struct FP8ClassifyPass : fp8::impl::FP8ClassifyBase<FP8ClassifyPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     GemmPolicy policy{fp8Attention, keepFirstLast, minFlops,
+                      /*wgradHigh=*/false, /*requireStaticShapes=*/false,
                       llvm::to_vector(exclude)};
     FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, policy);
     if (failed(gemms))

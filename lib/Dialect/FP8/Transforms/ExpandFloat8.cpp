@@ -36,19 +36,26 @@ using namespace mlir;
 using namespace mlir::fp8;
 namespace num = mlir::fp8::numerics;
 
+/// The FP8 formats whose casts this pass expands.
 static bool isFloat8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
+/// The 8-bit float types that become i8: the FP8 formats and E8M0, the MX
+/// block scales (only ever bitcast, never computed with).
+static bool isFloat8Storage(Type type) {
+  return isFloat8(type) || isa<Float8E8M0FNUType>(type);
+}
+
 static bool containsFloat8(Type type) {
   if (auto shaped = dyn_cast<ShapedType>(type))
-    return isFloat8(shaped.getElementType());
+    return isFloat8Storage(shaped.getElementType());
   if (auto function = dyn_cast<FunctionType>(type))
     return llvm::any_of(function.getInputs(),
                         [](Type t) { return containsFloat8(t); }) ||
            llvm::any_of(function.getResults(),
                         [](Type t) { return containsFloat8(t); });
-  return isFloat8(type);
+  return isFloat8Storage(type);
 }
 
 static bool containsFloat8(Attribute attr) {
@@ -78,12 +85,12 @@ bool mlir::fp8::hasFloat8Types(Operation *op) {
 void mlir::fp8::populateFloat8ToI8TypeConversions(TypeConverter &converter) {
   converter.addConversion([](Type type) { return type; });
   converter.addConversion([](FloatType type) -> Type {
-    if (isFloat8(type))
+    if (isFloat8Storage(type))
       return IntegerType::get(type.getContext(), 8);
     return type;
   });
   converter.addConversion([](ShapedType type) -> Type {
-    if (isFloat8(type.getElementType()))
+    if (isFloat8Storage(type.getElementType()))
       return type.clone(IntegerType::get(type.getContext(), 8));
     return type;
   });

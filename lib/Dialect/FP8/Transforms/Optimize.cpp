@@ -49,7 +49,10 @@ struct FuseTransposeOfQuantize : OpRewritePattern<linalg::TransposeOp> {
   LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
     auto quantize = transpose.getInput().getDefiningOp<QuantizeOp>();
-    if (!quantize || !isMatrixTranspose(transpose) ||
+    // Block scales run along one dimension: a transposed copy would carry
+    // them along the other (triton#8839). Those are quantized again.
+    if (!quantize || quantize.getBlockShape() ||
+        !isMatrixTranspose(transpose) ||
         !transpose.hasPureTensorSemantics())
       return failure();
     CastTransposeOp fused = replaceWithCastTranspose(
@@ -66,7 +69,8 @@ struct FuseQuantizeOfTranspose : OpRewritePattern<QuantizeOp> {
   LogicalResult matchAndRewrite(QuantizeOp quantizeT,
                                 PatternRewriter &rewriter) const override {
     auto transpose = quantizeT.getInput().getDefiningOp<linalg::TransposeOp>();
-    if (!transpose || !isMatrixTranspose(transpose) || quantizeT.getAmax())
+    if (!transpose || !isMatrixTranspose(transpose) || quantizeT.getAmax() ||
+        quantizeT.getBlockShape())
       return failure();
     Value x = transpose.getInput();
     QuantizeOp quantize;
@@ -116,7 +120,8 @@ struct FoldDequantizeIntoGemm
       return failure();
     auto lhs = info.lhs.value.getDefiningOp<DequantizeOp>();
     auto rhs = info.rhs.value.getDefiningOp<DequantizeOp>();
-    if (!lhs || !rhs)
+    // Per-block dequantizes keep their GEMM (their blocks need not match).
+    if (!lhs || !rhs || lhs.getBlockShape() || rhs.getBlockShape())
       return failure();
     Type resultType = op->getResult(0).getType();
     if (!isa<Float32Type, BFloat16Type, Float16Type>(
@@ -126,7 +131,8 @@ struct FoldDequantizeIntoGemm
         op, resultType, /*result_amax=*/Type(), lhs.getInput(),
         rhs.getInput(), lhs.getScaleInv(), rhs.getScaleInv(),
         /*bias=*/Value(), info.lhs.transposed, info.rhs.transposed,
-        /*accumulator_type=*/TypeAttr());
+        /*accumulator_type=*/TypeAttr(), /*lhs_block=*/DenseI64ArrayAttr(),
+        /*rhs_block=*/DenseI64ArrayAttr());
     return success();
   }
 };

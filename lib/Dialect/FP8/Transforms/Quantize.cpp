@@ -31,10 +31,12 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
-/// A quantized tensor: its FP8 value and the scale_inv to dequantize it.
+/// A quantized tensor: its FP8 value and the scale_inv to dequantize it
+/// (one f32, or one per block of `block`).
 struct Quantized {
   Value value;
   Value scaleInv;
+  DenseI64ArrayAttr block = nullptr;
 };
 
 /// Where delayed scaling keeps its state: loads give the state at the start
@@ -172,6 +174,10 @@ public:
 private:
   Quantized quantizeWithCurrentScale(OpBuilder &builder, Location loc,
                                      Value value, FloatType fp8Type);
+  Quantized quantizeWithBlockScales(OpBuilder &builder, Location loc,
+                                    Value value, FloatType fp8Type,
+                                    DenseI64ArrayAttr block);
+  DenseI64ArrayAttr getBlock(const GemmOperand &operand, bool isLhs);
   FailureOr<Quantized> quantizeWithDelayedScale(OpBuilder &builder,
                                                 Location loc, Value value,
                                                 FloatType fp8Type,
@@ -183,9 +189,16 @@ private:
   RecipeAttr recipe;
   StateStorage &state;
   OpBuilder::Listener *listener;
-  DenseMap<std::pair<Value, Type>, Quantized> cache;
+  /// By tensor, FP8 type and block shape: a tensor used with K along
+  /// different dimensions is quantized once per layout, each time from
+  /// high precision.
+  DenseMap<std::tuple<Value, Type, Attribute>, Quantized> cache;
 };
 } // namespace
+
+/// DeepSeek-V3's and TE's block edge, and OCP MX's.
+static constexpr int64_t kBlockExtent = 128;
+static constexpr int64_t kMXBlockExtent = 32;
 
 static Value createScaleInv(OpBuilder &builder, Location loc, Value scale) {
   Value one = arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(1.0f));
@@ -213,6 +226,65 @@ Quantized OperandQuantizer::quantizeWithCurrentScale(OpBuilder &builder,
                                       getQuantizedType(value, fp8Type),
                                       /*amax=*/Type(), value, scale);
   return {quantized.getResult(), createScaleInv(builder, loc, scale)};
+}
+
+Quantized OperandQuantizer::quantizeWithBlockScales(OpBuilder &builder,
+                                                    Location loc, Value value,
+                                                    FloatType fp8Type,
+                                                    DenseI64ArrayAttr block) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> scaleShape = getBlockScaleShape(type.getShape(), block);
+  auto scaleType = RankedTensorType::get(scaleShape, builder.getF32Type());
+  Value amax = BlockAmaxOp::create(builder, loc, scaleType, value, block);
+  bool isMX = recipe.getGranularity() == Granularity::mx;
+  Type scaleInvType =
+      isMX ? RankedTensorType::get(scaleShape,
+                                   builder.getType<Float8E8M0FNUType>())
+           : Type(scaleType);
+  auto scales = ComputeBlockScalesOp::create(builder, loc, scaleType,
+                                             scaleInvType, amax, fp8Type);
+  if (!isMX) {
+    scales.setPowerOfTwo(recipe.getPowerOfTwo());
+    // torchao's rowwise recipe clamps the amax to 1e-12 (EPS); TE's block
+    // recipe uses no epsilon (amax_epsilon = 0).
+    if (recipe.getGranularity() == Granularity::row)
+      scales.setEpsilonAttr(builder.getF32FloatAttr(1e-12f));
+  }
+  auto quantized = QuantizeOp::create(builder, loc, type.clone(fp8Type),
+                                      /*amax=*/Type(), value,
+                                      scales.getScale(), block);
+  return {quantized.getResult(), scales.getScaleInv(), block};
+}
+
+/// One operand's blocks, in its own layout: rows along K (row), 1x128 tiles
+/// along K for activations and gradients and 128x128 blocks for weights
+/// (block), 32 elements along K (mx); every batch dimension one element.
+DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmOperand &operand,
+                                             bool isLhs) {
+  Granularity granularity = recipe.getGranularity();
+  if (granularity == Granularity::tensor)
+    return nullptr;
+  auto type = cast<RankedTensorType>(operand.value.getType());
+  int64_t rank = type.getRank();
+  int64_t kDim = isLhs == operand.transposed ? rank - 2 : rank - 1;
+  int64_t otherDim = kDim == rank - 1 ? rank - 2 : rank - 1;
+  SmallVector<int64_t> block(rank, 1);
+  switch (granularity) {
+  case Granularity::row:
+    block[kDim] = type.getDimSize(kDim);
+    break;
+  case Granularity::block:
+    block[kDim] = kBlockExtent;
+    if (operand.role == OperandRole::Weight)
+      block[otherDim] = kBlockExtent;
+    break;
+  case Granularity::mx:
+    block[kDim] = kMXBlockExtent;
+    break;
+  case Granularity::tensor:
+    break;
+  }
+  return DenseI64ArrayAttr::get(module.getContext(), block);
 }
 
 FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
@@ -274,16 +346,18 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
                                                 StringRef side) {
   FloatType fp8Type =
       getOperandFloat8Type(module.getContext(), recipe, operand.role);
-  auto key = std::make_pair(operand.value, Type(fp8Type));
+  DenseI64ArrayAttr block = getBlock(operand, side == "lhs");
+  auto key = std::make_tuple(operand.value, Type(fp8Type), Attribute(block));
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
-  // Already FP8 in this format (a pre-quantized weight, dequantized for a
-  // high-precision GEMM): use the bytes and their scale as they are, instead
-  // of rounding a second time.
+  // Already FP8 in this format and layout (a pre-quantized weight,
+  // dequantized for a high-precision GEMM): use the bytes and their scales
+  // as they are, instead of rounding a second time.
   if (auto dequantize = operand.value.getDefiningOp<DequantizeOp>();
       dequantize &&
-      dequantize.getInput().getType().getElementType() == fp8Type)
-    return Quantized{dequantize.getInput(), dequantize.getScaleInv()};
+      dequantize.getInput().getType().getElementType() == fp8Type &&
+      dequantize.getBlockShapeAttr() == block)
+    return Quantized{dequantize.getInput(), dequantize.getScaleInv(), block};
 
   // Right after the tensor is defined, so the cast dominates every GEMM that
   // shares it.
@@ -291,7 +365,9 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   builder.setInsertionPointAfterValue(operand.value);
   Location loc = operand.value.getLoc();
   FailureOr<Quantized> result =
-      recipe.getScaling() == Scaling::current || isConstant(operand.value)
+      block ? quantizeWithBlockScales(builder, loc, operand.value, fp8Type,
+                                      block)
+      : recipe.getScaling() == Scaling::current || isConstant(operand.value)
           ? quantizeWithCurrentScale(builder, loc, operand.value, fp8Type)
           : quantizeWithDelayedScale(builder, loc, operand.value, fp8Type,
                                      getStateName(gemm, operand.value, side),
@@ -341,7 +417,8 @@ static Value createScaledMatmul(OpBuilder &builder, const GemmInfo &gemm,
   Value product = ScaledMatmulOp::create(
       builder, loc, gemmType, /*result_amax=*/Type(), lhs.value, rhs.value,
       lhs.scaleInv, rhs.scaleInv, /*bias=*/Value(), gemm.lhs.transposed,
-      gemm.rhs.transposed, /*accumulator_type=*/TypeAttr())
+      gemm.rhs.transposed, /*accumulator_type=*/TypeAttr(), lhs.block,
+      rhs.block)
                       .getResult();
   if (!gemm.resultCollapse.empty())
     product = tensor::ExpandShapeOp::create(
@@ -373,9 +450,50 @@ static Value createScaledMatmul(OpBuilder &builder, const GemmInfo &gemm,
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// The recipe from the pass options. Per tensor, scaling and format default
+/// to TE's delayed and hybrid; a finer granularity implies current scaling,
+/// E4M3 unless `format` is given, and power-of-two scales unless
+/// exact-scales; asking for delayed scaling with it is an error.
 static FailureOr<RecipeAttr>
 buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
-            unsigned history, StringRef algo, int margin, bool powerOfTwo) {
+            unsigned history,
+            StringRef algo, int margin, bool powerOfTwo,
+            StringRef granularity, bool exactScales, bool wgradHigh) {
+  std::optional<Granularity> granularityKind = symbolizeGranularity(granularity);
+  if (!granularityKind)
+    return module.emitError("unknown granularity '")
+           << granularity << "' (expected tensor, row, block or mx)";
+  bool perTensor = *granularityKind == Granularity::tensor;
+  if (scaling.empty())
+    scaling = perTensor ? "delayed" : "current";
+  if (format.empty())
+    format = perTensor ? "hybrid" : "e4m3";
+  if (!perTensor) {
+    if (scaling != "current")
+      return module.emitError("granularity=")
+             << granularity
+             << " computes each scale from its block's own amax (current "
+                "scaling); scaling="
+             << scaling << " is not supported with it";
+    if (*granularityKind == Granularity::mx) {
+      if (margin != 0)
+        return module.emitError("granularity=mx has E8M0 scales from the "
+                                "amax alone: margin does not apply");
+    } else {
+      powerOfTwo = !exactScales;
+    }
+    if (*granularityKind != Granularity::mx && margin != 0)
+      return module.emitError("granularity=")
+             << granularity << " follows TE's block recipe, which has no "
+                               "margin";
+  } else if (exactScales) {
+    return module.emitError("exact-scales applies to granularity=row and "
+                            "block (per-tensor scales are exact unless "
+                            "power-of-two is set)");
+  }
+  if (wgradHigh && *granularityKind != Granularity::row)
+    return module.emitError("wgrad-high is torchao's rowwise_with_gw_hp: it "
+                            "needs granularity=row");
   std::optional<Scaling> scalingKind = symbolizeScaling(scaling);
   if (!scalingKind)
     return module.emitError("unknown scaling '")
@@ -390,7 +508,8 @@ buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
            << algo << "' (expected max or most_recent)";
   return RecipeAttr::getChecked(
       [&] { return module.emitError(); }, module.getContext(), *formatKind,
-      *scalingKind, history, *algoKind, margin, powerOfTwo);
+      *scalingKind, history, *algoKind, margin, powerOfTwo, *granularityKind,
+      wgradHigh);
 }
 
 /// Erases what only the replaced GEMMs used (their zero fills, the broadcast
@@ -434,11 +553,14 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<RecipeAttr> recipe = buildRecipe(
-        module, scaling, format, history, algo, margin, powerOfTwo);
+        module, scaling, format, history, algo, margin, powerOfTwo,
+        granularity, exactScales, wgradHigh);
     if (failed(recipe) || !*recipe)
       return signalPassFailure();
 
     GemmPolicy policy{fp8Attention, keepFirstLast, minFlops,
+                      recipe->getWgradHigh(),
+                      recipe->getGranularity() != Granularity::tensor,
                       llvm::to_vector(exclude)};
     FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, policy);
     if (failed(gemms))

@@ -41,6 +41,8 @@ enum class GemmReason {
   FirstOrLastGemm,     // keep-first-last option
   BelowSizeThreshold,  // 2*M*N*K below min-flops
   UnalignedKOrN,       // K or N not a multiple of 16 (Hopper FP8 tiles)
+  WeightGradientKept,  // wgrad-high: weight gradients stay high precision
+  DynamicBlockShape,   // per-block scales need static shapes
   UnsupportedElementType, // not f32 / bf16 / f16 (integer GEMMs, f64, ...)
   UnsupportedLayout,   // several M/N/K dims or an operand layout we can't map
   BufferSemantics,     // linalg on memrefs
@@ -105,6 +107,10 @@ struct GemmPolicy {
   bool fp8Attention = false;
   bool keepFirstLast = false;
   int64_t minFlops = 0;
+  /// Keep weight-gradient GEMMs (activation^T x gradient) in high precision.
+  bool wgradHigh = false;
+  /// Per-block scaling: GEMMs with dynamic sizes stay high precision.
+  bool requireStaticShapes = false;
   /// Regular expressions matched against the function name and the printed
   /// location of the op.
   SmallVector<std::string> exclude;

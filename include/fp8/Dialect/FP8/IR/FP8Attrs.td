@@ -26,6 +26,20 @@ def FP8_ScalingAttr : EnumAttr<FP8_Dialect, FP8_Scaling, "scaling"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def FP8_Granularity : I32EnumAttr<"Granularity",
+    "what one scale covers", [
+    I32EnumAttrCase<"tensor", 0>,
+    I32EnumAttrCase<"row", 1>,
+    I32EnumAttrCase<"block", 2>,
+    I32EnumAttrCase<"mx", 3>]> {
+  let cppNamespace = "::mlir::fp8";
+  let genSpecializedAttr = 0;
+}
+def FP8_GranularityAttr : EnumAttr<FP8_Dialect, FP8_Granularity,
+                                   "granularity"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def FP8_AmaxAlgo : I32EnumAttr<"AmaxAlgo", "reduction of an amax history", [
     I32EnumAttrCase<"max", 0>,
     I32EnumAttrCase<"most_recent", 1>]> {
@@ -37,7 +51,7 @@ def FP8_AmaxAlgoAttr : EnumAttr<FP8_Dialect, FP8_AmaxAlgo, "amax_algo"> {
 }
 
 def FP8_RecipeAttr : FP8_Attr<"Recipe", "recipe"> {
-  let summary = "An FP8 per-tensor scaling recipe";
+  let summary = "An FP8 scaling recipe";
   let description = [{
     The fields of Transformer Engine's `DelayedScaling` /
     `Float8CurrentScaling` recipes:
@@ -48,7 +62,13 @@ def FP8_RecipeAttr : FP8_Attr<"Recipe", "recipe"> {
     - `history`: amax history length (delayed scaling only, >= 1);
     - `algo`: `max` over the history or `most_recent`;
     - `margin`: headroom in powers of two, `scale = fp8_max * 2^-margin / amax`;
-    - `power_of_two`: round scales down to a power of two (exact scaling).
+    - `power_of_two`: round scales down to a power of two (exact scaling);
+    - `granularity`: what one scale covers: the whole `tensor`, one `row`
+      along K (torchao rowwise), 1x128 / 128x128 `block`s (DeepSeek-V3, TE
+      `Float8BlockScaling`) or 32-element `mx` blocks with E8M0 scales (OCP
+      MXFP8). Every granularity but `tensor` uses current scaling;
+    - `wgrad_high`: weight-gradient GEMMs stay in high precision (torchao
+      `rowwise_with_gw_hp`).
 
     Omitted fields take Transformer Engine's defaults.
 
@@ -62,14 +82,16 @@ def FP8_RecipeAttr : FP8_Attr<"Recipe", "recipe"> {
     DefaultValuedParameter<"uint32_t", "1024">:$history,
     DefaultValuedParameter<"AmaxAlgo", "AmaxAlgo::max">:$algo,
     DefaultValuedParameter<"int32_t", "0">:$margin,
-    DefaultValuedParameter<"bool", "false">:$power_of_two);
+    DefaultValuedParameter<"bool", "false">:$power_of_two,
+    DefaultValuedParameter<"Granularity", "Granularity::tensor">:$granularity,
+    DefaultValuedParameter<"bool", "false">:$wgrad_high);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     // Transformer Engine's defaults.
     AttrBuilder<(ins), [{
       return $_get($_ctxt, Format::hybrid, Scaling::delayed, 1024,
-                   AmaxAlgo::max, 0, false);
+                   AmaxAlgo::max, 0, false, Granularity::tensor, false);
     }]>,
   ];
   let extraClassDeclaration = [{

@@ -20,8 +20,18 @@ def FP8_Dialect : Dialect {
 
     Scale convention (Transformer Engine): `q = sat_rne(x * scale)`,
     `x ~= q * scale_inv`, `scale = fp8_max * 2^-margin / amax`, all in f32.
-    Scalars (amax, scale, scale_inv) are `f32` SSA values; amax histories are
-    `tensor<N x f32>` with row 0 holding the current step's amax.
+    Per-tensor scalars (amax, scale, scale_inv) are `f32` SSA values; amax
+    histories are `tensor<N x f32>` with row 0 holding the current step's
+    amax.
+
+    Finer granularities (rows, 1x128 / 128x128 blocks, MX) give each block
+    of a tensor its own scale. A `block` attribute lists the block's extent
+    in every dimension of the scaled tensor, and the scales form a tensor of
+    the same rank holding one value per block, row-major in block
+    coordinates: a `[M, K]` tensor with `block [1, 128]` has scales
+    `[M, ceil(K / 128)]`, scale `(i, j)` covering elements
+    `(i, 128 j) .. (i, 128 j + 127)`. A partial last block covers what is
+    left (as if zero-padded). Rows along K are blocks `[1, K]`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -53,6 +63,13 @@ def FP8_WideFloat : AnyTypeOf<[F32, BF16, F16], "f32, bf16 or f16">;
 def FP8_Float8Tensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
 def FP8_WideTensor : RankedTensorOf<[F32, BF16, F16]>;
 def FP8_AmaxHistory : 1DTensorOf<[F32]>;
+/// Per-block amaxes and scales, and what a GEMM or a dequantize takes as
+/// per-block scale_inv: f32, or E8M0 (OCP MX: a power of two per block).
+def FP8_BlockTensor : RankedTensorOf<[F32]>;
+def FP8_BlockScaleInvTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
+/// One f32 scale for the whole tensor, or a tensor of per-block scales.
+def FP8_Scale : AnyTypeOf<[F32, FP8_BlockTensor]>;
+def FP8_ScaleInv : AnyTypeOf<[F32, FP8_BlockScaleInvTensor]>;
 def FP8_Float8TypeAttr : TypeAttrOf<FP8_Float8>;
 
 #endif // FP8_DIALECT_FP8_IR_FP8BASE_TD

@@ -16,6 +16,11 @@ namespace mlir::fp8 {
 /// The numerics-library format of a builtin float8 type; nullopt for any
 /// other type.
 std::optional<numerics::Format> getNumericsFormat(Type type);
+
+/// The shape of the per-block scales of a tensor of `shape` with `block`:
+/// ceil(size / block) in each dimension (dynamic stays dynamic).
+SmallVector<int64_t> getBlockScaleShape(ArrayRef<int64_t> shape,
+                                        ArrayRef<int64_t> block);
 } // namespace mlir::fp8
 
 #define GET_OP_CLASSES

@@ -144,6 +144,92 @@ def FP8_RollHistoryOp : FP8_Op<"roll_history", [Pure,
   let hasFolder = 1;
 }
 
+def FP8_BlockAmaxOp : FP8_Op<"block_amax", [Pure]> {
+  let summary = "maximum absolute value of every block of a tensor, in f32";
+  let description = [{
+    The amax of each block of `input` (as `fp8.amax` computes it: NaN
+    ignored, +-Inf gives +Inf, 0 for a block of zeros), one f32 per block.
+    `block` gives the block's extent in each dimension; the result has
+    `ceil(size / block)` elements in each. A partial last block covers the
+    elements that are left.
+
+    ```mlir
+    // 1x128 tiles along K (activations, gradients).
+    %a = fp8.block_amax %x block [1, 128]
+        : tensor<256x4096xbf16> -> tensor<256x32xf32>
+    // 128x128 blocks (weights).
+    %w = fp8.block_amax %y block [128, 128]
+        : tensor<1024x4096xbf16> -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins FP8_WideTensor:$input, DenseI64ArrayAttr:$block_shape);
+  let results = (outs FP8_BlockTensor:$amax);
+  let assemblyFormat = [{
+    $input `block` $block_shape attr-dict `:` type($input) `->` type($amax)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FP8_ComputeBlockScalesOp : FP8_Op<"compute_block_scales", [Pure,
+    AllShapesMatch<["amax", "scale", "scale_inv"]>]> {
+  let summary = "per-block scales and their inverses from per-block amaxes";
+  let description = [{
+    Element-wise over `amax`, current scaling with Transformer Engine's
+    per-block rules. Two forms, chosen by the element type of `scale_inv`:
+
+    - f32 (`Float8BlockScaling`, DeepSeek-V3, torchao rowwise): amax is
+      raised to `epsilon`; amax 0, Inf or NaN gives scale 1; otherwise
+      `scale = fp8_max / amax`, an infinite scale becoming FLT_MAX, and with
+      `power_of_two` only the sign and exponent bits kept.
+      `scale_inv = 1 / scale`, rounded to f32 (exact for a power of two).
+      (TE substitutes the input type's largest value for an infinite scale;
+      that differs from FLT_MAX only for bf16 inputs with an amax below
+      448 / FLT_MAX and exact scales.)
+    - `f8E8M0FNU` (OCP MXFP8, TE's MXFP8 recipe): `scale_inv = 2^(e - 127)`
+      with `e` the biased exponent of `amax * (1 / fp8_max)` (the reciprocal
+      rounded to f32 first) rounded up, so no element of the block
+      saturates; at most 0xFE; 0 for an all-zero block, 0xFE for an Inf amax
+      (TE's `float_to_e8m0`). `scale = 2^(127 - e)` exactly (TE's
+      `exp2f_rcp`). `power_of_two` and `epsilon` do not apply.
+
+    ```mlir
+    %s, %si = fp8.compute_block_scales %amax for f8E4M3FN {power_of_two}
+        : tensor<256x32xf32> -> tensor<256x32xf32>, tensor<256x32xf32>
+    %ms, %msi = fp8.compute_block_scales %amax for f8E4M3FN
+        : tensor<256x128xf32> -> tensor<256x128xf32>, tensor<256x128xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins
+    FP8_BlockTensor:$amax,
+    FP8_Float8TypeAttr:$fp8_type,
+    UnitAttr:$power_of_two,
+    DefaultValuedAttr<F32Attr, "0.0f">:$epsilon);
+  let results = (outs FP8_BlockTensor:$scale,
+                      FP8_BlockScaleInvTensor:$scale_inv);
+  let builders = [
+    // Set power_of_two / epsilon afterwards.
+    OpBuilder<(ins "Type":$scale, "Type":$scaleInv, "Value":$amax,
+                   "Type":$fp8Type), [{
+      build($_builder, $_state, scale, scaleInv, amax, TypeAttr::get(fp8Type),
+            UnitAttr(), $_builder.getF32FloatAttr(0.0f));
+    }]>,
+  ];
+  let assemblyFormat = [{
+    $amax `for` $fp8_type attr-dict `:` type($amax) `->` type($scale) `,`
+    type($scale_inv)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// True for OCP MX scales (E8M0 powers of two).
+    bool isMX() {
+      return ::llvm::isa<::mlir::Float8E8M0FNUType>(
+          getScaleInv().getType().getElementType());
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Casts
 //===----------------------------------------------------------------------===//
@@ -160,17 +246,32 @@ def FP8_QuantizeOp : FP8_Op<"quantize", [Pure]> {
     in the same pass over the data: delayed scaling casts and measures at
     once.
 
+    With `block`, `scale` is a tensor of per-block scales (the dialect's
+    block layout) and each element is multiplied by its block's scale; there
+    is no amax result (`fp8.block_amax` measures blocks).
+
     ```mlir
     %q = fp8.quantize %x, %scale : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>
     %q2, %amax = fp8.quantize %x, %scale
         : tensor<64x64xf32> -> tensor<64x64xf8E4M3FN>, f32
+    %q3 = fp8.quantize %x, %scales block [1, 32]
+        : tensor<64x64xf32> scales tensor<64x2xf32> -> tensor<64x64xf8E4M3FN>
     ```
   }];
-  let arguments = (ins FP8_WideTensor:$input, F32:$scale);
+  let arguments = (ins FP8_WideTensor:$input, FP8_Scale:$scale,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_shape);
   let results = (outs FP8_Float8Tensor:$result, Optional<F32>:$amax);
+  let builders = [
+    // Per-tensor: an f32 scale, no block shape.
+    OpBuilder<(ins "Type":$result, "Type":$amax, "Value":$input,
+                   "Value":$scale), [{
+      build($_builder, $_state, result, amax, input, scale,
+            DenseI64ArrayAttr());
+    }]>,
+  ];
   let assemblyFormat = [{
-    $input `,` $scale attr-dict `:` type($input) `->` type($result)
-    (`,` type($amax)^)?
+    $input `,` $scale (`block` $block_shape^)? attr-dict `:` type($input)
+    custom<ScaleType>(type($scale)) `->` type($result) (`,` type($amax)^)?
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -181,17 +282,23 @@ def FP8_DequantizeOp : FP8_Op<"dequantize", [Pure]> {
   let description = [{
     `result = convert(f32(input) * scale_inv)`: the FP8 value is widened
     exactly, multiplied by `scale_inv` in f32 and rounded (nearest even) to
-    the result element type.
+    the result element type. With `block`, `scale_inv` holds one value per
+    block (f32, or E8M0 for MX), widened exactly to f32.
 
     ```mlir
     %x = fp8.dequantize %q, %scale_inv
         : tensor<64x64xf8E4M3FN> -> tensor<64x64xbf16>
+    %y = fp8.dequantize %q, %scale_invs block [1, 32]
+        : tensor<64x64xf8E4M3FN> scales tensor<64x2xf8E8M0FNU>
+        -> tensor<64x64xbf16>
     ```
   }];
-  let arguments = (ins FP8_Float8Tensor:$input, F32:$scale_inv);
+  let arguments = (ins FP8_Float8Tensor:$input, FP8_ScaleInv:$scale_inv,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_shape);
   let results = (outs FP8_WideTensor:$result);
   let assemblyFormat = [{
-    $input `,` $scale_inv attr-dict `:` type($input) `->` type($result)
+    $input `,` $scale_inv (`block` $block_shape^)? attr-dict `:` type($input)
+    custom<ScaleType>(type($scale_inv)) `->` type($result)
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -206,7 +313,9 @@ def FP8_CastTransposeOp : FP8_Op<"cast_transpose",
     operands K-major, so the backward GEMMs need the transposed copy;
     producing both layouts in one pass reads the input once (Transformer
     Engine's fused cast+transpose). The optional amax result is the input's
-    amax.
+    amax. Per-tensor scales only: a block-scaled backward copy is quantized
+    again from high precision with blocks along its own K, never transposed
+    from the forward copy (whose blocks run along the wrong dimension).
 
     ```mlir
     %q, %qt = fp8.cast_transpose %x, %scale
@@ -249,31 +358,59 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     or f32, added in f32 before the final conversion. The optional second
     result is the amax of the result as stored, for the next cast's scaling.
 
+    Block scales (`blocks lhs_block, rhs_block`, each in its operand's own
+    layout, scale_invs in the dialect's block layout, f32 or E8M0): both
+    operands' blocks span the same `bk` elements of K and one element of
+    every batch dimension. Per K block `kb` (ascending), the partial sum
+    `p = sum_{k in kb} f32(lhs) * f32(rhs)` is accumulated in f32 from zero,
+    then `acc = fma(p, lhs_scale_inv[m, kb] * rhs_scale_inv[kb, n], acc)`
+    (DeepGEMM's promotion, the product of the two scales rounded to f32
+    first); `result = convert(acc + bias)`. Rows along K (`bk = K`) are the
+    case of one K block.
+
     ```mlir
     %y = fp8.scaled_matmul %x, %w scales %sx, %sw {transpose_rhs}
         : tensor<4x128x1024xf8E4M3FN>, tensor<4096x1024xf8E4M3FN>
         -> tensor<4x128x4096xbf16>
+    // 1x128 activation tiles, 128x128 weight blocks.
+    %z = fp8.scaled_matmul %a, %b scales %sa, %sb
+        blocks [1, 128], [128, 128] {transpose_rhs}
+        : tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>
+        scales tensor<256x8xf32>, tensor<4x8xf32> -> tensor<256x512xbf16>
     ```
   }];
   let arguments = (ins
     FP8_Float8Tensor:$lhs,
     FP8_Float8Tensor:$rhs,
-    F32:$lhs_scale_inv,
-    F32:$rhs_scale_inv,
+    FP8_ScaleInv:$lhs_scale_inv,
+    FP8_ScaleInv:$rhs_scale_inv,
     Optional<1DTensorOf<[F32, BF16, F16]>>:$bias,
     UnitAttr:$transpose_lhs,
     UnitAttr:$transpose_rhs,
-    OptionalAttr<TypeAttr>:$accumulator_type);
+    OptionalAttr<TypeAttr>:$accumulator_type,
+    OptionalAttr<DenseI64ArrayAttr>:$lhs_block,
+    OptionalAttr<DenseI64ArrayAttr>:$rhs_block);
   let results = (outs FP8_WideTensor:$result, Optional<F32>:$result_amax);
   let assemblyFormat = [{
     $lhs `,` $rhs `scales` $lhs_scale_inv `,` $rhs_scale_inv
+    (`blocks` $lhs_block^ `,` $rhs_block)?
     (`bias` $bias^ `:` type($bias))? attr-dict `:` type($lhs) `,` type($rhs)
+    custom<ScaleTypes>(type($lhs_scale_inv), type($rhs_scale_inv))
     `->` type($result) (`,` type($result_amax)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Number of leading batch dimensions of the result.
     unsigned getNumBatchDims() { return getResult().getType().getRank() - 2; }
+    /// Checks `blocks` and the scale_inv shapes against them.
+    ::mlir::LogicalResult verifyBlocks();
+    /// True when the operands carry per-block scales.
+    bool isBlockScaled() { return static_cast<bool>(getLhsBlock()); }
+    /// The K extent of one block (block-scaled form only).
+    int64_t getBlockK() {
+      ArrayRef<int64_t> block = *getLhsBlock();
+      return block[block.size() - (getTransposeLhs() ? 2 : 1)];
+    }
   }];
 }
 

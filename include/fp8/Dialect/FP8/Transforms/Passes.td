@@ -87,6 +87,17 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
       function must not be called from the module and the GEMM operands must
       be in its body.
     - `scaling=current`: amax of the tensor itself, then the cast; no state.
+    - `granularity=row|block|mx`: one scale per block of each operand, in
+      its own layout (`fp8.block_amax`, `fp8.compute_block_scales`, a
+      block-scaled `fp8.quantize` and `fp8.scaled_matmul`): rows along K
+      (torchao rowwise), 1x128 tiles along K for activations and gradients
+      and 128x128 blocks for weights (DeepSeek-V3, TE Float8BlockScaling),
+      or 32 elements along K with E8M0 scales (OCP MXFP8). Current scaling,
+      E4M3 unless `format` says otherwise, power-of-two scales for row and
+      block unless `exact-scales`. A tensor used with K along another
+      dimension (the backward GEMMs) is quantized again from high precision
+      with blocks along that K, never transposed from the forward copy.
+      GEMMs with dynamic sizes stay in high precision.
 
     Constant weights are always scaled from their own amax and fold to FP8
     constants. A tensor feeding several GEMMs is quantized once. A GEMM
@@ -98,10 +109,12 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     fills, broadcast or transposed weight copies).
   }];
   let options = !listconcat(FP8PolicyOptions, [
-    Option<"scaling", "scaling", "std::string", /*default=*/"\"delayed\"",
-           "Scaling recipe: delayed | current">,
-    Option<"format", "format", "std::string", /*default=*/"\"hybrid\"",
-           "FP8 format: hybrid (E5M2 gradients) | e4m3">,
+    Option<"scaling", "scaling", "std::string", /*default=*/"\"\"",
+           "Scaling recipe: delayed | current (default: delayed per tensor, "
+           "current for finer granularities)">,
+    Option<"format", "format", "std::string", /*default=*/"\"\"",
+           "FP8 format: hybrid (E5M2 gradients) | e4m3 (default: hybrid per "
+           "tensor, e4m3 for finer granularities)">,
     Option<"history", "history", "unsigned", /*default=*/"1024",
            "Amax history length (delayed scaling)">,
     Option<"algo", "algo", "std::string", /*default=*/"\"max\"",
@@ -113,6 +126,14 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     Option<"state", "state", "std::string", /*default=*/"\"globals\"",
            "Delayed-scaling state: globals (ml_program) | arguments (extra "
            "function arguments and results)">,
+    Option<"granularity", "granularity", "std::string",
+           /*default=*/"\"tensor\"",
+           "What one scale covers: tensor | row (along K) | block (1x128 "
+           "activations and gradients, 128x128 weights) | mx (1x32, E8M0)">,
+    Option<"exactScales", "exact-scales", "bool", /*default=*/"false",
+           "granularity=row|block: plain f32 scales instead of powers of two">,
+    Option<"wgradHigh", "wgrad-high", "bool", /*default=*/"false",
+           "granularity=row: keep weight-gradient GEMMs in high precision">,
   ]);
   let dependentDialects = [
     "::mlir::fp8::FP8Dialect",
