@@ -2,6 +2,7 @@
 
 #include "fp8/Runner/Runner.h"
 #include "fp8/Numerics/Float8.h"
+#include "fp8/Numerics/Scaling.h"
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 
@@ -93,6 +94,9 @@ double HostTensor::get(int64_t i) const {
     std::memcpy(&v, &wide, 4);
     return v;
   }
+  if (isa<Float8E8M0FNUType>(elementType))
+    // Not through APFloat: LLVM 22 converts the E8M0 NaN to +Inf.
+    return numerics::e8m0ToF32(static_cast<uint8_t>(*p));
   if (auto floatType = dyn_cast<FloatType>(elementType)) {
     // FP8 (and other narrow floats): exact through APFloat.
     uint64_t raw = 0;
@@ -458,7 +462,8 @@ static bool isSupportedType(Type type) {
   else if (isa<ShapedType>(type))
     return false;
   return element.isF32() || element.isF64() || element.isF16() ||
-         element.isBF16() || isa<Float8E4M3FNType, Float8E5M2Type>(element) ||
+         element.isBF16() ||
+         isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(element) ||
          element.isInteger(1) || element.isInteger(8) ||
          element.isInteger(16) || element.isInteger(32) ||
          element.isInteger(64) || element.isIndex();

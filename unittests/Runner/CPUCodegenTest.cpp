@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/InitAllFP8.h"
+#include "fp8/Numerics/Float8.h"
+#include "fp8/Numerics/Scaling.h"
 #include "fp8/Runner/Runner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -234,5 +236,202 @@ TEST_F(CPUCodegenTest, QuantizeCastTransposeAndAmax) {
                             floats(bf16, {3, 1000}, 2.0, special)});
   }
 }
+
+/// A block-scaled GEMM: shapes, layouts and blocks in each operand's own
+/// layout (the fp8 dialect's convention), scale_invs f32 or E8M0.
+struct BlockGemmCase {
+  int64_t batch; // 0: none
+  int64_t m, k, n;
+  bool transposeLhs, transposeRhs;
+  SmallVector<int64_t> lhsBlock, rhsBlock;
+  bool mx;
+};
+
+class BlockScaledMatmul : public CPUCodegenTest,
+                          public ::testing::WithParamInterface<BlockGemmCase> {
+protected:
+  /// Per-block scale_invs: E8M0 codes around 2^0, or f32 values that are
+  /// not powers of two (so that sa * sb rounds).
+  HostTensor scales(ArrayRef<int64_t> shape, bool mx) {
+    if (mx) {
+      HostTensor tensor(IntegerType::get(&context, 8), shape);
+      std::uniform_int_distribution<int> code(117, 137);
+      for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+        tensor.data()[i] = static_cast<char>(code(rng));
+      return tensor;
+    }
+    HostTensor tensor(Float32Type::get(&context), shape);
+    std::uniform_real_distribution<double> value(0.01, 3.0);
+    for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+      tensor.set(i, static_cast<float>(value(rng)));
+    return tensor;
+  }
+};
+
+SmallVector<int64_t> blockShape(ArrayRef<int64_t> shape,
+                                ArrayRef<int64_t> block) {
+  SmallVector<int64_t> result;
+  for (auto [size, extent] : llvm::zip(shape, block))
+    result.push_back((size + extent - 1) / extent);
+  return result;
+}
+
+std::string arrayText(ArrayRef<int64_t> values) {
+  std::string text = "[";
+  for (auto [i, v] : llvm::enumerate(values))
+    text += (i ? ", " : "") + std::to_string(v);
+  return text + "]";
+}
+
+/// The dialect's definition of the block-scaled GEMM, written out in C++:
+/// per K block the f32 partial sum from zero in K order, then
+/// acc = fma(partial, sa * sb, acc) over the K blocks in order.
+TEST_P(BlockScaledMatmul, MatchesDefinition) {
+  const BlockGemmCase &c = GetParam();
+  SmallVector<int64_t> batch;
+  if (c.batch)
+    batch.push_back(c.batch);
+  SmallVector<int64_t> lhsShape(batch), rhsShape, resultShape(batch);
+  lhsShape.append(c.transposeLhs ? SmallVector<int64_t>{c.k, c.m}
+                                 : SmallVector<int64_t>{c.m, c.k});
+  rhsShape = c.transposeRhs ? SmallVector<int64_t>{c.n, c.k}
+                            : SmallVector<int64_t>{c.k, c.n};
+  resultShape.append({c.m, c.n});
+  SmallVector<int64_t> lhsScaleShape = blockShape(lhsShape, c.lhsBlock);
+  SmallVector<int64_t> rhsScaleShape = blockShape(rhsShape, c.rhsBlock);
+  StringRef scaleElement = c.mx ? "f8E8M0FNU" : "f32";
+  std::string attrs;
+  if (c.transposeLhs || c.transposeRhs)
+    attrs = std::string(" {") + (c.transposeLhs ? "transpose_lhs" : "") +
+            (c.transposeLhs && c.transposeRhs ? ", " : "") +
+            (c.transposeRhs ? "transpose_rhs" : "") + "}";
+  std::string scaleArgs, scaleCasts;
+  for (auto [name, shape] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"sa", lhsScaleShape},
+        {"sb", rhsScaleShape}}) {
+    if (!c.mx) {
+      scaleArgs += llvm::formatv(", %{0}: {1}", name, shapeText(shape, "f32"));
+      continue;
+    }
+    // E8M0 codes travel as i8, like the FP8 operands.
+    scaleArgs += llvm::formatv(", %{0}_raw: {1}", name, shapeText(shape, "i8"));
+    scaleCasts += llvm::formatv("  %{0} = arith.bitcast %{0}_raw : {1} to "
+                                "{2}\n",
+                                name, shapeText(shape, "i8"),
+                                shapeText(shape, scaleElement));
+  }
+  std::string text = llvm::formatv(
+      R"(func.func @f(%a: {0}, %b: {1}{2}) -> {3} {
+  %af = arith.bitcast %a : {0} to {4}
+  %bf = arith.bitcast %b : {1} to {5}
+{6}  %r = fp8.scaled_matmul %af, %bf scales %sa, %sb blocks {7}, {8}{9} : {4}, {5} scales {10}, {11} -> {3}
+  return %r : {3}
+})",
+      shapeText(lhsShape, "i8"), shapeText(rhsShape, "i8"), scaleArgs,
+      shapeText(resultShape, "f32"), shapeText(lhsShape, "f8E4M3FN"),
+      shapeText(rhsShape, "f8E4M3FN"), scaleCasts, arrayText(c.lhsBlock),
+      arrayText(c.rhsBlock), attrs, shapeText(lhsScaleShape, scaleElement),
+      shapeText(rhsScaleShape, scaleElement));
+  SmallVector<HostTensor> inputs = {fp8Codes(lhsShape, false, false),
+                                    fp8Codes(rhsShape, false, false),
+                                    scales(lhsScaleShape, c.mx),
+                                    scales(rhsScaleShape, c.mx)};
+  expectSameBits(text, inputs);
+
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  auto compiled = CompiledFunction::compile(*module, "f", error);
+  ASSERT_TRUE(compiled) << error;
+  auto results = compiled->call(inputs, error);
+  ASSERT_TRUE(succeeded(results)) << error;
+  const HostTensor &result = (*results)[0];
+
+  namespace num = mlir::fp8::numerics;
+  auto at = [](ArrayRef<int64_t> shape, ArrayRef<int64_t> index) {
+    int64_t linear = 0;
+    for (auto [size, i] : llvm::zip(shape, index))
+      linear = linear * size + i;
+    return linear;
+  };
+  auto code = [](const HostTensor &t, int64_t i) {
+    return num::toF32(static_cast<uint8_t>(t.data()[i]),
+                      num::Format::E4M3FN);
+  };
+  auto scale = [&](const HostTensor &t, int64_t i) -> float {
+    if (c.mx)
+      return num::e8m0ToF32(static_cast<uint8_t>(t.data()[i]));
+    float value;
+    std::memcpy(&value, t.data() + 4 * i, 4);
+    return value;
+  };
+  int64_t bk = c.lhsBlock[c.lhsBlock.size() - (c.transposeLhs ? 2 : 1)];
+  int64_t bm = c.lhsBlock[c.lhsBlock.size() - (c.transposeLhs ? 1 : 2)];
+  int64_t bn = c.rhsBlock[c.transposeRhs ? 0 : 1];
+  int64_t mismatches = 0;
+  for (int64_t b = 0; b < std::max<int64_t>(c.batch, 1); ++b) {
+    auto withBatch = [&](SmallVector<int64_t> index) {
+      if (c.batch)
+        index.insert(index.begin(), b);
+      return index;
+    };
+    for (int64_t m = 0; m < c.m; ++m) {
+      for (int64_t n = 0; n < c.n; ++n) {
+        float acc = 0.0f;
+        for (int64_t kb = 0; kb * bk < c.k; ++kb) {
+          float partial = 0.0f;
+          for (int64_t k = kb * bk; k < std::min(c.k, (kb + 1) * bk); ++k) {
+            float a = code(inputs[0],
+                           at(lhsShape, withBatch(c.transposeLhs
+                                                      ? SmallVector<int64_t>{k, m}
+                                                      : SmallVector<int64_t>{m, k})));
+            float w = code(inputs[1],
+                           at(rhsShape, c.transposeRhs
+                                            ? SmallVector<int64_t>{n, k}
+                                            : SmallVector<int64_t>{k, n}));
+            partial = partial + a * w; // exact product, one rounding
+          }
+          float sa = scale(inputs[2],
+                           at(lhsScaleShape,
+                              withBatch(c.transposeLhs
+                                            ? SmallVector<int64_t>{kb, m / bm}
+                                            : SmallVector<int64_t>{m / bm, kb})));
+          float sb = scale(inputs[3],
+                           at(rhsScaleShape, c.transposeRhs
+                                                 ? SmallVector<int64_t>{n / bn, kb}
+                                                 : SmallVector<int64_t>{kb, n / bn}));
+          acc = std::fma(partial, sa * sb, acc);
+        }
+        float got;
+        std::memcpy(&got,
+                    result.data() +
+                        4 * at(resultShape, withBatch({m, n})),
+                    4);
+        if (std::memcmp(&got, &acc, 4) != 0 && ++mismatches <= 3)
+          ADD_FAILURE() << "[" << b << ", " << m << ", " << n << "]: got "
+                        << got << ", the definition gives " << acc;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Recipes, BlockScaledMatmul,
+    ::testing::Values(
+        // DeepSeek-V3: 1x128 activation tiles, 128x128 weight blocks, K and
+        // N not multiples of 128 (partial last blocks).
+        BlockGemmCase{0, 70, 300, 130, false, true, {1, 128}, {128, 128},
+                      false},
+        // Rows along K (one K block).
+        BlockGemmCase{0, 33, 96, 40, false, true, {1, 96}, {1, 96}, false},
+        // MX: 32-element blocks along K, E8M0 scale_invs, rhs [K, N].
+        BlockGemmCase{0, 20, 100, 48, false, false, {1, 32}, {32, 1}, true},
+        // Batched lhs over a shared weight; transposed lhs (a weight
+        // gradient's activation^T).
+        BlockGemmCase{3, 16, 256, 24, false, true, {1, 1, 128}, {128, 128},
+                      false},
+        BlockGemmCase{0, 40, 200, 64, true, false, {128, 1}, {128, 1},
+                      false}));
 
 } // namespace

@@ -1,7 +1,8 @@
 //===- FoldVsLowerTest.cpp - fp8 folders against the CPU lowering ---------===//
 //
-// The two implementations of fp8.quantize, fp8.dequantize, fp8.amax and
-// fp8.compute_scale must agree bit for bit: the folders (--canonicalize on
+// The two implementations of fp8.quantize, fp8.dequantize, fp8.amax,
+// fp8.compute_scale, fp8.block_amax and fp8.compute_block_scales (per-tensor
+// and per-block forms) must agree bit for bit: the folders (--canonicalize on
 // constant operands) and fp8-lower-to-cpu, JIT-compiled with the operands as
 // function arguments. The operands are special values of f32, bf16 and f16
 // (zeros, infinities, NaNs, subnormals, extreme normals), every FP8 value and
@@ -69,6 +70,8 @@ const llvm::fltSemantics &getSemantics(StringRef element) {
     return APFloat::IEEEhalf();
   if (element == "f8E4M3FN")
     return APFloat::Float8E4M3FN();
+  if (element == "f8E8M0FNU")
+    return APFloat::Float8E8M0FNU();
   assert(element == "f8E5M2" && "unknown probe element type");
   return APFloat::Float8E5M2();
 }
@@ -254,6 +257,16 @@ struct Probe {
   std::string op; // "fp8.amax %a0 : tensor<4xf32>"
   SmallVector<ProbeType> operands;
   SmallVector<ProbeType> results;
+  /// Per operand, how many result elements share one of its elements (a
+  /// block's scale); 1 when absent.
+  SmallVector<int64_t> blockExtents = {};
+
+  /// The element of operand `i` that result element `k` is computed from.
+  uint64_t operandBits(ArrayRef<Bits> operands, size_t i, size_t k) const {
+    if (operands[i].size() == 1)
+      return operands[i][0];
+    return operands[i][k / (i < blockExtents.size() ? blockExtents[i] : 1)];
+  }
 };
 
 class FoldVsLowerTest : public ::testing::Test {
@@ -467,16 +480,15 @@ int64_t FoldVsLowerTest::check(const Probe &probe,
         if (folded[k] == jit[k])
           continue;
         auto operandBits = [&](size_t i) {
-          return operands[i][operands[i].size() == 1 ? 0 : k];
+          return probe.operandBits(operands, i, k);
         };
         if (isNaNFromTwoNaNs(probe, operandBits, folded[k], jit[k],
                              type.element))
           continue;
         std::string where;
-        for (auto [i, operand] : llvm::enumerate(operands))
+        for (size_t i = 0; i < operands.size(); ++i)
           where += " a" + std::to_string(i) + "=" +
-                   hexLiteral(operand[operand.size() == 1 ? 0 : k],
-                              probe.operands[i].element);
+                   hexLiteral(operandBits(i), probe.operands[i].element);
         ADD_FAILURE() << probe.op << ", element " << k << ":" << where
                       << ": folded " << hexLiteral(folded[k], type.element)
                       << ", lowered " << hexLiteral(jit[k], type.element);
@@ -620,6 +632,138 @@ TEST_F(FoldVsLowerTest, ComputeScale) {
                         histories);
   }
   EXPECT_GT(compared, 1000);
+}
+
+//===----------------------------------------------------------------------===//
+// Per-block forms, over 1-D tensors whose last block is partial
+//===----------------------------------------------------------------------===//
+
+int64_t numBlocks(int64_t count, int64_t extent) {
+  return (count + extent - 1) / extent;
+}
+
+/// `pool` repeated (from `offset`) to `count` elements.
+Bits cycle(const Bits &pool, int64_t count, size_t offset) {
+  Bits bits;
+  for (int64_t i = 0; i < count; ++i)
+    bits.push_back(pool[(offset + i) % pool.size()]);
+  return bits;
+}
+
+TEST_F(FoldVsLowerTest, BlockAmax) {
+  int64_t compared = 0;
+  for (StringRef wide : kWide) {
+    Bits values = getWideValues(wide);
+    ProbeType input{wide.str(), static_cast<int64_t>(values.size())};
+    for (int64_t extent : {1, 3, 32, 128}) {
+      ProbeType output{"f32", numBlocks(input.count, extent)};
+      SmallVector<SmallVector<Bits>> sets = {{values}};
+      compared += check({"fp8.block_amax %a0 block [" +
+                             std::to_string(extent) + "] : " + input.str() +
+                             " -> " + output.str(),
+                         {input},
+                         {output}},
+                        sets);
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+TEST_F(FoldVsLowerTest, ComputeBlockScales) {
+  Bits amaxes = getScales();
+  Bits extra = getSpecials("f32");
+  amaxes.append(extra.begin(), extra.end());
+  for (float v : {448.0f, 449.0f, 57344.0f, 1e-12f, 1e-30f, 1e30f, 0x1p-127f,
+                  0x1.8p-127f, 0x1p-126f})
+    amaxes.push_back(toBits(APFloat(v)));
+  Bits random = getRandom("f32", 2000, /*seed=*/11);
+  amaxes.append(random.begin(), random.end());
+  amaxes = unique(std::move(amaxes));
+  ProbeType f32s{"f32", static_cast<int64_t>(amaxes.size())};
+  ProbeType e8m0s{"f8E8M0FNU", f32s.count};
+  SmallVector<SmallVector<Bits>> sets = {{amaxes}};
+  int64_t compared = 0;
+  for (StringRef fp8 : kFP8) {
+    for (StringRef attrs :
+         {"", " {power_of_two}", " {epsilon = 1.0e-12 : f32}"})
+      compared += check({"fp8.compute_block_scales %a0 for " + fp8.str() +
+                             attrs.str() + " : " + f32s.str() + " -> " +
+                             f32s.str() + ", " + f32s.str(),
+                         {f32s},
+                         {f32s, f32s}},
+                        sets);
+    compared += check({"fp8.compute_block_scales %a0 for " + fp8.str() +
+                           " : " + f32s.str() + " -> " + f32s.str() + ", " +
+                           e8m0s.str(),
+                       {f32s},
+                       {f32s, e8m0s}},
+                      sets);
+  }
+  EXPECT_GT(compared, 10000);
+}
+
+TEST_F(FoldVsLowerTest, BlockQuantize) {
+  Bits scales = getScales();
+  int64_t compared = 0;
+  for (StringRef wide : kWide) {
+    Bits values = getWideValues(wide);
+    ProbeType input{wide.str(), static_cast<int64_t>(values.size())};
+    for (int64_t extent : {1, 32}) {
+      ProbeType scaleType{"f32", numBlocks(input.count, extent)};
+      for (StringRef fp8 : kFP8) {
+        ProbeType output{fp8.str(), input.count};
+        SmallVector<SmallVector<Bits>> sets;
+        for (size_t offset = 0; offset < 4; ++offset)
+          sets.push_back({values, cycle(scales, scaleType.count, offset * 7)});
+        compared += check({"fp8.quantize %a0, %a1 block [" +
+                               std::to_string(extent) + "] : " + input.str() +
+                               " scales " + scaleType.str() + " -> " +
+                               output.str(),
+                           {input, scaleType},
+                           {output},
+                           {1, extent}},
+                          sets);
+      }
+    }
+  }
+  EXPECT_GT(compared, 100000);
+}
+
+TEST_F(FoldVsLowerTest, BlockDequantize) {
+  Bits codes;
+  for (uint64_t code = 0; code < 256; ++code)
+    codes.push_back(code);
+  Bits scales = getScales();
+  int64_t compared = 0;
+  for (StringRef fp8 : kFP8) {
+    ProbeType input{fp8.str(), 256};
+    for (StringRef wide : kWide) {
+      ProbeType output{wide.str(), 256};
+      // f32 scale_invs in blocks of 3; every E8M0 code against every FP8
+      // code (one element per block, rotated).
+      ProbeType f32Scales{"f32", numBlocks(256, 3)};
+      SmallVector<SmallVector<Bits>> f32Sets, e8m0Sets;
+      for (size_t offset = 0; offset < 8; ++offset)
+        f32Sets.push_back({codes, cycle(scales, f32Scales.count, offset * 5)});
+      for (size_t offset = 0; offset < 256; offset += 15)
+        e8m0Sets.push_back({codes, cycle(codes, 256, offset)});
+      ProbeType e8m0Scales{"f8E8M0FNU", 256};
+      compared += check({"fp8.dequantize %a0, %a1 block [3] : " + input.str() +
+                             " scales " + f32Scales.str() + " -> " +
+                             output.str(),
+                         {input, f32Scales},
+                         {output},
+                         {1, 3}},
+                        f32Sets);
+      compared += check({"fp8.dequantize %a0, %a1 block [1] : " + input.str() +
+                             " scales " + e8m0Scales.str() + " -> " +
+                             output.str(),
+                         {input, e8m0Scales},
+                         {output}},
+                        e8m0Sets);
+    }
+  }
+  EXPECT_GT(compared, 30000);
 }
 
 } // namespace

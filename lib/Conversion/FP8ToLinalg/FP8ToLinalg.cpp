@@ -184,6 +184,49 @@ static Value createAmax(OpBuilder &builder, Location loc, Value input) {
 // Block views
 //===----------------------------------------------------------------------===//
 
+/// The static `tensor` extended with zeros to `shape` (no smaller in any
+/// dimension). Written as a gather rather than tensor.pad: bufferized, a pad
+/// copies its source into a strided view, which LLVM lowering turns into a
+/// call of the runner library's memrefCopy.
+static Value padWithZeros(OpBuilder &builder, Location loc, Value tensor,
+                          ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getShape() == shape)
+    return tensor;
+  Value empty = tensor::EmptyOp::create(builder, loc, shape,
+                                        type.getElementType());
+  auto pad = linalg::GenericOp::create(
+      builder, loc, empty.getType(), ValueRange(), empty,
+      builder.getMultiDimIdentityMap(type.getRank()),
+      getParallelIterators(type.getRank()),
+      [&](OpBuilder &b, Location l, ValueRange) {
+        Value inBounds;
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          Value index = linalg::IndexOp::create(b, l, d);
+          if (shape[d] != type.getDimSize(d)) {
+            Value isInside = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ult, index,
+                createIndex(b, l, type.getDimSize(d)));
+            index = arith::SelectOp::create(b, l, isInside, index,
+                                            createIndex(b, l, 0));
+            inBounds = inBounds ? arith::AndIOp::create(b, l, inBounds,
+                                                        isInside)
+                                      .getResult()
+                                : isInside;
+          }
+          indices.push_back(index);
+        }
+        Value element = tensor::ExtractOp::create(b, l, tensor, indices);
+        Value zero = arith::ConstantOp::create(
+            b, l, b.getZeroAttr(type.getElementType()));
+        linalg::YieldOp::create(
+            b, l, arith::SelectOp::create(b, l, inBounds, element, zero)
+                      .getResult());
+      });
+  return pad.getResult(0);
+}
+
 namespace {
 /// A static tensor seen as blocks: every dimension whose block extent is
 /// > 1 is padded to a multiple of it and split into (block index, offset in
@@ -252,18 +295,7 @@ static BlockedView createBlockedView(OpBuilder &builder, Location loc,
                                      Value tensor, ArrayRef<int64_t> block) {
   auto type = cast<RankedTensorType>(tensor.getType());
   BlockedView view = getBlockedLayout(type.getShape(), block);
-  Value padded = tensor;
-  if (view.padded) {
-    SmallVector<OpFoldResult> low(type.getRank(), builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> high;
-    for (auto [size, paddedSize] : llvm::zip(type.getShape(), view.paddedShape))
-      high.push_back(builder.getIndexAttr(paddedSize - size));
-    Value zero = arith::ConstantOp::create(
-        builder, loc, builder.getZeroAttr(type.getElementType()));
-    padded = tensor::PadOp::create(builder, loc,
-                                   type.clone(view.paddedShape), tensor, low,
-                                   high, zero);
-  }
+  Value padded = padWithZeros(builder, loc, tensor, view.paddedShape);
   auto viewType = RankedTensorType::get(getViewShape(view, block),
                                         type.getElementType());
   view.value = tensor::ExpandShapeOp::create(builder, loc, viewType, padded,
@@ -890,16 +922,9 @@ static Value splitDimension(OpBuilder &builder, Location loc, Value tensor,
   auto type = cast<RankedTensorType>(tensor.getType());
   int64_t size = type.getDimSize(dim);
   int64_t blocks = llvm::divideCeil(size, extent);
-  if (blocks * extent != size) {
-    SmallVector<OpFoldResult> low(type.getRank(), builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> high(type.getRank(), builder.getIndexAttr(0));
-    high[dim] = builder.getIndexAttr(blocks * extent - size);
-    SmallVector<int64_t> shape(type.getShape());
-    shape[dim] = blocks * extent;
-    tensor = tensor::PadOp::create(builder, loc, type.clone(shape), tensor,
-                                   low, high,
-                                   createF32Constant(builder, loc, 0.0f));
-  }
+  SmallVector<int64_t> paddedShape(type.getShape());
+  paddedShape[dim] = blocks * extent;
+  tensor = padWithZeros(builder, loc, tensor, paddedShape);
   SmallVector<int64_t> shape;
   SmallVector<ReassociationIndices> reassociation;
   for (int64_t d = 0; d < type.getRank(); ++d) {
