@@ -320,3 +320,81 @@ func.func @compatible_shapes(%x: tensor<?x4xf32>, %y: tensor<8x4xf32>,
   return %q, %d, %r, %t, %m : tensor<4x4xf8E4M3FN>, tensor<?x?xf32>,
       tensor<?x4xf8E4M3FN>, tensor<4x?xf8E4M3FN>, tensor<?x16xf32>
 }
+
+// -----
+
+// Per-block ops compute over a block view: the input padded with zeros to
+// whole blocks (a gather, not tensor.pad) and split into (block, offset),
+// so that a block's scale is reached by a projected permutation.
+
+// CHECK-DAG: #[[ID3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[BLK:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @block_amax_and_quantize
+// CHECK-SAME: (%[[X:.+]]: tensor<4x300xbf16>, %[[S:.+]]: tensor<4x3xf32>)
+// CHECK: %[[PAD:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4x384xbf16>)
+// CHECK: linalg.index 1
+// CHECK: arith.cmpi ult, %{{.+}}, %{{.+}} : index
+// CHECK: tensor.extract %[[X]]
+// CHECK: %[[VIEW:.+]] = tensor.expand_shape %[[PAD]] {{\[}}[0], [1, 2]] output_shape [4, 3, 128]
+// CHECK: linalg.generic {indexing_maps = [#[[ID3]], #[[BLK]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[VIEW]] : tensor<4x3x128xbf16>) outs(%{{.+}} : tensor<4x3xf32>)
+// CHECK: math.absf
+// CHECK: arith.maxnumf
+// CHECK: %[[Q:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[BLK]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.+}}, %[[S]] : tensor<4x3x128xbf16>, tensor<4x3xf32>) outs(%{{.+}} : tensor<4x3x128xf8E4M3FN>)
+// CHECK: arith.mulf
+// CHECK: arith.truncf %{{.+}} : f32 to f8E4M3FN
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[Q]] {{\[}}[0], [1, 2]] : tensor<4x3x128xf8E4M3FN> into tensor<4x384xf8E4M3FN>
+// CHECK: tensor.extract_slice %[[FLAT]][0, 0] [4, 300] [1, 1]
+func.func @block_amax_and_quantize(%x: tensor<4x300xbf16>, %s: tensor<4x3xf32>)
+    -> (tensor<4x3xf32>, tensor<4x300xf8E4M3FN>) {
+  %a = fp8.block_amax %x block [1, 128] : tensor<4x300xbf16> -> tensor<4x3xf32>
+  %q = fp8.quantize %x, %s block [1, 128]
+      : tensor<4x300xbf16> scales tensor<4x3xf32> -> tensor<4x300xf8E4M3FN>
+  return %a, %q : tensor<4x3xf32>, tensor<4x300xf8E4M3FN>
+}
+
+// -----
+
+// The block-scaled GEMM: partial sums per 128-deep K block into
+// [KB, M, N], then the promotion over K blocks, innermost and in order:
+// fma(partial, sa * sb, acc), the weight's scale reached by n floordiv 128.
+
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d3)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>
+// CHECK-DAG: #[[PART:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[P:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+// CHECK-DAG: #[[SA:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[SB:.+]] = affine_map<(d0, d1, d2) -> (d1 floordiv 128, d2)>
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @block_scaled_matmul
+// CHECK-SAME: %[[SAV:[^:]+]]: tensor<16x2xf32>, %[[SBV:[^:]+]]: tensor<2x2xf32>
+// CHECK: %[[A:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [16, 2, 128]
+// CHECK: %[[B:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [200, 2, 128]
+// CHECK: %[[PARTIAL:.+]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[PART]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] : {{.+}}) outs(%{{.+}} : tensor<2x16x200xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[P]], #[[SA]], #[[SB]], #[[ACC]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]], %[[SAV]], %[[SBV]] : {{.+}}) outs(%{{.+}} : tensor<16x200xf32>)
+// CHECK: %[[SCALE:.+]] = arith.mulf
+// CHECK: math.fma %{{.+}}, %[[SCALE]], %{{.+}} : f32
+func.func @block_scaled_matmul(%a: tensor<16x256xf8E4M3FN>, %b: tensor<200x256xf8E4M3FN>,
+                               %sa: tensor<16x2xf32>, %sb: tensor<2x2xf32>) -> tensor<16x200xbf16> {
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128] {transpose_rhs}
+      : tensor<16x256xf8E4M3FN>, tensor<200x256xf8E4M3FN>
+      scales tensor<16x2xf32>, tensor<2x2xf32> -> tensor<16x200xbf16>
+  return %y : tensor<16x200xbf16>
+}
+
+// -----
+
+// MX scales: the E8M0 code of scale_inv from integer operations on the
+// bits of amax * (1 / 448) (0x3B124925), rounded up; the multiplier from
+// 254 - code.
+
+// CHECK-LABEL: func.func @mx_scales
+// CHECK: linalg.generic {{.+}} outs(%{{.+}}, %{{.+}} : tensor<8x2xf32>, tensor<8x2xf8E8M0FNU>)
+// CHECK: %[[V:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.bitcast %[[V]] : f32 to i32
+// CHECK: arith.subi %{{.+}}, %{{.+}} : i32
+// CHECK: arith.bitcast %{{.+}} : i8 to f8E8M0FNU
+func.func @mx_scales(%a: tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<8x2xf8E8M0FNU>) {
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
+      : tensor<8x2xf32> -> tensor<8x2xf32>, tensor<8x2xf8E8M0FNU>
+  return %s, %si : tensor<8x2xf32>, tensor<8x2xf8E8M0FNU>
+}

@@ -625,3 +625,69 @@ func.func @cast_transpose_e5m2()
   return %r, %t, %sr, %st : tensor<1x2xf8E5M2>, tensor<2x1xf8E5M2>,
       tensor<2x3xf8E5M2>, tensor<3x2xf8E5M2>
 }
+// -----
+
+// Hand-derived: per-row-of-2 blocks, NaN ignored, 0 for a block of zeros.
+// CHECK-LABEL: func.func @fold_block_amax
+// CHECK: arith.constant dense<{{\[}}[3.000000e+00, 2.000000e+00], [5.000000e-01, 0.000000e+00]]> : tensor<2x2xf32>
+func.func @fold_block_amax() -> tensor<2x2xf32> {
+  %x = arith.constant dense<[[1.0, -3.0, 2.0, 0x7FC00000], [0.5, 0.0, -0.0, 0.0]]> : tensor<2x4xf32>
+  %a = fp8.block_amax %x block [1, 2] : tensor<2x4xf32> -> tensor<2x2xf32>
+  return %a : tensor<2x2xf32>
+}
+
+// -----
+
+// FP8-FACTS.md's worked numbers, powers of two rounded down: amax 0.05 ->
+// 8960 -> 8192, amax 1200 -> 0.3733 -> 0.25; an all-zero block and an Inf
+// amax get 1 (never 0/0).
+// CHECK-LABEL: func.func @fold_block_scales
+// CHECK-DAG: arith.constant dense<[8.192000e+03, 2.500000e-01, 1.000000e+00, 1.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: arith.constant dense<[1.22070313E-4, 4.000000e+00, 1.000000e+00, 1.000000e+00]> : tensor<4xf32>
+func.func @fold_block_scales() -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = arith.constant dense<[0.05, 1200.0, 0.0, 0x7F800000]> : tensor<4xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>
+  return %s, %si : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// MX: scale_inv = 2^ceil(log2(amax / 448)): 448 -> 2^0 (code 127), 449 ->
+// 2^1 (128), 1 -> 2^-8 (119), 0 -> 2^-127 (0); the multipliers are exact
+// reciprocals.
+// CHECK-LABEL: func.func @fold_mx_scales
+// CHECK-DAG: arith.constant dense<[1.000000e+00, 5.000000e-01, 2.560000e+02, 1.70141183E+38]> : tensor<4xf32>
+// HEX-LABEL: func.func @fold_mx_scales
+// HEX-DAG: arith.constant dense<"0x7F807700"> : tensor<4xf8E8M0FNU>
+func.func @fold_mx_scales() -> (tensor<4xf32>, tensor<4xf8E8M0FNU>) {
+  %a = arith.constant dense<[448.0, 449.0, 1.0, 0.0]> : tensor<4xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
+      : tensor<4xf32> -> tensor<4xf32>, tensor<4xf8E8M0FNU>
+  return %s, %si : tensor<4xf32>, tensor<4xf8E8M0FNU>
+}
+
+// -----
+
+// Each pair with its block's scale: [1, 3] * 2 = [2, 6]; [100, 448] * 0.5 =
+// [50, 224], 50 a tie between 48 and 52 in E4M3 that rounds to even (48).
+// CHECK-LABEL: func.func @fold_block_quantize
+// CHECK: arith.constant dense<[2.000000e+00, 6.000000e+00, 4.800000e+01, 2.240000e+02]> : tensor<4xf8E4M3FN>
+func.func @fold_block_quantize() -> tensor<4xf8E4M3FN> {
+  %x = arith.constant dense<[1.0, 3.0, 100.0, 448.0]> : tensor<4xf32>
+  %s = arith.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %q = fp8.quantize %x, %s block [2] : tensor<4xf32> scales tensor<2xf32> -> tensor<4xf8E4M3FN>
+  return %q : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// E8M0 scale_invs 2^1 (code 0x80) and 2^-8 (0x77).
+// CHECK-LABEL: func.func @fold_block_dequantize
+// CHECK: arith.constant dense<[4.000000e+00, -3.000000e+00, 0.001953125, 5.000000e-01]> : tensor<4xf32>
+func.func @fold_block_dequantize() -> tensor<4xf32> {
+  %q = arith.constant dense<[2.0, -1.5, 0.5, 128.0]> : tensor<4xf8E4M3FN>
+  %si = arith.constant dense<"0x8077"> : tensor<2xf8E8M0FNU>
+  %d = fp8.dequantize %q, %si block [2] : tensor<4xf8E4M3FN> scales tensor<2xf8E8M0FNU> -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}

@@ -578,3 +578,126 @@ func.func @recipe_margin_too_large() attributes {fp8.recipe = #fp8.recipe<margin
 func.func @recipe_unknown_format() attributes {fp8.recipe = #fp8.recipe<format = e5m2>} {
   return
 }
+
+// -----
+
+func.func @block_amax_rank(%x: tensor<64x256xf32>) -> tensor<64x2xf32> {
+  // expected-error @+1 {{'fp8.block_amax' op block has 1 dimensions, the tensor 2}}
+  %a = fp8.block_amax %x block [128] : tensor<64x256xf32> -> tensor<64x2xf32>
+  return %a : tensor<64x2xf32>
+}
+
+// -----
+
+func.func @block_amax_zero_extent(%x: tensor<64x256xf32>) -> tensor<64x2xf32> {
+  // expected-error @+1 {{'fp8.block_amax' op block extents must be >= 1}}
+  %a = fp8.block_amax %x block [0, 128] : tensor<64x256xf32> -> tensor<64x2xf32>
+  return %a : tensor<64x2xf32>
+}
+
+// -----
+
+func.func @block_amax_shape(%x: tensor<64x300xf32>) -> tensor<64x2xf32> {
+  // A partial last block is a block: ceil(300 / 128) = 3.
+  // expected-error @+1 {{'fp8.block_amax' op amax shape 'tensor<64x2xf32>' does not match the blocks of 'tensor<64x300xf32>': expected 'tensor<64x3xf32>'}}
+  %a = fp8.block_amax %x block [1, 128] : tensor<64x300xf32> -> tensor<64x2xf32>
+  return %a : tensor<64x2xf32>
+}
+
+// -----
+
+func.func @quantize_block_without_tensor(%x: tensor<64x256xf32>, %s: f32) -> tensor<64x256xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op per-block scale must be a tensor (one value per block), got 'f32'}}
+  %q = fp8.quantize %x, %s block [1, 128] : tensor<64x256xf32> -> tensor<64x256xf8E4M3FN>
+  return %q : tensor<64x256xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_tensor_without_block(%x: tensor<64x256xf32>, %s: tensor<64x2xf32>) -> tensor<64x256xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op a per-block scale needs a 'block' shape}}
+  %q = fp8.quantize %x, %s : tensor<64x256xf32> scales tensor<64x2xf32> -> tensor<64x256xf8E4M3FN>
+  return %q : tensor<64x256xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_block_amax(%x: tensor<64x256xf32>, %s: tensor<64x2xf32>) -> tensor<64x256xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op has no amax result with per-block scales}}
+  %q, %a = fp8.quantize %x, %s block [1, 128] : tensor<64x256xf32> scales tensor<64x2xf32> -> tensor<64x256xf8E4M3FN>, f32
+  return %q : tensor<64x256xf8E4M3FN>
+}
+
+// -----
+
+func.func @quantize_e8m0_scale(%x: tensor<64x64xf32>, %s: tensor<64x2xf8E8M0FNU>) -> tensor<64x64xf8E4M3FN> {
+  // The quantization multiplier is f32; E8M0 holds scale_invs.
+  // expected-error @+1 {{'fp8.quantize' op operand #1 must be 32-bit float or ranked tensor of 32-bit float values, but got 'tensor<64x2xf8E8M0FNU>'}}
+  %q = fp8.quantize %x, %s block [1, 32] : tensor<64x64xf32> scales tensor<64x2xf8E8M0FNU> -> tensor<64x64xf8E4M3FN>
+  return %q : tensor<64x64xf8E4M3FN>
+}
+
+// -----
+
+func.func @block_scales_shape_mismatch(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fp8.compute_block_scales' op failed to verify that all of {amax, scale, scale_inv} have same shape}}
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN : tensor<4x8xf32> -> tensor<4x8xf32>, tensor<8x4xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @mx_power_of_two(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fp8.compute_block_scales' op E8M0 (MX) scales are powers of two from the amax alone: 'power_of_two' and 'epsilon' do not apply}}
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two} : tensor<4x8xf32> -> tensor<4x8xf32>, tensor<4x8xf8E8M0FNU>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @block_scales_epsilon(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'fp8.compute_block_scales' op 'epsilon' must be a non-negative number}}
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {epsilon = -1.0 : f32} : tensor<4x8xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @matmul_one_block(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                            %sa: tensor<64x2xf32>, %sb: f32) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op per-block scales need 'blocks' shapes}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb {transpose_rhs} : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN> scales tensor<64x2xf32>, f32 -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+func.func @matmul_k_blocks_differ(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                                  %sa: tensor<64x2xf32>, %sb: tensor<128x8xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op lhs and rhs blocks must span the same K extent, got 128 and 32}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [1, 32] {transpose_rhs} : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN> scales tensor<64x2xf32>, tensor<128x8xf32> -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+func.func @matmul_block_scale_shape(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                                    %sa: tensor<64x2xf32>, %sb: tensor<2x2xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op rhs scale_inv shape 'tensor<2x2xf32>' does not match the blocks of 'tensor<128x256xf8E4M3FN>': expected 'tensor<1x2xf32>'}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128] {transpose_rhs} : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN> scales tensor<64x2xf32>, tensor<2x2xf32> -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+func.func @matmul_batch_block(%a: tensor<2x64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                              %sa: tensor<1x64x2xf32>, %sb: tensor<1x2xf32>) -> tensor<2x64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op lhs blocks must span one element of each batch dimension}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [2, 1, 128], [128, 128] {transpose_rhs} : tensor<2x64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN> scales tensor<1x64x2xf32>, tensor<1x2xf32> -> tensor<2x64x128xf32>
+  return %y : tensor<2x64x128xf32>
+}
+
+// -----
+
+// expected-error @+1 {{granularity block computes every scale from its block's own amax: it needs current scaling}}
+module attributes {fp8.recipe = #fp8.recipe<scaling = delayed, granularity = block>} {}

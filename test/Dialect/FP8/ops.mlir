@@ -293,3 +293,55 @@ module attributes {fp8.recipe = #fp8.recipe<scaling = current, history = 1>} {
     return
   }
 }
+
+// -----
+
+// Per-block forms: rows, 1x128 / 128x128 blocks (partial last ones), MX.
+
+// CHECK-LABEL: func.func @block_scaling
+// CHECK: %[[A:.+]] = fp8.block_amax %{{.+}} block [1, 128] : tensor<64x300xbf16> -> tensor<64x3xf32>
+// CHECK: %[[S:.+]], %[[SI:.+]] = fp8.compute_block_scales %[[A]] for f8E4M3FN {power_of_two} : tensor<64x3xf32> -> tensor<64x3xf32>, tensor<64x3xf32>
+// CHECK: %[[Q:.+]] = fp8.quantize %{{.+}}, %[[S]] block [1, 128] : tensor<64x300xbf16> scales tensor<64x3xf32> -> tensor<64x300xf8E4M3FN>
+// CHECK: %[[WA:.+]] = fp8.block_amax %{{.+}} block [128, 128] : tensor<200x300xf32> -> tensor<2x3xf32>
+// CHECK: %[[WS:.+]], %[[WSI:.+]] = fp8.compute_block_scales %[[WA]] for f8E4M3FN : tensor<2x3xf32> -> tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK: %[[WQ:.+]] = fp8.quantize %{{.+}}, %[[WS]] block [128, 128] : tensor<200x300xf32> scales tensor<2x3xf32> -> tensor<200x300xf8E4M3FN>
+// CHECK: fp8.scaled_matmul %[[Q]], %[[WQ]] scales %[[SI]], %[[WSI]] blocks [1, 128], [128, 128] {transpose_rhs} : tensor<64x300xf8E4M3FN>, tensor<200x300xf8E4M3FN> scales tensor<64x3xf32>, tensor<2x3xf32> -> tensor<64x200xbf16>
+// CHECK: fp8.dequantize %[[Q]], %[[SI]] block [1, 128] : tensor<64x300xf8E4M3FN> scales tensor<64x3xf32> -> tensor<64x300xf32>
+func.func @block_scaling(%x: tensor<64x300xbf16>, %w: tensor<200x300xf32>)
+    -> (tensor<64x200xbf16>, tensor<64x300xf32>) {
+  %a = fp8.block_amax %x block [1, 128] : tensor<64x300xbf16> -> tensor<64x3xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<64x3xf32> -> tensor<64x3xf32>, tensor<64x3xf32>
+  %q = fp8.quantize %x, %s block [1, 128]
+      : tensor<64x300xbf16> scales tensor<64x3xf32> -> tensor<64x300xf8E4M3FN>
+  %wa = fp8.block_amax %w block [128, 128] : tensor<200x300xf32> -> tensor<2x3xf32>
+  %ws, %wsi = fp8.compute_block_scales %wa for f8E4M3FN
+      : tensor<2x3xf32> -> tensor<2x3xf32>, tensor<2x3xf32>
+  %wq = fp8.quantize %w, %ws block [128, 128]
+      : tensor<200x300xf32> scales tensor<2x3xf32> -> tensor<200x300xf8E4M3FN>
+  %y = fp8.scaled_matmul %q, %wq scales %si, %wsi blocks [1, 128], [128, 128]
+      {transpose_rhs} : tensor<64x300xf8E4M3FN>, tensor<200x300xf8E4M3FN>
+      scales tensor<64x3xf32>, tensor<2x3xf32> -> tensor<64x200xbf16>
+  %d = fp8.dequantize %q, %si block [1, 128]
+      : tensor<64x300xf8E4M3FN> scales tensor<64x3xf32> -> tensor<64x300xf32>
+  return %y, %d : tensor<64x200xbf16>, tensor<64x300xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mx
+// CHECK: fp8.compute_block_scales %{{.+}} for f8E4M3FN : tensor<16x2xf32> -> tensor<16x2xf32>, tensor<16x2xf8E8M0FNU>
+// CHECK: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} blocks [1, 32], [32, 1] : tensor<16x64xf8E4M3FN>, tensor<64x32xf8E4M3FN> scales tensor<16x2xf8E8M0FNU>, tensor<2x32xf8E8M0FNU> -> tensor<16x32xf32>
+// CHECK: fp8.dequantize %{{.+}}, %{{.+}} block [1, 32] : tensor<16x64xf8E4M3FN> scales tensor<16x2xf8E8M0FNU> -> tensor<16x64xbf16>
+func.func @mx(%a: tensor<16x2xf32>, %x: tensor<16x64xf8E4M3FN>,
+              %w: tensor<64x32xf8E4M3FN>, %ws: tensor<2x32xf8E8M0FNU>)
+    -> (tensor<16x2xf32>, tensor<16x32xf32>, tensor<16x64xbf16>) {
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
+      : tensor<16x2xf32> -> tensor<16x2xf32>, tensor<16x2xf8E8M0FNU>
+  %y = fp8.scaled_matmul %x, %w scales %si, %ws blocks [1, 32], [32, 1]
+      : tensor<16x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>
+      scales tensor<16x2xf8E8M0FNU>, tensor<2x32xf8E8M0FNU> -> tensor<16x32xf32>
+  %d = fp8.dequantize %x, %si block [1, 32]
+      : tensor<16x64xf8E4M3FN> scales tensor<16x2xf8E8M0FNU> -> tensor<16x64xbf16>
+  return %s, %y, %d : tensor<16x2xf32>, tensor<16x32xf32>, tensor<16x64xbf16>
+}
