@@ -7,8 +7,11 @@ every element are known to the checkers (check_json.py reads them back):
     npy.py OUT --shape 16x32 --normal SEED STD [--set INDEX=VALUE ...]
 
 --normal draws N(0, STD^2) from Python's random.Random(SEED), rounded to f32;
---set then overwrites single elements (row-major index; VALUE may be nan,
-inf, -inf or a number).
+--outlier-channels COUNT FACTOR then multiplies COUNT columns (indices of
+the last dimension, drawn from the same generator) by FACTOR, as LLM
+activations carry a few outlier channels; --set-row ROW=VALUE (or
+FIRST-LAST=VALUE) fills rows (indices over the leading dimensions); --set overwrites single elements
+(row-major index; VALUE may be nan, inf, -inf or a number).
 """
 import argparse
 import ast
@@ -63,6 +66,10 @@ def main():
                         "'scalar' for a rank-0 array")
     parser.add_argument("--normal", nargs=2, metavar=("SEED", "STD"),
                         required=True)
+    parser.add_argument("--outlier-channels", nargs=2,
+                        metavar=("COUNT", "FACTOR"))
+    parser.add_argument("--set-row", action="append", default=[],
+                        metavar="ROW=VALUE")
     parser.add_argument("--set", action="append", default=[],
                         metavar="INDEX=VALUE")
     args = parser.parse_args()
@@ -74,6 +81,19 @@ def main():
     rng = random.Random(int(args.normal[0]))
     std = float(args.normal[1])
     values = [f32(rng.gauss(0.0, std)) for _ in range(count)]
+    columns = shape[-1] if shape else 1
+    if args.outlier_channels:
+        factor = float(args.outlier_channels[1])
+        for column in rng.sample(range(columns),
+                                 int(args.outlier_channels[0])):
+            for i in range(column, count, columns):
+                values[i] = f32(values[i] * factor)
+    for item in args.set_row:
+        rows, value = item.split("=")
+        first, _, last = rows.partition("-")
+        for row in range(int(first), int(last or first) + 1):
+            start = row * columns
+            values[start:start + columns] = [float(value)] * columns
     for item in args.set:
         index, value = item.split("=")
         values[int(index)] = float(value)
