@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -914,37 +915,35 @@ static Value createProductSum(OpBuilder &builder, Location loc, Value lhs,
   return contraction.getResult(0);
 }
 
-/// `tensor` (static, f32) padded with zeros along `dim` to a multiple of
-/// `extent` and that dimension split into (blocks, extent). Zero products
-/// leave every partial sum bit-identical (the sums start at +0).
-static Value splitDimension(OpBuilder &builder, Location loc, Value tensor,
-                            int64_t dim, int64_t extent) {
+/// The slice [offset, offset + size) of `tensor` along `dim`, every other
+/// dimension whole; `dropDim` drops that dimension (size 1) from the type.
+static Value sliceDimension(OpBuilder &builder, Location loc, Value tensor,
+                            int64_t dim, OpFoldResult offset, int64_t size,
+                            bool dropDim) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  int64_t size = type.getDimSize(dim);
-  int64_t blocks = llvm::divideCeil(size, extent);
-  SmallVector<int64_t> paddedShape(type.getShape());
-  paddedShape[dim] = blocks * extent;
-  tensor = padWithZeros(builder, loc, tensor, paddedShape);
+  SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                           builder.getIndexAttr(1));
   SmallVector<int64_t> shape;
-  SmallVector<ReassociationIndices> reassociation;
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    int64_t next = int64_t(shape.size());
-    if (d == dim) {
-      shape.append({blocks, extent});
-      reassociation.push_back({next, next + 1});
-      continue;
-    }
-    shape.push_back(type.getDimSize(d));
-    reassociation.push_back({next});
+    int64_t extent = d == dim ? size : type.getDimSize(d);
+    sizes.push_back(builder.getIndexAttr(extent));
+    if (d != dim || !dropDim)
+      shape.push_back(extent);
   }
-  return tensor::ExpandShapeOp::create(
-      builder, loc, RankedTensorType::get(shape, type.getElementType()), tensor,
-      reassociation);
+  offsets[dim] = offset;
+  return tensor::ExtractSliceOp::create(
+      builder, loc, RankedTensorType::get(shape, type.getElementType()),
+      tensor, offsets, sizes, strides);
 }
 
 /// The block-scaled accumulator of fp8.scaled_matmul (f32, [batch..., M, N]):
-/// per K block, the partial sum from zero; then, K blocks in ascending order,
-/// acc = fma(partial, lhs_scale_inv * rhs_scale_inv, acc).
+/// a loop over the K blocks in order; in each, the partial sum over the
+/// block's K range from zero (a plain contraction, K ascending), then
+/// acc = fma(partial, lhs_scale_inv * rhs_scale_inv, acc) element-wise.
+/// Memory stays O(M N) whatever the number of K blocks. A partial last block
+/// is padded with zeros, which leaves every partial sum bit-identical (the
+/// sums start at +0).
 static Value createBlockScaledProduct(OpBuilder &builder, ScaledMatmulOp op,
                                       Value lhs, Value rhs, Value lhsScaleInv,
                                       Value rhsScaleInv,
@@ -953,92 +952,101 @@ static Value createBlockScaledProduct(OpBuilder &builder, ScaledMatmulOp op,
   MLIRContext *context = builder.getContext();
   int64_t rank = op.getResult().getType().getRank();
   int64_t numBatch = rank - 2;
-  int64_t lhsRank = cast<RankedTensorType>(lhs.getType()).getRank();
-  int64_t rhsRank = cast<RankedTensorType>(rhs.getType()).getRank();
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t lhsRank = lhsType.getRank(), rhsRank = rhsType.getRank();
   bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
   int64_t blockK = op.getBlockK();
   int64_t lhsKDim = lhsRank - (transposeLhs ? 2 : 1);
   int64_t rhsKDim = rhsRank - (transposeRhs ? 1 : 2);
-  Value lhsBlocks = splitDimension(builder, loc, lhs, lhsKDim, blockK);
-  Value rhsBlocks = splitDimension(builder, loc, rhs, rhsKDim, blockK);
-  int64_t numKBlocks =
-      cast<RankedTensorType>(lhsBlocks.getType()).getDimSize(lhsKDim);
+  int64_t numKBlocks = llvm::divideCeil(lhsType.getDimSize(lhsKDim), blockK);
+  auto padK = [&](Value tensor, int64_t dim) {
+    SmallVector<int64_t> shape(cast<RankedTensorType>(tensor.getType()).getShape());
+    shape[dim] = numKBlocks * blockK;
+    return padWithZeros(builder, loc, tensor, shape);
+  };
+  lhs = padK(lhs, lhsKDim);
+  rhs = padK(rhs, rhsKDim);
 
-  SmallVector<AffineExpr> batch;
-  for (int64_t i = 0; i < numBatch; ++i)
-    batch.push_back(getAffineDimExpr(i, context));
-  ArrayRef<AffineExpr> rhsBatch =
-      rhsRank == rank ? ArrayRef<AffineExpr>(batch) : ArrayRef<AffineExpr>();
+  // Maps over (batch..., m, n, k) for the partial sums and (batch..., m, n)
+  // for the promotion.
+  auto dims = [&](unsigned count) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned i = 0; i < count; ++i)
+      exprs.push_back(getAffineDimExpr(i, context));
+    return exprs;
+  };
+  SmallVector<AffineExpr> d = dims(rank + 1);
+  ArrayRef<AffineExpr> batch(d.data(), numBatch);
+  AffineExpr m = d[numBatch], n = d[numBatch + 1], k = d[numBatch + 2];
   auto makeMap = [&](unsigned numDims, ArrayRef<AffineExpr> prefix,
                      ArrayRef<AffineExpr> rest) {
     SmallVector<AffineExpr> exprs(prefix);
     exprs.append(rest.begin(), rest.end());
     return AffineMap::get(numDims, 0, exprs, context);
   };
-
-  // Partial sums, one per K block: loops (batch..., kb, m, n, k) into
-  // [batch..., KB, M, N].
-  unsigned partialLoops = rank + 2;
-  AffineExpr kb = getAffineDimExpr(numBatch, context);
-  AffineExpr m = getAffineDimExpr(numBatch + 1, context);
-  AffineExpr n = getAffineDimExpr(numBatch + 2, context);
-  AffineExpr k = getAffineDimExpr(numBatch + 3, context);
-  AffineMap lhsMap = transposeLhs ? makeMap(partialLoops, batch, {kb, k, m})
-                                  : makeMap(partialLoops, batch, {m, kb, k});
-  AffineMap rhsMap = transposeRhs ? makeMap(partialLoops, rhsBatch, {n, kb, k})
-                                  : makeMap(partialLoops, rhsBatch, {kb, k, n});
-  AffineMap partialMap = makeMap(partialLoops, batch, {kb, m, n});
-  SmallVector<OpFoldResult> partialSizes(sizes.begin(),
-                                         sizes.begin() + numBatch);
-  partialSizes.push_back(builder.getIndexAttr(numKBlocks));
-  partialSizes.append(sizes.end() - 2, sizes.end());
-  Type f32 = builder.getF32Type();
-  Value zero = createF32Constant(builder, loc, 0.0f);
-  Value partialEmpty =
-      tensor::EmptyOp::create(builder, loc, partialSizes, f32);
-  Value partialInit =
-      linalg::FillOp::create(builder, loc, zero, partialEmpty).getResult(0);
-  SmallVector<utils::IteratorType> partialIterators =
-      getParallelIterators(rank + 1);
-  partialIterators.push_back(utils::IteratorType::reduction);
-  Value partial =
-      createProductSum(builder, loc, lhsBlocks, rhsBlocks, partialInit,
-                       {lhsMap, rhsMap, partialMap}, partialIterators);
-
-  // Promotion: loops (batch..., m, n, kb), kb innermost and ascending. A
-  // scale's M (N) index is the row's (column's) block: m floordiv bm.
-  unsigned loops = rank + 1;
-  m = getAffineDimExpr(numBatch, context);
-  n = getAffineDimExpr(numBatch + 1, context);
-  kb = getAffineDimExpr(numBatch + 2, context);
+  ArrayRef<AffineExpr> rhsBatch =
+      rhsRank == rank ? batch : ArrayRef<AffineExpr>();
+  AffineMap lhsMap = transposeLhs ? makeMap(rank + 1, batch, {k, m})
+                                  : makeMap(rank + 1, batch, {m, k});
+  AffineMap rhsMap = transposeRhs ? makeMap(rank + 1, rhsBatch, {n, k})
+                                  : makeMap(rank + 1, rhsBatch, {k, n});
+  AffineMap partialMap = makeMap(rank + 1, batch, {m, n});
+  // A scale's M (N) index is the row's (column's) block: m floordiv bm. The
+  // K-block dimension is sliced away.
   ArrayRef<int64_t> lhsBlock = *op.getLhsBlock(), rhsBlock = *op.getRhsBlock();
   AffineExpr lhsRow = m.floorDiv(lhsBlock[lhsRank - (transposeLhs ? 1 : 2)]);
   AffineExpr rhsCol = n.floorDiv(rhsBlock[rhsRank - (transposeRhs ? 2 : 1)]);
-  AffineMap lhsScaleMap = transposeLhs ? makeMap(loops, batch, {kb, lhsRow})
-                                       : makeMap(loops, batch, {lhsRow, kb});
-  AffineMap rhsScaleMap = transposeRhs
-                              ? makeMap(loops, rhsBatch, {rhsCol, kb})
-                              : makeMap(loops, rhsBatch, {kb, rhsCol});
-  AffineMap promotedPartialMap = makeMap(loops, batch, {kb, m, n});
-  AffineMap accMap = makeMap(loops, batch, {m, n});
-  Value accEmpty = tensor::EmptyOp::create(builder, loc, sizes, f32);
-  Value accInit =
-      linalg::FillOp::create(builder, loc, zero, accEmpty).getResult(0);
-  SmallVector<utils::IteratorType> iterators = getParallelIterators(rank);
-  iterators.push_back(utils::IteratorType::reduction);
-  auto promotion = linalg::GenericOp::create(
-      builder, loc, accInit.getType(),
-      ValueRange{partial, lhsScaleInv, rhsScaleInv}, accInit,
-      SmallVector<AffineMap>{promotedPartialMap, lhsScaleMap, rhsScaleMap,
-                             accMap},
-      iterators, [](OpBuilder &b, Location l, ValueRange args) {
-        Value scale =
-            arith::MulFOp::create(b, l, widenScaleToF32(b, l, args[1]),
-                                  widenScaleToF32(b, l, args[2]));
-        linalg::YieldOp::create(
-            b, l, math::FmaOp::create(b, l, args[0], scale, args[3]).getResult());
+  AffineMap lhsScaleMap = makeMap(rank, batch, {lhsRow});
+  AffineMap rhsScaleMap = makeMap(rank, rhsBatch, {rhsCol});
+  AffineMap identity = builder.getMultiDimIdentityMap(rank);
+
+  Type f32 = builder.getF32Type();
+  Value zero = createF32Constant(builder, loc, 0.0f);
+  Value empty = tensor::EmptyOp::create(builder, loc, sizes, f32);
+  Value accInit = linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+  SmallVector<utils::IteratorType> partialIterators = getParallelIterators(rank);
+  partialIterators.push_back(utils::IteratorType::reduction);
+  auto loop = scf::ForOp::create(
+      builder, loc, createIndex(builder, loc, 0),
+      createIndex(builder, loc, numKBlocks), createIndex(builder, loc, 1),
+      ValueRange{accInit},
+      [&](OpBuilder &b, Location l, Value kb, ValueRange iterArgs) {
+        Value kOffset = arith::MulIOp::create(b, l, kb,
+                                              createIndex(b, l, blockK));
+        Value lhsSlice =
+            sliceDimension(b, l, lhs, lhsKDim, kOffset, blockK, false);
+        Value rhsSlice =
+            sliceDimension(b, l, rhs, rhsKDim, kOffset, blockK, false);
+        Value partialInit =
+            linalg::FillOp::create(
+                b, l, zero, tensor::EmptyOp::create(b, l, sizes, f32).getResult())
+                .getResult(0);
+        Value partial =
+            createProductSum(b, l, lhsSlice, rhsSlice, partialInit,
+                             {lhsMap, rhsMap, partialMap}, partialIterators);
+        Value lhsScale = sliceDimension(b, l, lhsScaleInv, lhsKDim, kb, 1,
+                                        /*dropDim=*/true);
+        Value rhsScale = sliceDimension(b, l, rhsScaleInv, rhsKDim, kb, 1,
+                                        /*dropDim=*/true);
+        auto promotion = linalg::GenericOp::create(
+            b, l, iterArgs[0].getType(),
+            ValueRange{partial, lhsScale, rhsScale}, iterArgs[0],
+            SmallVector<AffineMap>{identity, lhsScaleMap, rhsScaleMap,
+                                   identity},
+            getParallelIterators(rank),
+            [](OpBuilder &nb, Location nl, ValueRange args) {
+              Value scale = arith::MulFOp::create(
+                  nb, nl, widenScaleToF32(nb, nl, args[1]),
+                  widenScaleToF32(nb, nl, args[2]));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  math::FmaOp::create(nb, nl, args[0], scale, args[3])
+                      .getResult());
+            });
+        scf::YieldOp::create(b, l, promotion.getResult(0));
       });
-  return promotion.getResult(0);
+  return loop.getResult(0);
 }
 
 struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {

@@ -354,23 +354,30 @@ func.func @block_amax_and_quantize(%x: tensor<4x300xbf16>, %s: tensor<4x3xf32>)
 
 // -----
 
-// The block-scaled GEMM: partial sums per 128-deep K block into
-// [KB, M, N], then the promotion over K blocks, innermost and in order:
-// fma(partial, sa * sb, acc), the weight's scale reached by n floordiv 128.
+// The block-scaled GEMM: a loop over the 128-deep K blocks, in order; in
+// each, the block's partial sum from zero (a plain contraction over the K
+// slice), then fma(partial, sa * sb, acc) element-wise, the weight's scale
+// reached by n floordiv 128. Memory stays O(M N).
 
-// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d3)>
-// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>
-// CHECK-DAG: #[[PART:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-// CHECK-DAG: #[[P:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
-// CHECK-DAG: #[[SA:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[SB:.+]] = affine_map<(d0, d1, d2) -> (d1 floordiv 128, d2)>
-// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[SA:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[SB:.+]] = affine_map<(d0, d1) -> (d1 floordiv 128)>
 // CHECK-LABEL: func.func @block_scaled_matmul
 // CHECK-SAME: %[[SAV:[^:]+]]: tensor<16x2xf32>, %[[SBV:[^:]+]]: tensor<2x2xf32>
-// CHECK: %[[A:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [16, 2, 128]
-// CHECK: %[[B:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [200, 2, 128]
-// CHECK: %[[PARTIAL:.+]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[PART]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] : {{.+}}) outs(%{{.+}} : tensor<2x16x200xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[P]], #[[SA]], #[[SB]], #[[ACC]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]], %[[SAV]], %[[SBV]] : {{.+}}) outs(%{{.+}} : tensor<16x200xf32>)
+// CHECK: %[[ACC0:.+]] = linalg.fill {{.+}} -> tensor<16x200xf32>
+// CHECK: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: scf.for %[[KB:[^ ]+]] = %{{[^ ]+}} to %[[C2]] step %{{[^ ]+}} iter_args(%[[ACC:[^ ]+]] = %[[ACC0]]) -> (tensor<16x200xf32>)
+// CHECK: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: %[[K:.+]] = arith.muli %[[KB]], %[[C128]] : index
+// CHECK: %[[A:.+]] = tensor.extract_slice %{{.+}}[0, %[[K]]] [16, 128] [1, 1] : tensor<16x256xf32> to tensor<16x128xf32>
+// CHECK: %[[B:.+]] = tensor.extract_slice %{{.+}}[0, %[[K]]] [200, 128] [1, 1] : tensor<200x256xf32> to tensor<200x128xf32>
+// CHECK: %[[PARTIAL:.+]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] : {{.+}}) outs(%{{.+}} : tensor<16x200xf32>)
+// CHECK: %[[SAK:.+]] = tensor.extract_slice %[[SAV]][0, %[[KB]]] [16, 1] [1, 1] : tensor<16x2xf32> to tensor<16xf32>
+// CHECK: %[[SBK:.+]] = tensor.extract_slice %[[SBV]][0, %[[KB]]] [2, 1] [1, 1] : tensor<2x2xf32> to tensor<2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[SA]], #[[SB]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[PARTIAL]], %[[SAK]], %[[SBK]] : {{.+}}) outs(%[[ACC]] : tensor<16x200xf32>)
 // CHECK: %[[SCALE:.+]] = arith.mulf
 // CHECK: math.fma %{{.+}}, %[[SCALE]], %{{.+}} : f32
 func.func @block_scaled_matmul(%a: tensor<16x256xf8E4M3FN>, %b: tensor<200x256xf8E4M3FN>,
