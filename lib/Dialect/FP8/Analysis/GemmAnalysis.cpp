@@ -13,6 +13,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -700,6 +701,47 @@ static std::optional<int64_t> getNumElements(Value value) {
   return count;
 }
 
+/// The blocks fp8-quantize gives a GEMM's operands, in the logical layouts
+/// [M, K] and [K, N]; none per tensor.
+static std::optional<std::pair<std::array<int64_t, 2>, std::array<int64_t, 2>>>
+getLogicalBlocks(const GemmInfo &gemm, RecipeAttr recipe) {
+  int64_t k;
+  switch (recipe.getGranularity()) {
+  case Granularity::tensor:
+    return std::nullopt;
+  case Granularity::row:
+    k = gemm.k;
+    break;
+  case Granularity::block:
+    k = 128;
+    break;
+  case Granularity::mx:
+    k = 32;
+    break;
+  }
+  bool square = recipe.getGranularity() == Granularity::block;
+  int64_t m = square && gemm.lhs.role == OperandRole::Weight ? 128 : 1;
+  int64_t n = square && gemm.rhs.role == OperandRole::Weight ? 128 : 1;
+  return std::pair{std::array<int64_t, 2>{m, k}, std::array<int64_t, 2>{k, n}};
+}
+
+static llvm::json::Object buildRecipeReport(RecipeAttr recipe) {
+  llvm::json::Object object{
+      {"granularity", stringifyGranularity(recipe.getGranularity()).str()},
+      {"scaling", stringifyScaling(recipe.getScaling()).str()},
+      {"format", stringifyFormat(recipe.getFormat()).str()},
+      {"scales", recipe.getGranularity() == Granularity::mx ? "e8m0"
+                 : recipe.getPowerOfTwo()                 ? "power_of_two"
+                                                          : "f32"},
+  };
+  if (recipe.getGranularity() == Granularity::mx)
+    object["sm_90"] = "emulated: Hopper has no MX tensor cores; the GEMM "
+                      "applies the E8M0 scales per 32-deep K block";
+  if (recipe.getWgradHigh())
+    object["wgrad_high"] = true;
+  return object;
+}
+
 llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
                                              RecipeAttr recipe) {
   llvm::json::Array records;
@@ -749,6 +791,21 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       };
       record["lhs"] = operandJson(gemm.lhs);
       record["rhs"] = operandJson(gemm.rhs);
+      if (auto blocks = gemm.isFP8() ? getLogicalBlocks(gemm, recipe)
+                                     : std::nullopt) {
+        auto [lhsBlock, rhsBlock] = *blocks;
+        record.getObject("lhs")->insert(
+            {"block", llvm::json::Array{lhsBlock[0], lhsBlock[1]}});
+        record.getObject("rhs")->insert(
+            {"block", llvm::json::Array{rhsBlock[0], rhsBlock[1]}});
+        // A partial last block is padded with zeros (DeepSeek's format).
+        auto partial = [](int64_t size, int64_t extent) {
+          return !ShapedType::isDynamic(size) && size % extent != 0;
+        };
+        record["padded_blocks"] = partial(gemm.m, lhsBlock[0]) ||
+                                  partial(gemm.k, lhsBlock[1]) ||
+                                  partial(gemm.n, rhsBlock[1]);
+      }
       record["accumulates"] = gemm.accumulates;
       if (std::optional<int64_t> flops = gemm.getFlops()) {
         record["flops"] = *flops;
@@ -779,6 +836,7 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       {"gemms_with_dynamic_sizes", unknownFlops},
       {"operand_bytes_saved", bytesSaved},
   };
-  return llvm::json::Object{{"gemms", std::move(records)},
+  return llvm::json::Object{{"recipe", buildRecipeReport(recipe)},
+                            {"gemms", std::move(records)},
                             {"totals", std::move(totals)}};
 }

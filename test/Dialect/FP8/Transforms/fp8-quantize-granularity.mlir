@@ -4,6 +4,18 @@
 // RUN: fp8-opt %s -split-input-file --fp8-quantize="granularity=row wgrad-high" | FileCheck %s --check-prefix=GWHP
 // RUN: fp8-opt %s -split-input-file --fp8-quantize="granularity=mx" | FileCheck %s --check-prefix=MX
 // RUN: fp8-opt %s -split-input-file --fp8-quantize="granularity=block" | fp8-opt --fp8-verify -split-input-file > /dev/null
+// The report: the recipe, each operand's blocks in its logical layout
+// ([M, K], [K, N]), and whether a partial last block is zero-padded (320
+// tokens are the weight gradient's K; the constant weight has N = 32).
+// RUN: fp8-opt %s --fp8-quantize="granularity=block report=%t.block.json" -o /dev/null
+// RUN: %python %S/../../../Integration/Inputs/check_json.py %t.block.json \
+// RUN:   'recipe.granularity == "block"' 'recipe.scales == "power_of_two"' 'recipe.format == "e4m3"' \
+// RUN:   'gemms.0.lhs.block == [1, 128]' 'gemms.0.rhs.block == [128, 128]' 'gemms.0.padded_blocks == 0' \
+// RUN:   'gemms.2.lhs.block == [1, 128]' 'gemms.2.rhs.block == [128, 1]' 'gemms.2.padded_blocks == 1'
+// RUN: fp8-opt %s --fp8-quantize="granularity=mx report=%t.mx.json" -o /dev/null
+// RUN: %python %S/../../../Integration/Inputs/check_json.py %t.mx.json \
+// RUN:   'recipe.scales == "e8m0"' 'recipe.sm_90 == "emulated: Hopper has no MX tensor cores; the GEMM applies the E8M0 scales per 32-deep K block"' \
+// RUN:   'gemms.0.lhs.block == [1, 32]' 'gemms.0.rhs.block == [32, 1]'
 // RUN: not fp8-opt %s --fp8-quantize="granularity=block scaling=delayed" 2>&1 | FileCheck %s --check-prefix=DELAYED
 // RUN: not fp8-opt %s --fp8-quantize="granularity=row margin=1" 2>&1 | FileCheck %s --check-prefix=MARGIN
 // RUN: not fp8-opt %s --fp8-quantize="granularity=block wgrad-high" 2>&1 | FileCheck %s --check-prefix=GWHPBLOCK
