@@ -916,25 +916,47 @@ static Value createProductSum(OpBuilder &builder, Location loc, Value lhs,
 }
 
 /// The slice [offset, offset + size) of `tensor` along `dim`, every other
-/// dimension whole; `dropDim` drops that dimension (size 1) from the type.
+/// dimension whole.
 static Value sliceDimension(OpBuilder &builder, Location loc, Value tensor,
-                            int64_t dim, OpFoldResult offset, int64_t size,
-                            bool dropDim) {
+                            int64_t dim, OpFoldResult offset, int64_t size) {
   auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes, strides(type.getRank(),
                                            builder.getIndexAttr(1));
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    int64_t extent = d == dim ? size : type.getDimSize(d);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = size;
+  for (int64_t extent : shape)
     sizes.push_back(builder.getIndexAttr(extent));
-    if (d != dim || !dropDim)
-      shape.push_back(extent);
-  }
   offsets[dim] = offset;
   return tensor::ExtractSliceOp::create(
+      builder, loc, type.clone(shape), tensor, offsets, sizes, strides);
+}
+
+/// The unit dimension `dim` of `tensor` dropped by merging it into a
+/// neighbour. Not a rank-reducing extract_slice: with several unit
+/// dimensions its type does not say which one went, and MLIR 22's
+/// canonicalization then rebuilt the slice with its sizes permuted
+/// ("slice along dimension 2 runs out-of-bounds", the Llama-3-8B FFN under
+/// granularity=row).
+static Value dropUnitDimension(OpBuilder &builder, Location loc, Value tensor,
+                               int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  assert(type.getRank() >= 2 && "scales have the rank of their operand");
+  SmallVector<ReassociationIndices> reassociation;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d == dim)
+      continue;
+    ReassociationIndices group = {d};
+    if (d + 1 == dim || (dim == 0 && d == 1))
+      group = d < dim ? ReassociationIndices{d, dim}
+                      : ReassociationIndices{dim, d};
+    reassociation.push_back(group);
+    shape.push_back(type.getDimSize(d));
+  }
+  return tensor::CollapseShapeOp::create(
       builder, loc, RankedTensorType::get(shape, type.getElementType()),
-      tensor, offsets, sizes, strides);
+      tensor, reassociation);
 }
 
 /// The block-scaled accumulator of fp8.scaled_matmul (f32, [batch..., M, N]):
@@ -1014,10 +1036,8 @@ static Value createBlockScaledProduct(OpBuilder &builder, ScaledMatmulOp op,
       [&](OpBuilder &b, Location l, Value kb, ValueRange iterArgs) {
         Value kOffset = arith::MulIOp::create(b, l, kb,
                                               createIndex(b, l, blockK));
-        Value lhsSlice =
-            sliceDimension(b, l, lhs, lhsKDim, kOffset, blockK, false);
-        Value rhsSlice =
-            sliceDimension(b, l, rhs, rhsKDim, kOffset, blockK, false);
+        Value lhsSlice = sliceDimension(b, l, lhs, lhsKDim, kOffset, blockK);
+        Value rhsSlice = sliceDimension(b, l, rhs, rhsKDim, kOffset, blockK);
         Value partialInit =
             linalg::FillOp::create(
                 b, l, zero, tensor::EmptyOp::create(b, l, sizes, f32).getResult())
@@ -1025,10 +1045,10 @@ static Value createBlockScaledProduct(OpBuilder &builder, ScaledMatmulOp op,
         Value partial =
             createProductSum(b, l, lhsSlice, rhsSlice, partialInit,
                              {lhsMap, rhsMap, partialMap}, partialIterators);
-        Value lhsScale = sliceDimension(b, l, lhsScaleInv, lhsKDim, kb, 1,
-                                        /*dropDim=*/true);
-        Value rhsScale = sliceDimension(b, l, rhsScaleInv, rhsKDim, kb, 1,
-                                        /*dropDim=*/true);
+        Value lhsScale = dropUnitDimension(
+            b, l, sliceDimension(b, l, lhsScaleInv, lhsKDim, kb, 1), lhsKDim);
+        Value rhsScale = dropUnitDimension(
+            b, l, sliceDimension(b, l, rhsScaleInv, rhsKDim, kb, 1), rhsKDim);
         auto promotion = linalg::GenericOp::create(
             b, l, iterArgs[0].getType(),
             ValueRange{partial, lhsScale, rhsScale}, iterArgs[0],

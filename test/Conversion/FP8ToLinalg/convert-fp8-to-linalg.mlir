@@ -375,8 +375,13 @@ func.func @block_amax_and_quantize(%x: tensor<4x300xbf16>, %s: tensor<4x3xf32>)
 // CHECK: %[[A:.+]] = tensor.extract_slice %{{.+}}[0, %[[K]]] [16, 128] [1, 1] : tensor<16x256xf32> to tensor<16x128xf32>
 // CHECK: %[[B:.+]] = tensor.extract_slice %{{.+}}[0, %[[K]]] [200, 128] [1, 1] : tensor<200x256xf32> to tensor<200x128xf32>
 // CHECK: %[[PARTIAL:.+]] = linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] : {{.+}}) outs(%{{.+}} : tensor<16x200xf32>)
-// CHECK: %[[SAK:.+]] = tensor.extract_slice %[[SAV]][0, %[[KB]]] [16, 1] [1, 1] : tensor<16x2xf32> to tensor<16xf32>
-// CHECK: %[[SBK:.+]] = tensor.extract_slice %[[SBV]][0, %[[KB]]] [2, 1] [1, 1] : tensor<2x2xf32> to tensor<2xf32>
+// The K block's scales: a slice that keeps its rank, then a collapse that
+// names the dimension it drops (a rank-reducing slice of [1, M, 1] is
+// ambiguous; docs/reliability.md B1).
+// CHECK: %[[SAS:.+]] = tensor.extract_slice %[[SAV]][0, %[[KB]]] [16, 1] [1, 1] : tensor<16x2xf32> to tensor<16x1xf32>
+// CHECK: %[[SAK:.+]] = tensor.collapse_shape %[[SAS]] {{\[}}[0, 1]] : tensor<16x1xf32> into tensor<16xf32>
+// CHECK: %[[SBS:.+]] = tensor.extract_slice %[[SBV]][0, %[[KB]]] [2, 1] [1, 1] : tensor<2x2xf32> to tensor<2x1xf32>
+// CHECK: %[[SBK:.+]] = tensor.collapse_shape %[[SBS]] {{\[}}[0, 1]] : tensor<2x1xf32> into tensor<2xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[SA]], #[[SB]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[PARTIAL]], %[[SAK]], %[[SBK]] : {{.+}}) outs(%[[ACC]] : tensor<16x200xf32>)
 // CHECK: %[[SCALE:.+]] = arith.mulf
 // CHECK: math.fma %{{.+}}, %[[SCALE]], %{{.+}} : f32
