@@ -136,6 +136,27 @@ std::string shapeText(ArrayRef<int64_t> shape, StringRef element) {
   return text + element.str() + ">";
 }
 
+/// The operand and result shapes of a GEMM in fp8.scaled_matmul's layouts
+/// (the rhs shared by every batch), and its transpose attributes.
+struct GemmLayout {
+  SmallVector<int64_t> lhs, rhs, result;
+  std::string attrs;
+
+  GemmLayout(ArrayRef<int64_t> batch, int64_t m, int64_t k, int64_t n,
+             bool transposeLhs, bool transposeRhs)
+      : lhs(batch), result(batch) {
+    lhs.append(transposeLhs ? SmallVector<int64_t>{k, m}
+                            : SmallVector<int64_t>{m, k});
+    rhs = transposeRhs ? SmallVector<int64_t>{n, k}
+                       : SmallVector<int64_t>{k, n};
+    result.append({m, n});
+    if (transposeLhs || transposeRhs)
+      attrs = std::string(" {") + (transposeLhs ? "transpose_lhs" : "") +
+              (transposeLhs && transposeRhs ? ", " : "") +
+              (transposeRhs ? "transpose_rhs" : "") + "}";
+  }
+};
+
 struct GemmCase {
   SmallVector<int64_t> batch;
   int64_t m, k, n;
@@ -151,19 +172,12 @@ class ScaledMatmulBits : public CPUCodegenTest,
 
 TEST_P(ScaledMatmulBits, VectorizedEqualsLoops) {
   const GemmCase &c = GetParam();
-  SmallVector<int64_t> lhsShape(c.batch), rhsShape, resultShape(c.batch);
-  lhsShape.append(c.transposeLhs ? SmallVector<int64_t>{c.k, c.m}
-                                 : SmallVector<int64_t>{c.m, c.k});
-  rhsShape = c.transposeRhs ? SmallVector<int64_t>{c.n, c.k}
-                            : SmallVector<int64_t>{c.k, c.n};
-  resultShape.append({c.m, c.n});
+  GemmLayout layout(c.batch, c.m, c.k, c.n, c.transposeLhs, c.transposeRhs);
+  SmallVector<int64_t> &lhsShape = layout.lhs, &rhsShape = layout.rhs,
+                       &resultShape = layout.result;
   StringRef lhsFormat = c.lhsE5M2 ? "f8E5M2" : "f8E4M3FN";
   StringRef rhsFormat = c.rhsE5M2 ? "f8E5M2" : "f8E4M3FN";
-  std::string attrs;
-  if (c.transposeLhs || c.transposeRhs)
-    attrs = std::string(" {") + (c.transposeLhs ? "transpose_lhs" : "") +
-            (c.transposeLhs && c.transposeRhs ? ", " : "") +
-            (c.transposeRhs ? "transpose_rhs" : "") + "}";
+  const std::string &attrs = layout.attrs;
   std::string biasArg, biasUse;
   if (c.bias) {
     biasArg = llvm::formatv(", %bias: tensor<{0}x{1}>", c.n, c.result).str();
@@ -291,20 +305,13 @@ TEST_P(BlockScaledMatmul, MatchesDefinition) {
   SmallVector<int64_t> batch;
   if (c.batch)
     batch.push_back(c.batch);
-  SmallVector<int64_t> lhsShape(batch), rhsShape, resultShape(batch);
-  lhsShape.append(c.transposeLhs ? SmallVector<int64_t>{c.k, c.m}
-                                 : SmallVector<int64_t>{c.m, c.k});
-  rhsShape = c.transposeRhs ? SmallVector<int64_t>{c.n, c.k}
-                            : SmallVector<int64_t>{c.k, c.n};
-  resultShape.append({c.m, c.n});
+  GemmLayout layout(batch, c.m, c.k, c.n, c.transposeLhs, c.transposeRhs);
+  SmallVector<int64_t> &lhsShape = layout.lhs, &rhsShape = layout.rhs,
+                       &resultShape = layout.result;
   SmallVector<int64_t> lhsScaleShape = blockShape(lhsShape, c.lhsBlock);
   SmallVector<int64_t> rhsScaleShape = blockShape(rhsShape, c.rhsBlock);
   StringRef scaleElement = c.mx ? "f8E8M0FNU" : "f32";
-  std::string attrs;
-  if (c.transposeLhs || c.transposeRhs)
-    attrs = std::string(" {") + (c.transposeLhs ? "transpose_lhs" : "") +
-            (c.transposeLhs && c.transposeRhs ? ", " : "") +
-            (c.transposeRhs ? "transpose_rhs" : "") + "}";
+  const std::string &attrs = layout.attrs;
   std::string scaleArgs, scaleCasts;
   for (auto [name, shape] :
        {std::pair<StringRef, ArrayRef<int64_t>>{"sa", lhsScaleShape},

@@ -319,6 +319,17 @@ protected:
     return unique(std::move(bits));
   }
 
+  /// Amaxes for the scale computations: the scales' values, the f32
+  /// specials and `extra`.
+  Bits getAmaxes(ArrayRef<float> extra) {
+    Bits amaxes = getScales();
+    Bits specials = getSpecials("f32");
+    amaxes.append(specials.begin(), specials.end());
+    for (float v : extra)
+      amaxes.push_back(toBits(APFloat(v)));
+    return amaxes;
+  }
+
   /// Folds `probe` on each operand set and runs it through the JIT on each;
   /// every result must agree bit for bit. Returns the elements compared.
   int64_t check(const Probe &probe, ArrayRef<SmallVector<Bits>> operandSets);
@@ -573,12 +584,8 @@ TEST_F(FoldVsLowerTest, Amax) {
 }
 
 TEST_F(FoldVsLowerTest, ComputeScale) {
-  Bits amaxes = getScales();
-  Bits extra = getSpecials("f32");
-  amaxes.append(extra.begin(), extra.end());
-  for (float v : {448.0f, 57344.0f, 240.0f, 1e-30f, 1e30f, 3.7f})
-    amaxes.push_back(toBits(APFloat(v)));
-  amaxes = unique(std::move(amaxes));
+  Bits amaxes =
+      unique(getAmaxes({448.0f, 57344.0f, 240.0f, 1e-30f, 1e30f, 3.7f}));
   Bits previous;
   for (float v : {1.0f, 0.5f, 0.0f, 3.4028235e38f, 1e-40f})
     previous.push_back(toBits(APFloat(v)));
@@ -670,12 +677,8 @@ TEST_F(FoldVsLowerTest, BlockAmax) {
 }
 
 TEST_F(FoldVsLowerTest, ComputeBlockScales) {
-  Bits amaxes = getScales();
-  Bits extra = getSpecials("f32");
-  amaxes.append(extra.begin(), extra.end());
-  for (float v : {448.0f, 449.0f, 57344.0f, 1e-12f, 1e-30f, 1e30f, 0x1p-127f,
-                  0x1.8p-127f, 0x1p-126f})
-    amaxes.push_back(toBits(APFloat(v)));
+  Bits amaxes = getAmaxes({448.0f, 449.0f, 57344.0f, 1e-12f, 1e-30f, 1e30f,
+                           0x1p-127f, 0x1.8p-127f, 0x1p-126f});
   Bits random = getRandom("f32", 2000, /*seed=*/11);
   amaxes.append(random.begin(), random.end());
   amaxes = unique(std::move(amaxes));
