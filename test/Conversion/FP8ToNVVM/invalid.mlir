@@ -58,3 +58,16 @@ func.func @unregistered(%x: tensor<4xf32>, %s: f32) -> tensor<4xf8E4M3FN> {
   %q = fp8.quantize %x, %s : tensor<4xf32> -> tensor<4xf8E4M3FN>
   return %q : tensor<4xf8E4M3FN>
 }
+
+// -----
+
+// Per-block scales (issue 12) have no GPU kernels yet: a located error.
+func.func @block_quantize(%x: tensor<64x256xf32>) -> tensor<64x256xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.block_amax' op has per-block scales, which have no GPU kernels yet (the open part of issue 12); use fp8-lower-to-cpu}}
+  %a = fp8.block_amax %x block [1, 128] : tensor<64x256xf32> -> tensor<64x2xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
+      : tensor<64x2xf32> -> tensor<64x2xf32>, tensor<64x2xf32>
+  %q = fp8.quantize %x, %s block [1, 128]
+      : tensor<64x256xf32> scales tensor<64x2xf32> -> tensor<64x256xf8E4M3FN>
+  return %q : tensor<64x256xf8E4M3FN>
+}

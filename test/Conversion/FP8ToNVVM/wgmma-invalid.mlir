@@ -21,3 +21,15 @@ func.func @batched_lhs_m_major(%a: tensor<2x32x64xf8E4M3FN>, %b: tensor<64x32xf8
       : tensor<2x32x64xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<2x64x64xbf16>
   return %0 : tensor<2x64x64xbf16>
 }
+
+// -----
+
+// Per-block scales: the kernels do not apply them yet (issue 12).
+func.func @block_scaled(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                        %sa: tensor<64x2xf32>, %sb: tensor<1x2xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has per-block scales, which the wgmma kernels do not apply yet (per-K-block promotion is the open part of issue 12); use fp8-lower-to-cpu}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128] {transpose_rhs}
+      : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
+      scales tensor<64x2xf32>, tensor<1x2xf32> -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
