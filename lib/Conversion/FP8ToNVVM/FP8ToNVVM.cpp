@@ -840,8 +840,9 @@ LogicalResult HostLowering::checkSupported() {
                 "open part of issue 12); use fp8-lower-to-cpu";
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
-             << "has no GPU lowering yet (the Hopper wgmma GEMM is issue 7); "
-                "use fp8-lower-to-cpu for reference runs";
+             << "is not lowered by fp8-lower-to-nvvm: the Hopper wgmma GEMM is "
+                "fp8-lower-gemm-to-nvvm's, and one program for a whole graph "
+                "is issue 11; use fp8-lower-to-cpu for reference runs";
     if (isa_and_present<FP8Dialect>(op.getDialect()) || isa<func::ReturnOp>(op))
       continue;
     if (auto constant = dyn_cast<arith::ConstantOp>(op))

@@ -722,6 +722,15 @@ getLogicalBlocks(const GemmInfo &gemm, RecipeAttr recipe) {
   bool square = recipe.getGranularity() == Granularity::block;
   int64_t m = square && gemm.lhs.role == OperandRole::Weight ? 128 : 1;
   int64_t n = square && gemm.rhs.role == OperandRole::Weight ? 128 : 1;
+  // wgrad-high: the input-gradient GEMM's weight is scaled per tensor.
+  if (recipe.getWgradHigh()) {
+    if (gemm.lhs.role == OperandRole::Weight &&
+        gemm.rhs.role == OperandRole::Gradient)
+      m = gemm.m;
+    if (gemm.rhs.role == OperandRole::Weight &&
+        gemm.lhs.role == OperandRole::Gradient)
+      n = gemm.n;
+  }
   return std::pair{std::array<int64_t, 2>{m, k}, std::array<int64_t, 2>{k, n}};
 }
 

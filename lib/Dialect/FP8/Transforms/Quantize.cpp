@@ -177,7 +177,8 @@ private:
   Quantized quantizeWithBlockScales(OpBuilder &builder, Location loc,
                                     Value value, FloatType fp8Type,
                                     DenseI64ArrayAttr block);
-  DenseI64ArrayAttr getBlock(const GemmOperand &operand, bool isLhs);
+  DenseI64ArrayAttr getBlock(const GemmInfo &gemm, const GemmOperand &operand,
+                             bool isLhs);
   FailureOr<Quantized> quantizeWithDelayedScale(OpBuilder &builder,
                                                 Location loc, Value value,
                                                 FloatType fp8Type,
@@ -259,7 +260,10 @@ Quantized OperandQuantizer::quantizeWithBlockScales(OpBuilder &builder,
 /// One operand's blocks, in its own layout: rows along K (row), 1x128 tiles
 /// along K for activations and gradients and 128x128 blocks for weights
 /// (block), 32 elements along K (mx); every batch dimension one element.
-DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmOperand &operand,
+/// Under wgrad-high (torchao's rowwise_with_gw_hp) the weight of a GEMM with
+/// a gradient (dgrad) is scaled per tensor: one block covering the matrix.
+DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmInfo &gemm,
+                                             const GemmOperand &operand,
                                              bool isLhs) {
   Granularity granularity = recipe.getGranularity();
   if (granularity == Granularity::tensor)
@@ -270,9 +274,14 @@ DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmOperand &operand,
   int64_t otherDim = kDim == rank - 1 ? rank - 2 : rank - 1;
   SmallVector<int64_t> block(rank, 1);
   switch (granularity) {
-  case Granularity::row:
+  case Granularity::row: {
     block[kDim] = type.getDimSize(kDim);
+    const GemmOperand &other = isLhs ? gemm.rhs : gemm.lhs;
+    if (recipe.getWgradHigh() && operand.role == OperandRole::Weight &&
+        other.role == OperandRole::Gradient)
+      block[otherDim] = type.getDimSize(otherDim);
     break;
+  }
   case Granularity::block:
     block[kDim] = kBlockExtent;
     if (operand.role == OperandRole::Weight)
@@ -346,7 +355,7 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
                                                 StringRef side) {
   FloatType fp8Type =
       getOperandFloat8Type(module.getContext(), recipe, operand.role);
-  DenseI64ArrayAttr block = getBlock(operand, side == "lhs");
+  DenseI64ArrayAttr block = getBlock(gemm, operand, side == "lhs");
   auto key = std::make_tuple(operand.value, Type(fp8Type), Attribute(block));
   if (auto it = cache.find(key); it != cache.end())
     return it->second;

@@ -73,13 +73,15 @@
 // ROW-DAG: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} blocks [1, 384], [384, 1] : {{.+}} scales tensor<320x1xf32>, tensor<1x256xf32>
 // ROW-DAG: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} blocks [320, 1], [320, 1] {transpose_lhs}
 
-// torchao's rowwise_with_gw_hp: the weight gradient stays as it was.
+// torchao's rowwise_with_gw_hp: the weight gradient stays as it was, and
+// the input gradient's GEMM takes the weight scaled per tensor (one block
+// over the whole [384, 256] matrix) next to the gradient's rows.
 // GWHP: module attributes {fp8.recipe = #fp8.recipe<format = e4m3, scaling = current, power_of_two = true, granularity = row, wgrad_high = true>}
 // GWHP-LABEL: func.func @linear_fwd_bwd
-// GWHP-COUNT-2: fp8.scaled_matmul
+// GWHP-DAG: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} blocks [1, 256], [1, 256] {transpose_rhs}
+// GWHP-DAG: fp8.scaled_matmul %{{.+}}, %{{.+}} scales %{{.+}}, %{{.+}} blocks [1, 384], [384, 256] : {{.+}} scales tensor<320x1xf32>, tensor<1x1xf32>
 // GWHP-NOT: fp8.scaled_matmul
 // GWHP: linalg.matmul
-// GWHP-NOT: fp8.scaled_matmul
 // GWHP-LABEL: func.func @constant_weight
 
 // The OCP format: 32-element blocks along K with E8M0 scale_invs, weights too.

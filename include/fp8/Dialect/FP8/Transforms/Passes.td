@@ -133,7 +133,9 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     Option<"exactScales", "exact-scales", "bool", /*default=*/"false",
            "granularity=row|block: plain f32 scales instead of powers of two">,
     Option<"wgradHigh", "wgrad-high", "bool", /*default=*/"false",
-           "granularity=row: keep weight-gradient GEMMs in high precision">,
+           "granularity=row: keep weight-gradient GEMMs in high precision "
+           "and scale the weight of the input-gradient GEMM per tensor "
+           "(torchao rowwise_with_gw_hp)">,
   ]);
   let dependentDialects = [
     "::mlir::fp8::FP8Dialect",
