@@ -1,7 +1,8 @@
 //===- fp8-fuzz.cpp - libFuzzer target for the fp8 pipelines --------------===//
 //
 // Each input is parsed as MLIR with the dialects fp8-opt knows. A module that
-// parses and verifies goes through fp8-pipeline; when that succeeds, the
+// parses and verifies goes through fp8-pipeline (its scaling granularity
+// picked by a hash of the input); when that succeeds, the
 // output must verify after every pass, fp8-pipeline must change nothing when
 // run again, and the two CPU lowerings (convert-fp8-to-linalg +
 // fp8-expand-float8, and fp8-lower-to-cpu) must, when they succeed, print IR
@@ -45,6 +46,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -214,7 +216,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
 
+  // Every scaling granularity, chosen by the input so that a run is
+  // reproducible from its input alone.
   fp8::FP8PipelineOptions options;
+  static constexpr const char *kGranularities[] = {"tensor", "row", "block",
+                                                   "mx"};
+  options.granularity = kGranularities[llvm::xxh3_64bits(input) % 4];
   std::unique_ptr<PassManager> pipeline = makePassManager(context);
   fp8::buildFP8Pipeline(*pipeline, options);
   if (failed(pipeline->run(*module)))
