@@ -465,49 +465,21 @@ static Value createScaledMatmul(OpBuilder &builder, const GemmInfo &gemm,
 /// exact-scales; asking for delayed scaling with it is an error.
 static FailureOr<RecipeAttr>
 buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
-            unsigned history,
-            StringRef algo, int margin, bool powerOfTwo,
+            unsigned history, StringRef algo, int margin, bool powerOfTwo,
             StringRef granularity, bool exactScales, bool wgradHigh) {
   std::optional<Granularity> granularityKind = symbolizeGranularity(granularity);
   if (!granularityKind)
     return module.emitError("unknown granularity '")
            << granularity << "' (expected tensor, row, block or mx)";
   bool perTensor = *granularityKind == Granularity::tensor;
-  if (scaling.empty())
-    scaling = perTensor ? "delayed" : "current";
-  if (format.empty())
-    format = perTensor ? "hybrid" : "e4m3";
-  if (!perTensor) {
-    if (scaling != "current")
-      return module.emitError("granularity=")
-             << granularity
-             << " computes each scale from its block's own amax (current "
-                "scaling); scaling="
-             << scaling << " is not supported with it";
-    if (*granularityKind == Granularity::mx) {
-      if (margin != 0)
-        return module.emitError("granularity=mx has E8M0 scales from the "
-                                "amax alone: margin does not apply");
-    } else {
-      powerOfTwo = !exactScales;
-    }
-    if (*granularityKind != Granularity::mx && margin != 0)
-      return module.emitError("granularity=")
-             << granularity << " follows TE's block recipe, which has no "
-                               "margin";
-  } else if (exactScales) {
-    return module.emitError("exact-scales applies to granularity=row and "
-                            "block (per-tensor scales are exact unless "
-                            "power-of-two is set)");
-  }
-  if (wgradHigh && *granularityKind != Granularity::row)
-    return module.emitError("wgrad-high is torchao's rowwise_with_gw_hp: it "
-                            "needs granularity=row");
-  std::optional<Scaling> scalingKind = symbolizeScaling(scaling);
+  std::optional<Scaling> scalingKind =
+      symbolizeScaling(scaling.empty() ? (perTensor ? "delayed" : "current")
+                                       : scaling);
   if (!scalingKind)
     return module.emitError("unknown scaling '")
            << scaling << "' (expected delayed or current)";
-  std::optional<Format> formatKind = symbolizeFormat(format);
+  std::optional<Format> formatKind = symbolizeFormat(
+      format.empty() ? (perTensor ? "hybrid" : "e4m3") : format);
   if (!formatKind)
     return module.emitError("unknown format '")
            << format << "' (expected hybrid or e4m3)";
@@ -515,6 +487,29 @@ buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
   if (!algoKind)
     return module.emitError("unknown algo '")
            << algo << "' (expected max or most_recent)";
+
+  if (exactScales && (perTensor || *granularityKind == Granularity::mx))
+    return module.emitError("exact-scales applies to granularity=row and "
+                            "block (per-tensor scales are exact unless "
+                            "power-of-two is set; MX scales are E8M0)");
+  if (!perTensor) {
+    if (*scalingKind != Scaling::current)
+      return module.emitError("granularity=")
+             << granularity
+             << " computes each scale from its block's own amax (current "
+                "scaling); scaling="
+             << scaling << " is not supported with it";
+    if (margin != 0)
+      return module.emitError("granularity=")
+             << granularity
+             << " follows TE's block and MX recipes, which have no margin";
+    // Rows and blocks: TE's power-of-two scales unless exact-scales; MX
+    // scales are powers of two by construction (E8M0).
+    powerOfTwo = *granularityKind != Granularity::mx && !exactScales;
+  }
+  if (wgradHigh && *granularityKind != Granularity::row)
+    return module.emitError("wgrad-high is torchao's rowwise_with_gw_hp: it "
+                            "needs granularity=row");
   return RecipeAttr::getChecked(
       [&] { return module.emitError(); }, module.getContext(), *formatKind,
       *scalingKind, history, *algoKind, margin, powerOfTwo, *granularityKind,

@@ -20,13 +20,16 @@
 // RUN: not fp8-opt %s --fp8-quantize="granularity=row margin=1" 2>&1 | FileCheck %s --check-prefix=MARGIN
 // RUN: not fp8-opt %s --fp8-quantize="granularity=block wgrad-high" 2>&1 | FileCheck %s --check-prefix=GWHPBLOCK
 // RUN: not fp8-opt %s --fp8-quantize="exact-scales" 2>&1 | FileCheck %s --check-prefix=EXACTTENSOR
+// RUN: not fp8-opt %s --fp8-quantize="granularity=mx exact-scales" 2>&1 | FileCheck %s --check-prefix=EXACTTENSOR
 // RUN: not fp8-opt %s --fp8-quantize="granularity=channel" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not fp8-opt %s --fp8-quantize="granularity=block scaling=sometimes" 2>&1 | FileCheck %s --check-prefix=BADSCALING
 
 // DELAYED: error: granularity=block computes each scale from its block's own amax (current scaling); scaling=delayed is not supported with it
-// MARGIN: error: granularity=row follows TE's block recipe, which has no margin
+// MARGIN: error: granularity=row follows TE's block and MX recipes, which have no margin
 // GWHPBLOCK: error: wgrad-high is torchao's rowwise_with_gw_hp: it needs granularity=row
 // EXACTTENSOR: error: exact-scales applies to granularity=row and block
 // UNKNOWN: error: unknown granularity 'channel' (expected tensor, row, block or mx)
+// BADSCALING: error: unknown scaling 'sometimes' (expected delayed or current)
 
 // A linear layer's forward and backward (x: [tokens, in], w: [out, in]):
 //   y = x w^T, dx = dy w, dw = dy^T x.
