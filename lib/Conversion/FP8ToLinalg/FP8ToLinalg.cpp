@@ -609,7 +609,8 @@ struct BlockAmaxOpLowering : OpConversionPattern<BlockAmaxOp> {
   LogicalResult
   matchAndRewrite(BlockAmaxOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkStaticShapes(op, {op.getInput().getType()})))
+    if (failed(checkStaticShapes(
+            op, {op.getInput().getType(), op.getAmax().getType()})))
       return failure();
     Location loc = op.getLoc();
     BlockedView view =

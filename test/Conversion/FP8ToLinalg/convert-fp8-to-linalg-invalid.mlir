@@ -21,3 +21,12 @@ func.func @dynamic_block_gemm(%a: tensor<?x256xf8E4M3FN>, %b: tensor<128x256xf8E
       scales tensor<?x2xf32>, tensor<1x2xf32> -> tensor<?x128xf32>
   return %y : tensor<?x128xf32>
 }
+
+// -----
+
+func.func @dynamic_block_amax_result(%x: tensor<4x256xf32>) -> tensor<?x2xf32> {
+  // expected-error @+2 {{'fp8.block_amax' op with per-block scales needs static shapes, got 'tensor<?x2xf32>'}}
+  // expected-error @+1 {{failed to legalize operation 'fp8.block_amax'}}
+  %a = fp8.block_amax %x block [1, 128] : tensor<4x256xf32> -> tensor<?x2xf32>
+  return %a : tensor<?x2xf32>
+}

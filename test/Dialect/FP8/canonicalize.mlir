@@ -691,3 +691,19 @@ func.func @fold_block_dequantize() -> tensor<4xf32> {
   %d = fp8.dequantize %q, %si block [2] : tensor<4xf8E4M3FN> scales tensor<2xf8E8M0FNU> -> tensor<4xf32>
   return %d : tensor<4xf32>
 }
+
+// -----
+
+// A result typed with dynamic sizes never folds (the constant would need a
+// static type): the op stays, nothing is allocated for it.
+// CHECK-LABEL: func.func @no_fold_dynamic_block_quantize
+// CHECK: fp8.quantize %{{.+}}, %{{.+}} block [1, 3] : tensor<4x3xf32> scales tensor<4x1xf32> -> tensor<?x3xf8E4M3FN>
+// CHECK: fp8.dequantize %{{.+}}, %{{.+}} block [1, 3] : tensor<4x3xf8E4M3FN> scales tensor<4x1xf32> -> tensor<?x3xf32>
+func.func @no_fold_dynamic_block_quantize() -> (tensor<?x3xf8E4M3FN>, tensor<?x3xf32>) {
+  %c = arith.constant dense<1.0> : tensor<4x3xf32>
+  %s = arith.constant dense<2.0> : tensor<4x1xf32>
+  %q = fp8.quantize %c, %s block [1, 3] : tensor<4x3xf32> scales tensor<4x1xf32> -> tensor<?x3xf8E4M3FN>
+  %c8 = arith.constant dense<1.0> : tensor<4x3xf8E4M3FN>
+  %d = fp8.dequantize %c8, %s block [1, 3] : tensor<4x3xf8E4M3FN> scales tensor<4x1xf32> -> tensor<?x3xf32>
+  return %q, %d : tensor<?x3xf8E4M3FN>, tensor<?x3xf32>
+}

@@ -701,3 +701,13 @@ func.func @matmul_batch_block(%a: tensor<2x64x256xf8E4M3FN>, %b: tensor<128x256x
 
 // expected-error @+1 {{granularity block computes every scale from its block's own amax: it needs current scaling}}
 module attributes {fp8.recipe = #fp8.recipe<scaling = delayed, granularity = block>} {}
+
+// -----
+
+// expected-error @+1 {{granularity row has no margin (TE's block and MX recipes)}}
+module attributes {fp8.recipe = #fp8.recipe<scaling = current, margin = 1, granularity = row>} {}
+
+// -----
+
+// expected-error @+1 {{wgrad_high (torchao's rowwise_with_gw_hp) needs granularity row}}
+module attributes {fp8.recipe = #fp8.recipe<scaling = current, granularity = block, wgrad_high = true>} {}

@@ -557,6 +557,11 @@ static std::optional<GemmReason> checkStructure(linalg::LinalgOp op,
 static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
                          const GemmPolicy &policy,
                          ArrayRef<llvm::Regex> exclude) {
+  // Blocks are split statically: no recipe finer than the tensor applies to
+  // dynamic sizes, not even on request.
+  if (policy.requireStaticShapes &&
+      llvm::any_of(info.getSizes(), ShapedType::isDynamic))
+    return GemmReason::DynamicBlockShape;
   if (auto precision = op->getAttrOfType<StringAttr>("fp8.precision")) {
     if (precision.getValue() == "high")
       return GemmReason::ForcedHighPrecision;
@@ -588,9 +593,6 @@ static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
   };
   if (unaligned(info.k) || unaligned(info.n))
     return GemmReason::UnalignedKOrN;
-  if (policy.requireStaticShapes &&
-      llvm::any_of(info.getSizes(), ShapedType::isDynamic))
-    return GemmReason::DynamicBlockShape;
   if (std::optional<int64_t> flops = info.getFlops();
       flops && *flops < policy.minFlops)
     return GemmReason::BelowSizeThreshold;

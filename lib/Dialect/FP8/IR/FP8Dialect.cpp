@@ -48,6 +48,12 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "granularity " << stringifyGranularity(granularity)
                        << " computes every scale from its block's own amax: "
                           "it needs current scaling";
+  if (granularity != Granularity::tensor && margin != 0)
+    return emitError() << "granularity " << stringifyGranularity(granularity)
+                       << " has no margin (TE's block and MX recipes)";
+  if (wgradHigh && granularity != Granularity::row)
+    return emitError() << "wgrad_high (torchao's rowwise_with_gw_hp) needs "
+                          "granularity row";
   if (history == 0)
     return emitError() << "amax history length must be at least 1";
   if (margin < 0 || margin > 127)

@@ -523,7 +523,9 @@ LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
   if (std::optional<ArrayRef<int64_t>> block = getBlockShape()) {
     std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
     RankedTensorType resultType = getResult().getType();
-    if (!input)
+    // Checked before anything is allocated: the result may be typed with
+    // dynamic sizes, or be too large to materialize.
+    if (!input || !adaptor.getScale() || !isFoldable(resultType, false))
       return failure();
     num::Format format = *getNumericsFormat(resultType.getElementType());
     SmallVector<uint8_t> codes(resultType.getNumElements());
@@ -563,7 +565,7 @@ OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
   if (std::optional<ArrayRef<int64_t>> block = getBlockShape()) {
     std::optional<F32Elements> input = getF32Elements(adaptor.getInput());
     RankedTensorType resultType = getResult().getType();
-    if (!input)
+    if (!input || !adaptor.getScaleInv() || !isFoldable(resultType, false))
       return {};
     SmallVector<APFloat> values(resultType.getNumElements(), APFloat(0.0f));
     Type elementType = resultType.getElementType();

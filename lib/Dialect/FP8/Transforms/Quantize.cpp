@@ -355,6 +355,13 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
                                                 StringRef side) {
   FloatType fp8Type =
       getOperandFloat8Type(module.getContext(), recipe, operand.role);
+  // The analysis keeps GEMMs with dynamic sizes in high precision; an
+  // operand traced to a dynamically shaped tensor is the same case.
+  if (recipe.getGranularity() != Granularity::tensor &&
+      !cast<ShapedType>(operand.value.getType()).hasStaticShape())
+    return gemm.op->emitError("per-block scaling needs statically shaped "
+                              "operands, got ")
+           << operand.value.getType();
   DenseI64ArrayAttr block = getBlock(gemm, operand, side == "lhs");
   auto key = std::make_tuple(operand.value, Type(fp8Type), Attribute(block));
   if (auto it = cache.find(key); it != cache.end())

@@ -143,14 +143,25 @@ func.func @constant_weight(%x: tensor<16x128xf32>) -> tensor<16x32xf32> {
 
 // -----
 
-// Dynamic sizes cannot be split into blocks: the GEMM stays as it was.
+// Dynamic sizes cannot be split into blocks: the GEMM stays as it was, even
+// when asked for FP8 (fp8.precision), under every finer granularity.
 // BLOCK-LABEL: func.func @dynamic_tokens
 // BLOCK-NOT: fp8.
 // BLOCK: linalg.matmul
+// BLOCK-NOT: fp8.
+// BLOCK: linalg.matmul
+// ROW-LABEL: func.func @dynamic_tokens
+// ROW-NOT: fp8.
+// ROW: linalg.matmul
+// ROW-NOT: fp8.
+// ROW: linalg.matmul
 func.func @dynamic_tokens(%x: tensor<?x128xf32>, %w: tensor<128x64xf32>, %init: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %zero = arith.constant 0.0 : f32
   %c = linalg.fill ins(%zero : f32) outs(%init : tensor<?x64xf32>) -> tensor<?x64xf32>
   %y = linalg.matmul ins(%x, %w : tensor<?x128xf32>, tensor<128x64xf32>)
       outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
-  return %y : tensor<?x64xf32>
+  %z = linalg.matmul {fp8.precision = "fp8"} ins(%x, %w : tensor<?x128xf32>, tensor<128x64xf32>)
+      outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %s = arith.addf %y, %z : tensor<?x64xf32>
+  return %s : tensor<?x64xf32>
 }
