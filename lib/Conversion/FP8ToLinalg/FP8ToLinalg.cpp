@@ -244,7 +244,6 @@ struct BlockedView {
   /// From the padded tensor to the view.
   SmallVector<ReassociationIndices> reassociation;
   SmallVector<int64_t> paddedShape;
-  bool padded = false;
 
   int64_t getRank() const {
     return int64_t(blockDims.size() + innerDims.size());
@@ -252,55 +251,32 @@ struct BlockedView {
 };
 } // namespace
 
-/// The block view of the static `shape` with `block` (no IR).
-static BlockedView getBlockedLayout(ArrayRef<int64_t> shape,
-                                    ArrayRef<int64_t> block) {
-  BlockedView view;
-  int64_t dim = 0;
-  for (auto [size, extent] : llvm::zip_equal(shape, block)) {
-    if (extent == 1) {
-      view.reassociation.push_back({dim});
-      view.blockDims.push_back(dim++);
-      view.paddedShape.push_back(size);
-      continue;
-    }
-    int64_t padded = llvm::divideCeil(size, extent) * extent;
-    view.padded |= padded != size;
-    view.paddedShape.push_back(padded);
-    view.reassociation.push_back({dim, dim + 1});
-    view.blockDims.push_back(dim);
-    view.innerDims.push_back(dim + 1);
-    dim += 2;
-  }
-  return view;
-}
-
-static SmallVector<int64_t> getViewShape(const BlockedView &view,
-                                         ArrayRef<int64_t> block) {
-  SmallVector<int64_t> shape(view.getRank());
-  for (auto [d, extent] : llvm::enumerate(block)) {
-    int64_t padded = view.paddedShape[d];
-    if (extent == 1) {
-      shape[view.blockDims[d]] = padded;
-      continue;
-    }
-    shape[view.blockDims[d]] = padded / extent;
-    shape[view.blockDims[d] + 1] = extent;
-  }
-  return shape;
-}
-
 /// `tensor` padded with zeros where its blocks need it and expanded into
 /// its block view.
 static BlockedView createBlockedView(OpBuilder &builder, Location loc,
                                      Value tensor, ArrayRef<int64_t> block) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  BlockedView view = getBlockedLayout(type.getShape(), block);
+  BlockedView view;
+  SmallVector<int64_t> viewShape;
+  for (auto [size, extent] : llvm::zip_equal(type.getShape(), block)) {
+    int64_t dim = int64_t(viewShape.size());
+    view.blockDims.push_back(dim);
+    if (extent == 1) {
+      view.reassociation.push_back({dim});
+      view.paddedShape.push_back(size);
+      viewShape.push_back(size);
+      continue;
+    }
+    int64_t blocks = llvm::divideCeil(size, extent);
+    view.reassociation.push_back({dim, dim + 1});
+    view.innerDims.push_back(dim + 1);
+    view.paddedShape.push_back(blocks * extent);
+    viewShape.append({blocks, extent});
+  }
   Value padded = padWithZeros(builder, loc, tensor, view.paddedShape);
-  auto viewType = RankedTensorType::get(getViewShape(view, block),
-                                        type.getElementType());
-  view.value = tensor::ExpandShapeOp::create(builder, loc, viewType, padded,
-                                             view.reassociation);
+  view.value = tensor::ExpandShapeOp::create(
+      builder, loc, RankedTensorType::get(viewShape, type.getElementType()),
+      padded, view.reassociation);
   return view;
 }
 
@@ -312,7 +288,7 @@ static Value createFromBlockedView(OpBuilder &builder, Location loc,
   auto type = cast<RankedTensorType>(result.getType());
   Value collapsed = tensor::CollapseShapeOp::create(
       builder, loc, type.clone(view.paddedShape), result, view.reassociation);
-  if (!view.padded)
+  if (ArrayRef<int64_t>(view.paddedShape) == shape)
     return collapsed;
   SmallVector<OpFoldResult> offsets(shape.size(), builder.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes, strides(shape.size(),

@@ -13,7 +13,6 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
 
-#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -703,37 +702,27 @@ static std::optional<int64_t> getNumElements(Value value) {
   return count;
 }
 
-/// The blocks fp8-quantize gives a GEMM's operands, in the logical layouts
-/// [M, K] and [K, N]; none per tensor.
-static std::optional<std::pair<std::array<int64_t, 2>, std::array<int64_t, 2>>>
-getLogicalBlocks(const GemmInfo &gemm, RecipeAttr recipe) {
-  int64_t k;
+std::optional<std::pair<int64_t, int64_t>>
+mlir::fp8::getOperandBlock(RecipeAttr recipe, OperandRole role,
+                           OperandRole otherRole, int64_t kSize,
+                           int64_t otherSize) {
+  // DeepSeek-V3's and TE's block edge, and OCP MX's.
+  constexpr int64_t kBlockExtent = 128, kMXBlockExtent = 32;
   switch (recipe.getGranularity()) {
   case Granularity::tensor:
     return std::nullopt;
   case Granularity::row:
-    k = gemm.k;
-    break;
+    if (recipe.getWgradHigh() && role == OperandRole::Weight &&
+        otherRole == OperandRole::Gradient)
+      return std::pair{kSize, otherSize};
+    return std::pair{kSize, int64_t(1)};
   case Granularity::block:
-    k = 128;
-    break;
+    return std::pair{kBlockExtent,
+                     role == OperandRole::Weight ? kBlockExtent : int64_t(1)};
   case Granularity::mx:
-    k = 32;
-    break;
+    return std::pair{kMXBlockExtent, int64_t(1)};
   }
-  bool square = recipe.getGranularity() == Granularity::block;
-  int64_t m = square && gemm.lhs.role == OperandRole::Weight ? 128 : 1;
-  int64_t n = square && gemm.rhs.role == OperandRole::Weight ? 128 : 1;
-  // wgrad-high: the input-gradient GEMM's weight is scaled per tensor.
-  if (recipe.getWgradHigh()) {
-    if (gemm.lhs.role == OperandRole::Weight &&
-        gemm.rhs.role == OperandRole::Gradient)
-      m = gemm.m;
-    if (gemm.rhs.role == OperandRole::Weight &&
-        gemm.lhs.role == OperandRole::Gradient)
-      n = gemm.n;
-  }
-  return std::pair{std::array<int64_t, 2>{m, k}, std::array<int64_t, 2>{k, n}};
+  llvm_unreachable("unknown granularity");
 }
 
 static llvm::json::Object buildRecipeReport(RecipeAttr recipe) {
@@ -802,20 +791,25 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       };
       record["lhs"] = operandJson(gemm.lhs);
       record["rhs"] = operandJson(gemm.rhs);
-      if (auto blocks = gemm.isFP8() ? getLogicalBlocks(gemm, recipe)
-                                     : std::nullopt) {
-        auto [lhsBlock, rhsBlock] = *blocks;
+      // Blocks in the logical layouts [M, K] and [K, N].
+      auto lhsBlock = getOperandBlock(recipe, gemm.lhs.role, gemm.rhs.role,
+                                      gemm.k, gemm.m);
+      auto rhsBlock = getOperandBlock(recipe, gemm.rhs.role, gemm.lhs.role,
+                                      gemm.k, gemm.n);
+      if (gemm.isFP8() && lhsBlock && rhsBlock) {
+        auto [lhsK, lhsM] = *lhsBlock;
+        auto [rhsK, rhsN] = *rhsBlock;
         record.getObject("lhs")->insert(
-            {"block", llvm::json::Array{lhsBlock[0], lhsBlock[1]}});
+            {"block", llvm::json::Array{lhsM, lhsK}});
         record.getObject("rhs")->insert(
-            {"block", llvm::json::Array{rhsBlock[0], rhsBlock[1]}});
+            {"block", llvm::json::Array{rhsK, rhsN}});
         // A partial last block is padded with zeros (DeepSeek's format).
         auto partial = [](int64_t size, int64_t extent) {
           return !ShapedType::isDynamic(size) && size % extent != 0;
         };
-        record["padded_blocks"] = partial(gemm.m, lhsBlock[0]) ||
-                                  partial(gemm.k, lhsBlock[1]) ||
-                                  partial(gemm.n, rhsBlock[1]);
+        record["padded_blocks"] = partial(gemm.m, lhsM) ||
+                                  partial(gemm.k, lhsK) ||
+                                  partial(gemm.n, rhsN);
       }
       record["accumulates"] = gemm.accumulates;
       if (std::optional<int64_t> flops = gemm.getFlops()) {

@@ -197,10 +197,6 @@ private:
 };
 } // namespace
 
-/// DeepSeek-V3's and TE's block edge, and OCP MX's.
-static constexpr int64_t kBlockExtent = 128;
-static constexpr int64_t kMXBlockExtent = 32;
-
 static Value createScaleInv(OpBuilder &builder, Location loc, Value scale) {
   Value one = arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(1.0f));
   return arith::DivFOp::create(builder, loc, one, scale);
@@ -257,42 +253,23 @@ Quantized OperandQuantizer::quantizeWithBlockScales(OpBuilder &builder,
   return {quantized.getResult(), scales.getScaleInv(), block};
 }
 
-/// One operand's blocks, in its own layout: rows along K (row), 1x128 tiles
-/// along K for activations and gradients and 128x128 blocks for weights
-/// (block), 32 elements along K (mx); every batch dimension one element.
-/// Under wgrad-high (torchao's rowwise_with_gw_hp) the weight of a GEMM with
-/// a gradient (dgrad) is scaled per tensor: one block covering the matrix.
+/// One operand's blocks (getOperandBlock's rule) in its own layout; every
+/// batch dimension one element.
 DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmInfo &gemm,
                                              const GemmOperand &operand,
                                              bool isLhs) {
-  Granularity granularity = recipe.getGranularity();
-  if (granularity == Granularity::tensor)
-    return nullptr;
   auto type = cast<RankedTensorType>(operand.value.getType());
   int64_t rank = type.getRank();
   int64_t kDim = isLhs == operand.transposed ? rank - 2 : rank - 1;
   int64_t otherDim = kDim == rank - 1 ? rank - 2 : rank - 1;
+  const GemmOperand &other = isLhs ? gemm.rhs : gemm.lhs;
+  std::optional<std::pair<int64_t, int64_t>> extents =
+      getOperandBlock(recipe, operand.role, other.role, type.getDimSize(kDim),
+                      type.getDimSize(otherDim));
+  if (!extents)
+    return nullptr;
   SmallVector<int64_t> block(rank, 1);
-  switch (granularity) {
-  case Granularity::row: {
-    block[kDim] = type.getDimSize(kDim);
-    const GemmOperand &other = isLhs ? gemm.rhs : gemm.lhs;
-    if (recipe.getWgradHigh() && operand.role == OperandRole::Weight &&
-        other.role == OperandRole::Gradient)
-      block[otherDim] = type.getDimSize(otherDim);
-    break;
-  }
-  case Granularity::block:
-    block[kDim] = kBlockExtent;
-    if (operand.role == OperandRole::Weight)
-      block[otherDim] = kBlockExtent;
-    break;
-  case Granularity::mx:
-    block[kDim] = kMXBlockExtent;
-    break;
-  case Granularity::tensor:
-    break;
-  }
+  std::tie(block[kDim], block[otherDim]) = *extents;
   return DenseI64ArrayAttr::get(module.getContext(), block);
 }
 

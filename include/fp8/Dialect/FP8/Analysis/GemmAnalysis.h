@@ -116,6 +116,17 @@ struct GemmPolicy {
   SmallVector<std::string> exclude;
 };
 
+/// The block one scale covers for a GEMM operand under `recipe`:
+/// {extent along K, extent along the operand's other matrix dimension (M for
+/// the lhs, N for the rhs)}; nullopt per tensor. Rows span K; 1x128 tiles
+/// along K, 128x128 for weights (block); 32 along K (mx); under wgrad-high
+/// the input-gradient GEMM's weight spans its whole matrix. `kSize` and
+/// `otherSize` are the operand's sizes along those dimensions. fp8-quantize
+/// and the report share this rule.
+std::optional<std::pair<int64_t, int64_t>>
+getOperandBlock(RecipeAttr recipe, OperandRole role, OperandRole otherRole,
+                int64_t kSize, int64_t otherSize);
+
 /// Matches a contraction's indexing maps to fp8.scaled_matmul's layouts
 /// (M, N and K loops, each a contiguous group of one or more dimensions in
 /// every tensor, batch loops, transposed or shared operands). On success
