@@ -12,7 +12,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   cmake ninja-build g++ googletest libgtest-dev python3
   clang-22 libclang-rt-22-dev libomp-22-dev python3-numpy
-  libopenblas0-pthread gnuplot-nox
+  libopenblas0-pthread gnuplot-nox libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -47,6 +47,11 @@ config.substitutions.append(
               ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so",
                "libomp.so"])))
 
+# fp8-train --ranks runs data-parallel steps under OpenMPI's mpirun
+# (Debian: openmpi-bin and libopenmpi-dev, scripts/setup.sh).
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+
 # gnuplot draws fp8-train's plots (Debian: gnuplot-nox, scripts/setup.sh).
 if shutil.which("gnuplot"):
     config.available_features.add("gnuplot")

@@ -19,12 +19,17 @@
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::fp8 {
 
 inline void registerAllFP8Dialects(DialectRegistry &registry) {
   registry.insert<FP8Dialect>();
+  // Data-parallel programs: grids and collectives, and what they lower to.
+  registry.insert<DLTIDialect, mpi::MPIDialect, shard::ShardDialect>();
   registerLowerToCPUDialectExtensions(registry);
   registerFP8ToNVVMDialectExtensions(registry);
 }

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Builders.h"
@@ -151,6 +153,20 @@ llvm::Error mlir::fp8::gen::validateOptions(const TransformerOptions &in) {
                 "int64_t counts");
   if (o.form == Form::Tosa && o.dtype == DType::F64)
     return fail("--dtype=f64 has no TOSA matmul: use --form=named or generic");
+  if (o.dataParallel < 1)
+    return fail(llvm::formatv("--data-parallel must be at least 1, got {0}",
+                              o.dataParallel));
+  if (o.dataParallel > 1) {
+    if (o.mode != Mode::Train)
+      return fail("--data-parallel splits the batch of a training step: it "
+                  "needs --mode=train");
+    if (ShapedType::isDynamic(o.batch) || o.batch % o.dataParallel != 0)
+      return fail(llvm::formatv("--data-parallel={0} must divide --batch={1}",
+                                o.dataParallel,
+                                ShapedType::isDynamic(o.batch)
+                                    ? std::string("?")
+                                    : std::to_string(o.batch)));
+  }
   if (o.mode == Mode::Train && o.weights == Weights::Constants)
     return fail("--weights=constants cannot be trained: use --weights=args or "
                 "globals with --mode=train");
@@ -168,8 +184,8 @@ llvm::Error mlir::fp8::gen::validateOptions(const TransformerOptions &in) {
 void mlir::fp8::gen::registerGeneratorDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
-                  ml_program::MLProgramDialect, tensor::TensorDialect,
-                  tosa::TosaDialect>();
+                  ml_program::MLProgramDialect, shard::ShardDialect,
+                  tensor::TensorDialect, tosa::TosaDialect>();
 }
 
 //===----------------------------------------------------------------------===//
@@ -231,6 +247,10 @@ public:
       : ctx(&context), o(resolveDefaults(options)), b(&context),
         loc(UnknownLoc::get(&context)) {
     et = elementType(o.dtype);
+    // The step is written per rank: it sees its slice of the batch.
+    globalBatch = o.batch;
+    if (o.dataParallel > 1)
+      o.batch /= o.dataParallel;
     ct = o.dtype == DType::F64 ? Type(b.getF64Type()) : Type(b.getF32Type());
     headDim = o.hidden / o.heads;
     group = o.heads / o.kvHeads;
@@ -313,6 +333,7 @@ private:
   Value layerBackward(Value dh, const LayerParams &lp, const LayerSaved &s);
   Value silu(OpBuilder &bb, Location l, Value g);
   Value adamw(Param &p, Value bc1, Value bc2);
+  Value meanOverRanks(Value v);
 
   // Parameters.
   int addParam(std::string name, ArrayRef<int64_t> shape, Param::Init init,
@@ -329,6 +350,7 @@ private:
   Type et, ct;
   int64_t headDim, group;
   uint64_t rng;
+  int64_t globalBatch;
 
   std::vector<Param> params;
   std::vector<LayerParams> layers;
@@ -1164,6 +1186,31 @@ Value Generator::adamw(Param &p, Value bc1, Value bc2) {
   return nw;
 }
 
+/// The mean of `v` over the data-parallel ranks, in the compute type (the
+/// collectives of MPI have no bf16).
+Value Generator::meanOverRanks(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(I(d));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(shape.size(), ctx);
+  auto same = [](OpBuilder &, Location, ArrayRef<Value> v, ArrayRef<Value>) {
+    return v[0];
+  };
+  if (type.getElementType() != ct)
+    v = pointwise(shape, ct, {{v, id}}, same);
+  Value sum = shard::AllReduceOp::create(b, loc, v, "dp", ArrayRef<int16_t>{0},
+                                         shard::ReductionKind::Sum);
+  // 1 / ranks: exact for the powers of two, the usual rank counts.
+  Value inverse = constant(ct, 1.0 / double(o.dataParallel));
+  return pointwise(shape, ct, {{sum, id}},
+                   [&](OpBuilder &bb, Location l, ArrayRef<Value> v,
+                       ArrayRef<Value>) {
+                     return arith::MulFOp::create(bb, l, v[0], inverse)
+                         .getResult();
+                   });
+}
+
 //===----------------------------------------------------------------------===//
 // The module
 //===----------------------------------------------------------------------===//
@@ -1185,11 +1232,17 @@ OwningOpRef<ModuleOp> Generator::run() {
       b.getStringAttr(llvm::formatv(
           "arch={0} layers={1} hidden={2} heads={3} kv-heads={4} ffn={5} "
           "seq={6} batch={7} vocab={8} dtype={9} form={10} weights={11} "
-          "mode={12}",
+          "mode={12}{13}",
           archName, o.layers, o.hidden, o.heads, o.kvHeads, o.ffn,
-          sizeStr(o.seq), sizeStr(o.batch), o.vocab, dtypes[int(o.dtype)],
+          sizeStr(o.seq), sizeStr(globalBatch), o.vocab, dtypes[int(o.dtype)],
           forms[int(o.form)], weightModes[int(o.weights)],
-          train() ? "train" : "forward")));
+          train() ? "train" : "forward",
+          o.dataParallel > 1
+              ? " data-parallel=" + std::to_string(o.dataParallel)
+              : std::string())));
+  // Data parallelism: one grid axis over the ranks.
+  if (o.dataParallel > 1)
+    shard::GridOp::create(b, loc, "dp", ArrayRef<int64_t>{o.dataParallel});
 
   // Weights live in f32 masters when training; the forward sees the element
   // type.
@@ -1256,6 +1309,10 @@ OwningOpRef<ModuleOp> Generator::run() {
                                    b.getFunctionType(argTypes, resultTypes));
   if (train())
     func.setArgAttr(lossGradArg, "fp8.role", b.getStringAttr("grad"));
+  // Each rank holds its rows of the inputs and targets.
+  if (o.dataParallel > 1)
+    for (unsigned arg : {0u, 1u})
+      func.setArgAttr(arg, "fp8.sharded", sym("dp"));
   // TOSA spells x W^T as a [1, K, N] batch matmul: say what the argument is
   // rather than leave the rewrite to guess from the operand's rank.
   if (paramArgs)
@@ -1522,6 +1579,14 @@ OwningOpRef<ModuleOp> Generator::run() {
     }
   }
 
+  // Data parallelism: every rank takes the mean of the ranks' gradients (each
+  // the gradient of its own mean loss) and reports the mean loss.
+  if (o.dataParallel > 1) {
+    for (Param &p : params)
+      p.grad = meanOverRanks(p.grad);
+    loss = meanOverRanks(loss);
+  }
+
   // AdamW with bias correction for step `step` (1-based).
   Value bc1 = arith::SubFOp::create(
       b, loc, one, math::PowFOp::create(b, loc, constant(ct, o.beta1), stepArg));
@@ -1586,7 +1651,7 @@ mlir::fp8::gen::buildTransformer(MLIRContext &context,
                                  const TransformerOptions &options) {
   context.loadDialect<arith::ArithDialect, func::FuncDialect,
                       linalg::LinalgDialect, math::MathDialect,
-                      ml_program::MLProgramDialect, tensor::TensorDialect,
-                      tosa::TosaDialect>();
+                      ml_program::MLProgramDialect, shard::ShardDialect,
+                      tensor::TensorDialect, tosa::TosaDialect>();
   return Generator(context, options).run();
 }

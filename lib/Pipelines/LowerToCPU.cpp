@@ -11,6 +11,7 @@
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
+#include "mlir/Conversion/MPIToLLVM/MPIToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
@@ -166,6 +167,8 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
                                         bool threads) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   pm.addPass(fp8::createFP8DefineExternGlobals());
+  // Data-parallel programs: collectives on MPI buffers, bufferized below.
+  pm.addPass(fp8::createFP8LowerShardToMPI());
   pm.addPass(fp8::createConvertFP8ToLinalg());
   // Element-wise arith on tensors (from the input program) has no
   // bufferization of its own.
@@ -211,6 +214,11 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   // variables become i64 before the ops inside them are converted.
   if (threads)
     pm.addPass(createConvertOpenMPToLLVMPass());
+  // MPI calls on memref descriptors, through the mpi dialect's
+  // convert-to-llvm interface (it has no pass of its own).
+  ConvertToLLVMPassOptions mpiToLLVM;
+  mpiToLLVM.filterDialects = {"mpi"};
+  pm.addPass(createConvertToLLVMPass(mpiToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // vector.print (timers in exported graphs) and any vector code.
   pm.addPass(createConvertVectorToLLVMPass());
@@ -222,6 +230,7 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(fp8::createFP8FixOpenMPISymbols());
 }
 
 void mlir::fp8::registerLowerToCPUPipeline() {
@@ -247,4 +256,6 @@ void mlir::fp8::registerLowerToCPUDialectExtensions(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  mpi::registerConvertMPIToLLVMInterface(registry);
+  registerMPIMemoryEffects(registry);
 }

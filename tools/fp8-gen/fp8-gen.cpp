@@ -95,6 +95,11 @@ cl::opt<double> weightDecay("weight-decay", cl::desc("AdamW weight decay"),
                             cl::init(0.01), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of --weights=constants"),
                        cl::init(0), cl::cat(category));
+cl::opt<int64_t> dataParallel(
+    "data-parallel",
+    cl::desc("With --mode=train: the step of one of N data-parallel ranks "
+             "(shard.grid @dp; --batch is the global batch)"),
+    cl::init(1), cl::cat(category));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                     cl::value_desc("filename"), cl::init("-"),
                                     cl::cat(category));
@@ -136,6 +141,7 @@ int main(int argc, char **argv) {
   options.learningRate = lr;
   options.weightDecay = weightDecay;
   options.seed = seed;
+  options.dataParallel = dataParallel;
   if (!parseSize("--seq", seq, options.seq) ||
       !parseSize("--batch", batch, options.batch))
     return 1;

@@ -17,6 +17,7 @@
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Runner/Golden.h"
+#include "fp8/Runner/Mpi.h"
 #include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
 
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -56,6 +58,8 @@
 #include <cstdio>
 #include <cmath>
 #include <random>
+#include <thread>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -122,6 +126,10 @@ static cl::opt<std::string>
     resumeDir("resume", cl::cat(trainCategory),
               cl::desc("Directory of a --checkpoint to continue from; "
                        "--steps counts from the start of the training"));
+static cl::opt<unsigned> ranks(
+    "ranks", cl::init(1), cl::cat(trainCategory),
+    cl::desc("Data-parallel ranks: runs the step (fp8-gen --data-parallel=N) "
+             "under mpirun -np N, each rank on its slice of the batch"));
 static cl::opt<bool> quiet("quiet", cl::cat(trainCategory),
                            cl::desc("No progress lines on stderr"));
 
@@ -143,8 +151,11 @@ struct Contract {
   unsigned loss = 0;
   SmallVector<unsigned> newParameters, newMoment1, newMoment2;
   std::optional<unsigned> gradNorm;
-  /// Tokens per sequence and sequences per batch.
+  /// Tokens per sequence and sequences per batch (per rank).
   int64_t batch = 0, seq = 0;
+  /// Ranks the step is written for: the size of the grid its inputs are
+  /// sharded over (`fp8.sharded`), 1 without one.
+  int64_t ranks = 1;
   /// How each parameter starts: "zeros", "ones" or a standard deviation.
   SmallVector<Attribute> init;
 };
@@ -266,6 +277,27 @@ static FailureOr<Contract> readContract(ModuleOp module, std::string &error) {
   }
   c.batch = tokensType.getDimSize(0);
   c.seq = tokensType.getDimSize(1);
+  // Data parallelism: the inputs are this rank's slice over every device of
+  // a grid.
+  auto sharded = [&](unsigned arg) {
+    return func.getArgAttrOfType<FlatSymbolRefAttr>(arg, "fp8.sharded");
+  };
+  if (sharded(c.tokens) != sharded(c.targets)) {
+    error = "'tokens' and 'targets' must be sharded alike (fp8.sharded)";
+    return failure();
+  }
+  if (FlatSymbolRefAttr gridName = sharded(c.tokens)) {
+    auto grid =
+        SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(func, gridName);
+    if (!grid || !grid.getShape().size() ||
+        llvm::any_of(grid.getShape(), ShapedType::isDynamic)) {
+      error = "'tokens' are sharded over @" + gridName.getValue().str() +
+              ", which is not a shard.grid of static shape";
+      return failure();
+    }
+    for (int64_t extent : grid.getShape())
+      c.ranks *= extent;
+  }
   for (unsigned i = 0; i < n; ++i) {
     Type param = type.getInput(c.parameters[i]);
     auto tensor = dyn_cast<RankedTensorType>(param);
@@ -330,6 +362,8 @@ struct Run {
   unsigned firstStep = 1, lastStep = 0;
   bool stopped = false;
   double finalLoss = NAN, finalValLoss = NAN;
+  /// The all-reduces (MAX) that fp8-pipeline added for amaxes: one step's.
+  unsigned amaxCollectives = 0;
 };
 } // namespace
 
@@ -413,12 +447,21 @@ static LogicalResult prepare(ModuleOp input, const Contract &contract,
               "(state=globals)";
       return failure();
     }
+    auto countAmaxCollectives = [&] {
+      unsigned count = 0;
+      module->walk([&](shard::AllReduceOp op) {
+        count += op.getReduction() == shard::ReductionKind::Max;
+      });
+      return count;
+    };
+    unsigned before = countAmaxCollectives();
     PassManager pm(module->getContext());
     buildFP8Pipeline(pm, *options);
     if (failed(pm.run(*module))) {
       error = "fp8-pipeline failed for recipe " + run.recipe.label;
       return failure();
     }
+    run.amaxCollectives = countAmaxCollectives() - before;
     run.probes = addQuantizeProbes(*module);
     run.scalingState = findScalingState(*module);
     break;
@@ -436,9 +479,13 @@ namespace {
 /// Byte tokens, split into training and validation text.
 struct Corpus {
   std::string train, validation;
+  /// This process's rank among `contract.ranks`.
+  int64_t rank = 0;
 
-  /// `contract.batch` sequences of `seq + 1` bytes at positions drawn from
-  /// `rng`: the tokens and the targets (the same, shifted by one).
+  /// This rank's `contract.batch` rows of a global batch of
+  /// `contract.batch * contract.ranks` sequences of `seq + 1` bytes at
+  /// positions drawn from `rng` (the same global batch for any number of
+  /// ranks): the tokens and the targets (the same, shifted by one).
   std::pair<HostTensor, HostTensor> batch(const std::string &text,
                                           const Contract &contract, Type type,
                                           std::mt19937_64 &rng) const {
@@ -446,8 +493,11 @@ struct Corpus {
     HostTensor targets(type, {contract.batch, contract.seq});
     std::uniform_int_distribution<size_t> start(0, text.size() -
                                                        contract.seq - 1);
-    for (int64_t b = 0; b < contract.batch; ++b) {
+    for (int64_t row = 0; row < contract.batch * contract.ranks; ++row) {
       size_t at = start(rng);
+      int64_t b = row - rank * contract.batch;
+      if (b < 0 || b >= contract.batch)
+        continue;
       for (int64_t s = 0; s < contract.seq; ++s) {
         tokens.set(b * contract.seq + s,
                    static_cast<unsigned char>(text[at + s]));
@@ -473,11 +523,13 @@ static FailureOr<Corpus> readCorpus(const Contract &contract,
   c.train = text.take_front(split).str();
   c.validation = text.drop_front(split).str();
   size_t need = static_cast<size_t>(contract.seq) + 1;
-  if (c.train.size() < need * contract.batch || c.validation.size() < need) {
+  if (c.train.size() < need * contract.batch * contract.ranks ||
+      c.validation.size() < need) {
     error = llvm::formatv("corpus '{0}' has {1} bytes: too short for a "
                           "batch of {2} x {3} tokens (training set) and one "
                           "sequence (its last 10%, validation)",
-                          corpus, text.size(), contract.batch, need)
+                          corpus, text.size(), contract.batch * contract.ranks,
+                          need)
                 .str();
     return failure();
   }
@@ -1001,6 +1053,63 @@ static LogicalResult plot(ArrayRef<Run> runs, std::string &error) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+/// --ranks=N from a shell: the same command line, N times, under mpirun.
+static int relaunchUnderMpirun(int argc, char **argv) {
+  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
+  if (!mpirun)
+    return fail("--ranks runs the ranks with mpirun, which is not on PATH "
+                "(OpenMPI: scripts/setup.sh installs it)");
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv[0], reinterpret_cast<void *>(&relaunchUnderMpirun));
+  // The ranks share the cores: OpenMP threads divided among them, no
+  // pinning; more ranks than cores is allowed.
+  unsigned threads =
+      std::max(1u, std::thread::hardware_concurrency() / unsigned(ranks));
+  SmallVector<std::string> args = {*mpirun,     "-np",    std::to_string(ranks),
+                                   "--oversubscribe", "--bind-to", "none",
+                                   "-x", "OMP_NUM_THREADS=" + std::to_string(threads)};
+  if (geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  args.push_back(self);
+  for (int i = 1; i < argc; ++i)
+    args.push_back(argv[i]);
+  SmallVector<StringRef> refs(args.begin(), args.end());
+  std::string error;
+  int code = llvm::sys::ExecuteAndWait(*mpirun, refs, std::nullopt, {}, 0, 0,
+                                       &error);
+  if (code < 0)
+    return fail("cannot run mpirun: " + error);
+  return code;
+}
+
+/// A digest of what must be the same on every rank after a run: the FP8
+/// scaling state (amax histories, scales) and the parameters, bit for bit.
+static FailureOr<uint64_t> digestState(const Run &run, std::string &error) {
+  FailureOr<StateSnapshot> state = snapshot(run, error);
+  if (failed(state))
+    return failure();
+  llvm::sort(*state, [](const auto &a, const auto &b) {
+    return a.first < b.first;
+  });
+  uint64_t digest = digestBytes(nullptr, 0);
+  auto add = [&](const HostTensor &tensor) {
+    digest = digestBytes(tensor.data(),
+                         tensor.getNumElements() * tensor.getElementBytes(),
+                         digest);
+  };
+  for (const auto &[name, value] : *state) {
+    digest = digestBytes(name.data(), name.size(), digest);
+    add(value);
+  }
+  for (const HostTensor &parameter : run.parameters)
+    add(parameter);
+  return digest;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(trainCategory);
@@ -1014,6 +1123,10 @@ int main(int argc, char **argv) {
     return fail("--steps must be at least 1");
   if (valBatches == 0)
     return fail("--val-batches must be at least 1");
+  if (ranks == 0)
+    return fail("--ranks must be at least 1");
+  if (ranks > 1 && !MpiSession::launchedByMpirun())
+    return relaunchUnderMpirun(argc, argv);
   std::string error;
   FailureOr<SmallVector<Recipe>> recipeList = parseRecipes(error);
   if (failed(recipeList))
@@ -1036,9 +1149,36 @@ int main(int argc, char **argv) {
   FailureOr<Contract> contract = readContract(*module, error);
   if (failed(contract))
     return fail(error);
+  if (contract->ranks != int64_t(ranks))
+    return fail(llvm::formatv("@{0} is the step of one of {1} data-parallel "
+                              "rank(s) (fp8-gen --data-parallel); run it "
+                              "with --ranks={1}, not {2}",
+                              contract->name, contract->ranks, unsigned(ranks))
+                    .str());
+  // Each rank trains on its slice of every batch; the first one reports.
+  std::unique_ptr<MpiSession> mpi;
+  if (ranks > 1) {
+    mpi = MpiSession::start(error);
+    if (!mpi)
+      return fail(error);
+    if (mpi->getSize() != int(ranks))
+      return fail(llvm::formatv("--ranks={0}, but mpirun started {1} "
+                                "processes",
+                                unsigned(ranks), mpi->getSize())
+                      .str());
+    if (mpi->getRank() != 0) {
+      quiet = true;
+      csvFile = "";
+      plotFile = "";
+      checkpointDir = "";
+      json = false;
+    }
+  }
+  bool lead = !mpi || mpi->getRank() == 0;
   FailureOr<Corpus> data = readCorpus(*contract, error);
   if (failed(data))
     return fail(error);
+  data->rank = mpi ? mpi->getRank() : 0;
   auto func = module->lookupSymbol<func::FuncOp>(contract->name);
   FunctionType type = func.getFunctionType();
   SmallVector<HostTensor> initial = initialParameters(func, *contract);
@@ -1068,7 +1208,18 @@ int main(int argc, char **argv) {
     }
     if (failed(train(run, *contract, type, *data, context, error)))
       return fail(recipe.label + ": " + error);
+    if (mpi) {
+      FailureOr<uint64_t> digest = digestState(run, error);
+      if (failed(digest))
+        return fail(recipe.label + ": " + error);
+      if (!mpi->allEqual(*digest))
+        return fail(recipe.label + ": the parameters or the FP8 scaling "
+                                   "state differ between the ranks after "
+                                   "the run");
+    }
   }
+  if (!lead)
+    return 0;
 
   if (!csvFile.empty() && failed(writeCsv(runs, error)))
     return fail(error);
@@ -1098,8 +1249,10 @@ int main(int argc, char **argv) {
                              {"steps", int64_t(run.lastStep)},
                              {"seconds_per_step", seconds},
                              {"stopped", run.stopped}};
-    if (!run.recipe.pipeline.empty())
+    if (!run.recipe.pipeline.empty()) {
       entry["fp8_pipeline"] = run.recipe.pipeline;
+      entry["amax_collectives_per_step"] = int64_t(run.amaxCollectives);
+    }
     if (gap)
       entry["val_gap_to_bf16"] = jsonNumber(*gap);
     llvm::json::Array events;
@@ -1112,7 +1265,10 @@ int main(int argc, char **argv) {
     for (const std::string &event : run.events)
       os << "event: " << event << "\n";
   if (json) {
-    llvm::json::Object result{{"runs", std::move(jsonRuns)}};
+    // With several ranks, their parameters and FP8 state were checked equal
+    // bit for bit after every run (a mismatch fails above).
+    llvm::json::Object result{{"ranks", int64_t(ranks)},
+                              {"runs", std::move(jsonRuns)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(result))) << "\n";
   }
   return 0;

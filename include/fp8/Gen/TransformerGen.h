@@ -65,6 +65,11 @@ struct TransformerOptions {
   double adamEps = 1e-8;
   /// Random weights (`--weights=constants`) are drawn from this seed.
   uint64_t seed = 0;
+  /// > 1: the training step of one of this many data-parallel ranks
+  /// (`shard.grid @dp`): it takes its `batch / dataParallel` rows of the
+  /// batch (`fp8.sharded = @dp` on tokens and targets) and averages the loss
+  /// and the gradients over the ranks with `shard.all_reduce` before AdamW.
+  int64_t dataParallel = 1;
 };
 
 /// Largest model, in weight elements, that `Weights::Constants` accepts: dense

@@ -36,6 +36,10 @@ void buildLowerToCPUPipeline(OpPassManager &pm);
 /// Registers `fp8-lower-to-cpu`.
 void registerLowerToCPUPipeline();
 
+/// Declares what mpi.allreduce does to memory (MLIR 22 does not), so that
+/// buffer deallocation accepts data-parallel programs.
+void registerMPIMemoryEffects(DialectRegistry &registry);
+
 /// The external interface models the CPU pipeline needs in the context:
 /// bufferization of arith, linalg, tensor, scf, func and ml_program, and
 /// buffer deallocation.

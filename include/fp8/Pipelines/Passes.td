@@ -133,4 +133,48 @@ def FP8LowerNestedModulesToCPU
   ];
 }
 
+def FP8LowerShardToMPI : Pass<"fp8-lower-shard-to-mpi", "ModuleOp"> {
+  let summary = "Lower the collectives of a data-parallel program to MPI";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, on tensors. A `shard.all_reduce` over every
+    axis of its grid (data parallelism: each rank one device of the grid)
+    becomes an in-place `mpi.allreduce` on a copy of its input over
+    `MPI_COMM_WORLD`, whose size the launcher checks against the grid. The
+    remaining shard ops go through upstream `convert-shard-to-mpi`, and the
+    grids, now unused, are erased. Upstream would give the whole-grid
+    reduction a communicator of its own from `MPI_Comm_split` on every call
+    (a collective, and a handle never freed), and its OpenMPI lowering of
+    that handle loads a pointer as an i32 (MLIR 22), so a reduction over part
+    of the grid is refused here with an error rather than miscompiled.
+
+    Sets the module's `MPI:Implementation` to `mpi` (DLTI) unless the module
+    already names one: OpenMPI, as Debian's libopenmpi-dev, or MPICH.
+  }];
+  let options = [
+    Option<"mpi", "mpi", "std::string", /*default=*/"\"OpenMPI\"",
+           "MPI implementation whose ABI the program is compiled for: "
+           "OpenMPI | MPICH">,
+  ];
+  let dependentDialects = [
+    "::mlir::DLTIDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::mpi::MPIDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def FP8FixOpenMPISymbols : Pass<"fp8-fix-openmpi-symbols", "ModuleOp"> {
+  let summary = "Name OpenMPI's predefined reduction ops as libmpi exports "
+                "them";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, after the LLVM conversions. MLIR 22's MPI to
+    LLVM lowering for OpenMPI refers to the predefined reductions as
+    `@ompi_mpi_max`, `@ompi_mpi_sum`, ...; OpenMPI's libmpi (4.x, Debian 12)
+    exports them as `ompi_mpi_op_max`, `ompi_mpi_op_sum`, ..., so the
+    program would not link. Renames those external globals and their uses.
+  }];
+}
+
 #endif // FP8_PIPELINES_PASSES_TD

@@ -711,3 +711,17 @@ module attributes {fp8.recipe = #fp8.recipe<scaling = current, margin = 1, granu
 
 // expected-error @+1 {{wgrad_high (torchao's rowwise_with_gw_hp) needs granularity row}}
 module attributes {fp8.recipe = #fp8.recipe<scaling = current, granularity = block, wgrad_high = true>} {}
+
+// -----
+
+// expected-error @+1 {{argument #0: 'fp8.sharded' must name a shard.grid, got "dp"}}
+func.func @sharded_not_symbol(%x: tensor<8xf32> {fp8.sharded = "dp"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: 'fp8.sharded' needs a ranked tensor of rank >= 1 (its first dimension is split over the ranks)}}
+func.func @sharded_scalar(%x: f32 {fp8.sharded = @dp}) {
+  return
+}

@@ -142,7 +142,7 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == "fp8.role" || name == "fp8.state" || name == "fp8.train" ||
-      name == "fp8.init")
+      name == "fp8.init" || name == "fp8.sharded")
     return op->emitError("'")
            << name << "' belongs on a function argument"
            << (name == "fp8.state" || name == "fp8.train" ? " or result" : "")
@@ -177,6 +177,20 @@ LogicalResult FP8Dialect::verifyRegionArgAttribute(Operation *op,
     return emitError() << "'fp8.init' must be \"zeros\", \"ones\" or a "
                           "positive standard deviation, got "
                        << attr.getValue();
+  }
+  if (name == "fp8.sharded") {
+    // This rank's slice along the first dimension, over a shard.grid (the
+    // grid itself is looked up by the passes that use it).
+    if (!isa<FlatSymbolRefAttr>(attr.getValue()))
+      return emitError() << "'fp8.sharded' must name a shard.grid, got "
+                         << attr.getValue();
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto type = func ? dyn_cast<RankedTensorType>(func.getArgumentTypes()[argIndex])
+                     : RankedTensorType();
+    if (!type || type.getRank() == 0)
+      return emitError() << "'fp8.sharded' needs a ranked tensor of rank >= 1 "
+                            "(its first dimension is split over the ranks)";
+    return success();
   }
   return emitError() << "unknown fp8 argument attribute '" << name << "'";
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/Analysis/GemmAnalysis.h"
+#include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Report.h"
@@ -15,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -160,6 +162,15 @@ private:
       pending;
 };
 
+/// TE's delayed-scaling update of one tensor's state from the step's amax.
+struct DelayedUpdate {
+  Value history, amax, scale;
+  FloatType fp8Type;
+  std::string historyName, scaleName;
+  /// The GEMM that needed the state, for errors.
+  Operation *user;
+};
+
 /// Emits the quantization of GEMM operands for one module, sharing the casts
 /// of tensors that feed several GEMMs.
 class OperandQuantizer {
@@ -168,12 +179,33 @@ public:
                    OpBuilder::Listener *listener)
       : module(module), recipe(recipe), state(state), listener(listener) {}
 
+  /// Quantizes `operand` (`original`: the operand as the analysis traced
+  /// it, before earlier rewrites).
   FailureOr<Quantized> quantize(const GemmInfo &gemm,
-                                const GemmOperand &operand, StringRef side);
+                                const GemmOperand &operand, Value original,
+                                StringRef side);
+
+  /// Analyzes, before anything is rewritten, which values differ between
+  /// data-parallel ranks in the functions of the FP8 GEMMs.
+  LogicalResult analyzeRankVariance(ArrayRef<GemmInfo> gemms);
+
+  /// Data parallelism: each function's deferred delayed-scaling updates,
+  /// after one all-reduce(MAX) of all their amaxes at the end of the body.
+  LogicalResult finishDeferredUpdates();
 
 private:
+  /// The function's data-parallel analysis, computed once.
+  FailureOr<const RankVariance *> getRankVariance(Operation *op);
+  /// `amax` (an f32 or a tensor of f32) reduced with MAX over the function's
+  /// grid.
+  Value reduceOverGrid(OpBuilder &builder, Location loc, Value amax,
+                       const RankVariance &variance);
+  LogicalResult emitDelayedUpdate(OpBuilder &builder, Location loc,
+                                  const DelayedUpdate &update);
+
   Quantized quantizeWithCurrentScale(OpBuilder &builder, Location loc,
-                                     Value value, FloatType fp8Type);
+                                     Value value, FloatType fp8Type,
+                                     const RankVariance *reduceOver);
   Quantized quantizeWithBlockScales(OpBuilder &builder, Location loc,
                                     Value value, FloatType fp8Type,
                                     DenseI64ArrayAttr block);
@@ -183,7 +215,8 @@ private:
                                                 Location loc, Value value,
                                                 FloatType fp8Type,
                                                 StringRef stateName,
-                                                Operation *user);
+                                                Operation *user,
+                                                const RankVariance *reduceOver);
   std::string getStateName(const GemmInfo &gemm, Value value, StringRef side);
 
   ModuleOp module;
@@ -194,6 +227,10 @@ private:
   /// different dimensions is quantized once per layout, each time from
   /// high precision.
   DenseMap<std::tuple<Value, Type, Attribute>, Quantized> cache;
+  DenseMap<Operation *, std::unique_ptr<RankVariance>> variances;
+  /// Per function, in order: the updates whose amax waits for the
+  /// function's one collective.
+  llvm::MapVector<Operation *, SmallVector<DelayedUpdate>> deferred;
 };
 } // namespace
 
@@ -211,10 +248,41 @@ static RankedTensorType getQuantizedType(Value value, FloatType fp8Type) {
   return cast<RankedTensorType>(value.getType()).clone(fp8Type);
 }
 
-Quantized OperandQuantizer::quantizeWithCurrentScale(OpBuilder &builder,
-                                                     Location loc, Value value,
-                                                     FloatType fp8Type) {
+FailureOr<const RankVariance *>
+OperandQuantizer::getRankVariance(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  std::unique_ptr<RankVariance> &variance = variances[func];
+  if (!variance) {
+    FailureOr<RankVariance> analyzed = RankVariance::analyze(func);
+    if (failed(analyzed))
+      return failure();
+    variance = std::make_unique<RankVariance>(std::move(*analyzed));
+  }
+  return variance.get();
+}
+
+Value OperandQuantizer::reduceOverGrid(OpBuilder &builder, Location loc,
+                                       Value amax,
+                                       const RankVariance &variance) {
+  bool scalar = !isa<RankedTensorType>(amax.getType());
+  if (scalar)
+    amax = tensor::FromElementsOp::create(
+        builder, loc, RankedTensorType::get({}, amax.getType()), amax);
+  Value reduced = shard::AllReduceOp::create(
+      builder, loc, amax, variance.getGrid().getValue(),
+      variance.getGridAxes(), shard::ReductionKind::Max);
+  if (scalar)
+    reduced = tensor::ExtractOp::create(builder, loc, reduced);
+  return reduced;
+}
+
+Quantized OperandQuantizer::quantizeWithCurrentScale(
+    OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
+    const RankVariance *reduceOver) {
   Value amax = AmaxOp::create(builder, loc, value);
+  // Every rank scales its slice with the amax of the whole tensor.
+  if (reduceOver)
+    amax = reduceOverGrid(builder, loc, amax, *reduceOver);
   auto scale = ComputeScaleOp::create(builder, loc, amax, /*previous=*/Value(),
                                       fp8Type);
   scale.setMargin(recipe.getMargin());
@@ -275,7 +343,7 @@ DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmInfo &gemm,
 
 FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
     OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
-    StringRef stateName, Operation *user) {
+    StringRef stateName, Operation *user, const RankVariance *reduceOver) {
   Type f32 = builder.getF32Type();
   auto historyType = RankedTensorType::get({recipe.getHistory()}, f32);
   auto scaleType = RankedTensorType::get({}, f32);
@@ -298,22 +366,75 @@ FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
                                       getQuantizedType(value, fp8Type), f32,
                                       value, scale);
 
+  DelayedUpdate update{*history,     quantized.getAmax(), scale,
+                       fp8Type,      historyName,         scaleName,
+                       user};
+  // Data parallelism: every rank records the amax of the whole tensor. In
+  // the function's body, the update waits for the function's one
+  // collective (TE reduces all of a step's amaxes together); in a loop,
+  // the loop's own.
+  auto func = user->getParentOfType<FunctionOpInterface>();
+  if (reduceOver &&
+      builder.getInsertionBlock() == &func.getFunctionBody().front()) {
+    deferred[func].push_back(update);
+  } else {
+    if (reduceOver)
+      update.amax = reduceOverGrid(builder, loc, update.amax, *reduceOver);
+    if (failed(emitDelayedUpdate(builder, loc, update)))
+      return failure();
+  }
+  return Quantized{quantized.getResult(), createScaleInv(builder, loc, scale)};
+}
+
+LogicalResult OperandQuantizer::emitDelayedUpdate(OpBuilder &builder,
+                                                  Location loc,
+                                                  const DelayedUpdate &update) {
   // Transformer Engine's update: the step's amax goes into row 0, the next
   // scale comes from the whole history, then the history rolls.
-  Value recorded = RecordAmaxOp::create(builder, loc, *history,
-                                        quantized.getAmax());
-  auto nextScale =
-      ComputeScaleOp::create(builder, loc, recorded, scale, fp8Type);
+  Value recorded =
+      RecordAmaxOp::create(builder, loc, update.history, update.amax);
+  auto nextScale = ComputeScaleOp::create(builder, loc, recorded, update.scale,
+                                          update.fp8Type);
   nextScale.setAlgo(recipe.getAlgo());
   nextScale.setMargin(recipe.getMargin());
   nextScale.setPowerOfTwo(recipe.getPowerOfTwo());
   Value rolled = RollHistoryOp::create(builder, loc, recorded);
   Value nextScaleTensor = tensor::FromElementsOp::create(
-      builder, loc, scaleType, ValueRange{nextScale.getResult()});
-  if (failed(state.store(builder, loc, historyName, rolled, user)) ||
-      failed(state.store(builder, loc, scaleName, nextScaleTensor, user)))
-    return failure();
-  return Quantized{quantized.getResult(), createScaleInv(builder, loc, scale)};
+      builder, loc, RankedTensorType::get({}, builder.getF32Type()),
+      ValueRange{nextScale.getResult()});
+  return success(
+      succeeded(state.store(builder, loc, update.historyName, rolled,
+                            update.user)) &&
+      succeeded(state.store(builder, loc, update.scaleName, nextScaleTensor,
+                            update.user)));
+}
+
+LogicalResult OperandQuantizer::finishDeferredUpdates() {
+  for (auto &[func, updates] : deferred) {
+    Operation *terminator =
+        cast<FunctionOpInterface>(func).getFunctionBody().front().getTerminator();
+    OpBuilder builder(terminator, listener);
+    Location loc = terminator->getLoc();
+    SmallVector<Value> amaxes = llvm::map_to_vector(
+        updates, [](const DelayedUpdate &update) { return update.amax; });
+    Value all = tensor::FromElementsOp::create(
+        builder, loc,
+        RankedTensorType::get({int64_t(amaxes.size())}, builder.getF32Type()),
+        amaxes);
+    FailureOr<const RankVariance *> variance = getRankVariance(terminator);
+    if (failed(variance))
+      return failure();
+    Value reduced = reduceOverGrid(builder, loc, all, **variance);
+    for (auto [i, update] : llvm::enumerate(updates)) {
+      Value index = arith::ConstantIndexOp::create(builder, loc, i);
+      DelayedUpdate global = update;
+      global.amax = tensor::ExtractOp::create(builder, loc, reduced, index);
+      if (failed(emitDelayedUpdate(builder, loc, global)))
+        return failure();
+    }
+  }
+  deferred.clear();
+  return success();
 }
 
 std::string OperandQuantizer::getStateName(const GemmInfo &gemm, Value value,
@@ -327,8 +448,17 @@ std::string OperandQuantizer::getStateName(const GemmInfo &gemm, Value value,
   return name + ".gemm" + std::to_string(gemm.index) + "." + side.str();
 }
 
+LogicalResult
+OperandQuantizer::analyzeRankVariance(ArrayRef<GemmInfo> gemms) {
+  for (const GemmInfo &gemm : gemms)
+    if (gemm.isFP8() && failed(getRankVariance(gemm.op)))
+      return failure();
+  return success();
+}
+
 FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
                                                 const GemmOperand &operand,
+                                                Value original,
                                                 StringRef side) {
   FloatType fp8Type =
       getOperandFloat8Type(module.getContext(), recipe, operand.role);
@@ -357,14 +487,46 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   OpBuilder builder(module.getContext(), listener);
   builder.setInsertionPointAfterValue(operand.value);
   Location loc = operand.value.getLoc();
+
+  // A tensor that differs between data-parallel ranks is scaled from the
+  // amax of the whole tensor: its amax is reduced over the grid.
+  FailureOr<const RankVariance *> variance = getRankVariance(gemm.op);
+  if (failed(variance))
+    return failure();
+  const RankVariance *reduceOver =
+      (*variance)->isVarying(original) ? *variance : nullptr;
+  if (reduceOver) {
+    if (block)
+      return gemm.op->emitError("granularity=")
+             << stringifyGranularity(recipe.getGranularity())
+             << " on a tensor sharded over @"
+             << reduceOver->getGrid().getValue()
+             << " is not supported: scales per block of a sharded tensor "
+                "need the sharded dimension of each operand; use "
+                "granularity=tensor";
+    auto func = gemm.op->getParentOfType<FunctionOpInterface>();
+    if (Operation *region =
+            findNonUniformRegion(builder.getInsertionBlock(), func)) {
+      InFlightDiagnostic diag =
+          gemm.op->emitError("the amax of this GEMM's ")
+          << side << " operand must be reduced over @"
+          << reduceOver->getGrid().getValue()
+          << ", but it is computed under a '" << region->getName()
+          << "' that ranks may run a different number of times (the "
+             "collective would hang); hoist the tensor out of it";
+      diag.attachNote(region->getLoc()) << "this op";
+      return failure();
+    }
+  }
   FailureOr<Quantized> result =
       block ? quantizeWithBlockScales(builder, loc, operand.value, fp8Type,
                                       block)
       : recipe.getScaling() == Scaling::current || isConstant(operand.value)
-          ? quantizeWithCurrentScale(builder, loc, operand.value, fp8Type)
+          ? quantizeWithCurrentScale(builder, loc, operand.value, fp8Type,
+                                     reduceOver)
           : quantizeWithDelayedScale(builder, loc, operand.value, fp8Type,
                                      getStateName(gemm, operand.value, side),
-                                     gemm.op);
+                                     gemm.op, reduceOver);
   if (succeeded(result))
     cache[key] = *result;
   return result;
@@ -582,6 +744,8 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       SmallVector<Operation *> created;
     } recorder;
     OperandQuantizer quantizer(module, *recipe, *storage, &recorder);
+    if (failed(quantizer.analyzeRankVariance(*gemms)))
+      return signalPassFailure();
     // Replaced GEMMs stay in place, unused, until every GEMM is rewritten:
     // the analysis may have traced a later GEMM's operand to an earlier
     // GEMM's result (x A B, LoRA), which then stands for its replacement.
@@ -620,8 +784,10 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       if (gemm.batchReduce)
         std::tie(lhsOperand.value, rhsOperand.value) = reshapeBatchReduce(
             builder, gemm.op->getLoc(), lhsOperand.value, rhsOperand.value);
-      FailureOr<Quantized> lhs = quantizer.quantize(gemm, lhsOperand, "lhs");
-      FailureOr<Quantized> rhs = quantizer.quantize(gemm, rhsOperand, "rhs");
+      FailureOr<Quantized> lhs =
+          quantizer.quantize(gemm, lhsOperand, gemm.lhs.value, "lhs");
+      FailureOr<Quantized> rhs =
+          quantizer.quantize(gemm, rhsOperand, gemm.rhs.value, "rhs");
       if (failed(lhs) || failed(rhs))
         return signalPassFailure();
       builder.setInsertionPoint(gemm.op);
@@ -631,6 +797,8 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       maybeDead.insert(gemm.op);
       changed = true;
     }
+    if (failed(quantizer.finishDeferredUpdates()))
+      return signalPassFailure();
     storage->finalize();
     eraseDeadProducers(maybeDead);
     GreedyRewriteConfig config;

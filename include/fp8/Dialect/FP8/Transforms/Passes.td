@@ -99,6 +99,19 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
       with blocks along that K, never transposed from the forward copy.
       GEMMs with dynamic sizes stay in high precision.
 
+    Data parallelism: a function written per rank whose arguments carry
+    `fp8.sharded = @grid` (this rank's slice along the first dimension, over
+    every axis of that `shard.grid`) has every amax of a tensor that differs
+    between ranks reduced with `shard.all_reduce` (MAX) over the grid before
+    a scale comes from it, so every rank quantizes with the same scale.
+    Under delayed scaling the updates of the function body's tensors share
+    one collective at the end of the body (their amaxes concatenated,
+    reduced, split), as Transformer Engine does; current scaling reduces
+    each tensor's amax before its cast. Weights and anything else the same
+    on every rank need none. An amax under a conditional or a loop without
+    constant bounds is an error (ranks could disagree on the collectives);
+    per-block granularities on sharded tensors are not supported yet.
+
     Constant weights are always scaled from their own amax and fold to FP8
     constants. A tensor feeding several GEMMs is quantized once. A GEMM
     accumulating into a live tensor (C += A B) becomes the scaled product in
@@ -141,6 +154,7 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     "::mlir::fp8::FP8Dialect",
     "::mlir::arith::ArithDialect",
     "::mlir::ml_program::MLProgramDialect",
+    "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -1,0 +1,57 @@
+//===- RankVariance.h - What differs between data-parallel ranks -*- C++ -*-===//
+//
+// A data-parallel program is written per rank (SPMD): the arguments that
+// carry `fp8.sharded = @grid` hold this rank's slice of a tensor split along
+// its first dimension over every axis of that `shard.grid`; everything else
+// (weights, optimizer state, the step) is the same on every rank. This
+// analysis finds the values that may differ between ranks: everything
+// computed from a sharded argument or a `shard.process_*` index, until a
+// collective (`shard.all_reduce`, `shard.all_gather`) over the whole grid
+// makes it the same everywhere again.
+//
+// fp8-quantize uses it to decide which amaxes must be reduced over the grid
+// before a scale is computed from them: a scale computed from one rank's
+// amax would quantize the same tensor differently on every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_DIALECT_FP8_ANALYSIS_RANKVARIANCE_H
+#define FP8_DIALECT_FP8_ANALYSIS_RANKVARIANCE_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::fp8 {
+
+/// The argument attribute that marks a data-parallel slice.
+constexpr StringLiteral kShardedAttrName = "fp8.sharded";
+
+class RankVariance {
+public:
+  /// Analyzes `func`. Fails, with a located error, when its sharded
+  /// arguments name different grids or a grid that does not exist.
+  static FailureOr<RankVariance> analyze(FunctionOpInterface func);
+
+  /// The grid the function is sharded over; null when it is not sharded.
+  FlatSymbolRefAttr getGrid() const { return grid; }
+  /// Every axis of the grid: data parallelism spans the whole grid.
+  ArrayRef<int16_t> getGridAxes() const { return axes; }
+
+  /// Whether `value` may differ between ranks.
+  bool isVarying(Value value) const { return varying.contains(value); }
+
+private:
+  FlatSymbolRefAttr grid;
+  SmallVector<int16_t> axes;
+  llvm::DenseSet<Value> varying;
+};
+
+/// The op, if any, that would make a collective in `block` run a different
+/// number of times on different ranks (TE hangs in that case): an enclosing
+/// op, up to `func`, that is not a loop with constant bounds.
+Operation *findNonUniformRegion(Block *block, FunctionOpInterface func);
+
+} // namespace mlir::fp8
+
+#endif // FP8_DIALECT_FP8_ANALYSIS_RANKVARIANCE_H
