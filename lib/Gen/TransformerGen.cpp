@@ -153,9 +153,12 @@ llvm::Error mlir::fp8::gen::validateOptions(const TransformerOptions &in) {
                 "int64_t counts");
   if (o.form == Form::Tosa && o.dtype == DType::F64)
     return fail("--dtype=f64 has no TOSA matmul: use --form=named or generic");
-  if (o.dataParallel < 1)
-    return fail(llvm::formatv("--data-parallel must be at least 1, got {0}",
+  if (o.dataParallel < 0)
+    return fail(llvm::formatv("--data-parallel must not be negative, got {0}",
                               o.dataParallel));
+  if (o.dataParallel == 1 && o.mode != Mode::Train)
+    return fail("--data-parallel=1 is the single-rank reference of a "
+                "data-parallel training step: it needs --mode=train");
   if (o.dataParallel > 1) {
     if (o.mode != Mode::Train)
       return fail("--data-parallel splits the batch of a training step: it "
@@ -318,7 +321,13 @@ private:
   Value copy(ArrayRef<OpFoldResult> shape, Operand in);
 
   // Model pieces.
-  Value matmul(Value a, Value w, bool ta, bool tb);
+  Value matmul(Value a, Value w, bool ta, bool tb, Type outEt = Type());
+  /// dW = dY^T X: in the element type, or in f32 in a data-parallel step,
+  /// which averages it over the ranks before rounding it (TE's fp32
+  /// main_grad).
+  Value weightGrad(Value dy, Value x) {
+    return matmul(dy, x, true, false, o.dataParallel > 0 ? ct : Type());
+  }
   Value add(Value x, Value y);
   NormOut norm(Value x, int g, int bias);
   std::tuple<Value, Value, Value> normBackward(Value dy, Value x,
@@ -480,8 +489,10 @@ Value Generator::copy(ArrayRef<OpFoldResult> shape, Operand in) {
 //===----------------------------------------------------------------------===//
 
 /// op(a) x op(w): a is [.., M, K] ([.., K, M] if ta), w is [.., K, N]
-/// ([.., N, K] if tb); 2-D or 3-D (batched). The result has the element type.
-Value Generator::matmul(Value a, Value w, bool ta, bool tb) {
+/// ([.., N, K] if tb); 2-D or 3-D (batched). The result has the element type,
+/// or `outEt` when given.
+Value Generator::matmul(Value a, Value w, bool ta, bool tb, Type outEt) {
+  Type et = outEt ? outEt : this->et;
   auto aType = cast<RankedTensorType>(a.getType());
   unsigned r = aType.getRank();
   bool batched = r == 3;
@@ -969,7 +980,7 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
   AffineMap id2 = map(2, {0, 1});
   // FFN.
   Value dact = matmul(dh, w(lp.w2), false, false);
-  grad(lp.w2) = matmul(dh, s.act, true, false);
+  grad(lp.w2) = weightGrad(dh, s.act);
   Value dn2;
   if (llama()) {
     Value one = constant(ct, 1.0);
@@ -998,8 +1009,8 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
     Value fromUp = matmul(dup, w(lp.w3), false, false);
     Value fromGate = matmul(dgate, w(lp.w1), false, false);
     dn2 = add(fromGate, fromUp);
-    grad(lp.w1) = matmul(dgate, s.n2.y, true, false);
-    grad(lp.w3) = matmul(dup, s.n2.y, true, false);
+    grad(lp.w1) = weightGrad(dgate, s.n2.y);
+    grad(lp.w3) = weightGrad(dup, s.n2.y);
   } else {
     Value c = constant(ct, kGeluC), k0 = constant(ct, kSqrt2OverPi),
           half = constant(ct, 0.5), one = constant(ct, 1.0),
@@ -1030,7 +1041,7 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
           return arith::MulFOp::create(bb, l, v[1], d).getResult();
         });
     dn2 = matmul(df, w(lp.w1), false, false);
-    grad(lp.w1) = matmul(df, s.n2.y, true, false);
+    grad(lp.w1) = weightGrad(df, s.n2.y);
   }
   auto [dh1Norm, dg2, db2] = normBackward(dn2, s.h1, s.n2, lp.norm2);
   grad(lp.norm2) = dg2;
@@ -1040,7 +1051,7 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
 
   // Attention.
   Value da = matmul(dh1, w(lp.wo), false, false);
-  grad(lp.wo) = matmul(dh1, s.attn, true, false);
+  grad(lp.wo) = weightGrad(dh1, s.attn);
   Value dctx = toHeads(da, /*kv=*/false);
   Value dp = matmul(dctx, s.vh, false, true);
   Value dvh = matmul(s.p, dctx, true, false);
@@ -1058,9 +1069,9 @@ Value Generator::layerBackward(Value dh, const LayerParams &lp,
   Value fromK = matmul(dk, w(lp.wk), false, false);
   Value fromQ = matmul(dq, w(lp.wq), false, false);
   Value dn1 = add(add(fromQ, fromK), fromV);
-  grad(lp.wq) = matmul(dq, s.n1.y, true, false);
-  grad(lp.wk) = matmul(dk, s.n1.y, true, false);
-  grad(lp.wv) = matmul(dv, s.n1.y, true, false);
+  grad(lp.wq) = weightGrad(dq, s.n1.y);
+  grad(lp.wk) = weightGrad(dk, s.n1.y);
+  grad(lp.wv) = weightGrad(dv, s.n1.y);
   auto [dxNorm, dg1, db1] = normBackward(dn1, s.x, s.n1, lp.norm1);
   grad(lp.norm1) = dg1;
   if (lp.norm1Bias >= 0)
@@ -1237,7 +1248,7 @@ OwningOpRef<ModuleOp> Generator::run() {
           sizeStr(o.seq), sizeStr(globalBatch), o.vocab, dtypes[int(o.dtype)],
           forms[int(o.form)], weightModes[int(o.weights)],
           train() ? "train" : "forward",
-          o.dataParallel > 1
+          o.dataParallel > 0
               ? " data-parallel=" + std::to_string(o.dataParallel)
               : std::string())));
   // Data parallelism: one grid axis over the ranks.
@@ -1520,7 +1531,7 @@ OwningOpRef<ModuleOp> Generator::run() {
         },
         /*wantIvs=*/true);
     Value dxf = matmul(dlogits, w(lmHead), false, false);
-    grad(lmHead) = matmul(dlogits, finalOut.y, true, false);
+    grad(lmHead) = weightGrad(dlogits, finalOut.y);
     auto [dxn, dg, db] = normBackward(dxf, x, finalOut, finalNorm);
     grad(finalNorm) = dg;
     if (finalNormBias >= 0)

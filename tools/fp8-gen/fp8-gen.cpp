@@ -98,8 +98,9 @@ cl::opt<uint64_t> seed("seed", cl::desc("Seed of --weights=constants"),
 cl::opt<int64_t> dataParallel(
     "data-parallel",
     cl::desc("With --mode=train: the step of one of N data-parallel ranks "
-             "(shard.grid @dp; --batch is the global batch)"),
-    cl::init(1), cl::cat(category));
+             "(shard.grid @dp; --batch is the global batch; weight gradients "
+             "in f32); 1: the single-rank step of the same arithmetic"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                     cl::value_desc("filename"), cl::init("-"),
                                     cl::cat(category));

@@ -767,6 +767,13 @@ int main(int argc, char **argv) {
   if (!func)
     return fail("no function @" + *name + " with a body in '" + inputFile +
                 "'");
+  // One process runs one rank; a data-parallel program needs all of them.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (auto grid = func.getArgAttrOfType<FlatSymbolRefAttr>(i, "fp8.sharded"))
+      return fail("@" + *name + " is data-parallel (argument #" +
+                  Twine(i) + " is sharded over @" + grid.getValue() +
+                  "): fp8-run runs one process; train it with fp8-train "
+                  "--ranks");
   // A function in a nested module runs with that module as its program
   // (its globals and callees are there).
   if (auto parent = func->getParentOfType<ModuleOp>(); parent != *module) {

@@ -1125,8 +1125,6 @@ int main(int argc, char **argv) {
     return fail("--val-batches must be at least 1");
   if (ranks == 0)
     return fail("--ranks must be at least 1");
-  if (ranks > 1 && !MpiSession::launchedByMpirun())
-    return relaunchUnderMpirun(argc, argv);
   std::string error;
   FailureOr<SmallVector<Recipe>> recipeList = parseRecipes(error);
   if (failed(recipeList))
@@ -1149,13 +1147,21 @@ int main(int argc, char **argv) {
   FailureOr<Contract> contract = readContract(*module, error);
   if (failed(contract))
     return fail(error);
+  if (contract->ranks == 1 && ranks > 1)
+    return fail(llvm::formatv("@{0} is a single-rank step: --ranks={1} needs "
+                              "one written for {1} ranks (fp8-gen "
+                              "--data-parallel={1})",
+                              contract->name, unsigned(ranks))
+                    .str());
   if (contract->ranks != int64_t(ranks))
     return fail(llvm::formatv("@{0} is the step of one of {1} data-parallel "
-                              "rank(s) (fp8-gen --data-parallel); run it "
-                              "with --ranks={1}, not {2}",
-                              contract->name, contract->ranks, unsigned(ranks))
+                              "ranks (fp8.sharded over a grid of {1}); run it "
+                              "with --ranks={1}",
+                              contract->name, contract->ranks)
                     .str());
   // Each rank trains on its slice of every batch; the first one reports.
+  if (ranks > 1 && !MpiSession::launchedByMpirun())
+    return relaunchUnderMpirun(argc, argv);
   std::unique_ptr<MpiSession> mpi;
   if (ranks > 1) {
     mpi = MpiSession::start(error);

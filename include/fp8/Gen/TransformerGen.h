@@ -69,7 +69,10 @@ struct TransformerOptions {
   /// (`shard.grid @dp`): it takes its `batch / dataParallel` rows of the
   /// batch (`fp8.sharded = @dp` on tokens and targets) and averages the loss
   /// and the gradients over the ranks with `shard.all_reduce` before AdamW.
-  int64_t dataParallel = 1;
+  /// A data-parallel step (>= 1) computes its weight gradients in f32, so
+  /// that they are averaged before they are rounded; 1 is the single-rank
+  /// step of the same arithmetic, without collectives. 0: not data-parallel.
+  int64_t dataParallel = 0;
 };
 
 /// Largest model, in weight elements, that `Weights::Constants` accepts: dense
