@@ -14,3 +14,5 @@ export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:allow_user_poisoning=0:det
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$sanitizer_root/scripts/sanitizer-leaks.supp:print_suppressions=0"
 export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
+# Tells lit the suite runs sanitized (test/lit.cfg.py: feature "sanitizer").
+export FP8_SANITIZER=1

@@ -52,6 +52,11 @@ config.substitutions.append(
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
 
+# The ASan+UBSan suite (scripts/sanitize.sh, scripts/sanitizer-env.sh).
+if os.environ.get("FP8_SANITIZER"):
+    config.available_features.add("sanitizer")
+    config.environment["FP8_SANITIZER"] = "1"
+
 # gnuplot draws fp8-train's plots (Debian: gnuplot-nox, scripts/setup.sh).
 if shutil.which("gnuplot"):
     config.available_features.add("gnuplot")

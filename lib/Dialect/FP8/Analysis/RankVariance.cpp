@@ -3,11 +3,15 @@
 #include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -29,13 +33,114 @@ static bool isReplicating(Operation *op, FlatSymbolRefAttr grid,
   return false;
 }
 
-/// One pass over `region`'s ops; returns whether anything became varying.
-/// Block arguments vary when the op that owns them has a varying operand or
-/// anything varying inside (a loop carries it back to its arguments).
-static bool propagate(Operation *op, llvm::DenseSet<Value> &varying,
+ShardLayout
+mlir::fp8::collapseLayout(ShardLayout layout,
+                          ArrayRef<ReassociationIndices> reassociation) {
+  if (!layout.known)
+    return layout;
+  uint64_t dims = 0;
+  for (auto [result, group] : llvm::enumerate(reassociation)) {
+    unsigned split = llvm::count_if(
+        group, [&](int64_t dim) { return layout.isSplit(dim); });
+    if (split == 0)
+      continue;
+    if (split > 1 || !layout.isSplit(group.front()))
+      return ShardLayout::unknown();
+    dims |= uint64_t(1) << result;
+  }
+  return ShardLayout::splitAlong(dims);
+}
+
+/// The layout of `op`'s results from its varying operands' layouts.
+static SmallVector<ShardLayout>
+inferLayouts(Operation *op, const llvm::DenseMap<Value, ShardLayout> &varying) {
+  SmallVector<ShardLayout> unknown(op->getNumResults(), ShardLayout::unknown());
+  auto layoutOf = [&](Value value) -> std::optional<ShardLayout> {
+    auto it = varying.find(value);
+    if (it == varying.end())
+      return std::nullopt;
+    return it->second;
+  };
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    // The loops that run along a split dimension of some operand.
+    llvm::SmallBitVector loops(linalgOp.getNumLoops());
+    for (OpOperand &operand : op->getOpOperands()) {
+      std::optional<ShardLayout> layout = layoutOf(operand.get());
+      if (!layout)
+        continue;
+      if (!layout->known)
+        return unknown;
+      AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+      for (unsigned d = 0; d < map.getNumResults(); ++d) {
+        if (!layout->isSplit(d))
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+        if (!dim)
+          return unknown;
+        loops.set(dim.getPosition());
+      }
+    }
+    SmallVector<ShardLayout> layouts;
+    for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+      AffineMap map = linalgOp.getMatchingIndexingMap(&init);
+      uint64_t dims = 0;
+      for (unsigned d = 0; d < map.getNumResults(); ++d)
+        if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+            dim && loops.test(dim.getPosition()))
+          dims |= uint64_t(1) << d;
+      layouts.push_back(ShardLayout::splitAlong(dims));
+    }
+    return layouts;
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    std::optional<ShardLayout> layout = layoutOf(collapse.getSrc());
+    return {collapseLayout(layout.value_or(ShardLayout::unknown()),
+                           collapse.getReassociationIndices())};
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    std::optional<ShardLayout> layout = layoutOf(expand.getSrc());
+    if (!layout || !layout->known)
+      return unknown;
+    uint64_t dims = 0;
+    for (auto [source, group] :
+         llvm::enumerate(expand.getReassociationIndices()))
+      if (layout->isSplit(source))
+        dims |= uint64_t(1) << group.front();
+    return {ShardLayout::splitAlong(dims)};
+  }
+  if (op->hasTrait<OpTrait::Elementwise>()) {
+    std::optional<ShardLayout> common;
+    for (Value operand : op->getOperands()) {
+      std::optional<ShardLayout> layout = layoutOf(operand);
+      if (!layout)
+        continue;
+      if (common && !(*common == *layout))
+        return unknown;
+      common = layout;
+    }
+    return SmallVector<ShardLayout>(op->getNumResults(),
+                                    common.value_or(ShardLayout::unknown()));
+  }
+  return unknown;
+}
+
+/// One pass over `region`'s ops; returns whether anything changed. Block
+/// arguments vary (split in an unknown way) when the op that owns them has a
+/// varying operand or anything varying inside (a loop carries it back to its
+/// arguments).
+static bool propagate(Operation *op, llvm::DenseMap<Value, ShardLayout> &varying,
                       FlatSymbolRefAttr grid, ArrayRef<int16_t> axes) {
   bool changed = false;
-  auto mark = [&](Value value) { changed |= varying.insert(value).second; };
+  auto mark = [&](Value value, ShardLayout layout) {
+    auto [it, inserted] = varying.try_emplace(value, layout);
+    if (inserted) {
+      changed = true;
+    } else if (!(it->second == layout) && it->second.known) {
+      // Two ways to reach it: no longer known.
+      it->second = ShardLayout::unknown();
+      changed = true;
+    }
+  };
   bool inside = false;
   for (Region &region : op->getRegions())
     for (Block &block : region)
@@ -45,6 +150,14 @@ static bool propagate(Operation *op, llvm::DenseSet<Value> &varying,
           return varying.contains(result);
         });
       }
+  // A linalg body computes on its operands' elements: it varies through
+  // them, unless it reads a varying value from above.
+  if (isa<linalg::LinalgOp>(op)) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    inside = llvm::any_of(captured,
+                          [&](Value value) { return varying.contains(value); });
+  }
   if (isReplicating(op, grid, axes))
     return changed;
   bool source = isa<shard::ProcessLinearIndexOp, shard::ProcessMultiIndexOp>(op);
@@ -53,14 +166,18 @@ static bool propagate(Operation *op, llvm::DenseSet<Value> &varying,
   });
   if (!(source || fromOperands || inside))
     return changed;
-  for (Value result : op->getResults())
-    mark(result);
+  SmallVector<ShardLayout> layouts =
+      source || inside ? SmallVector<ShardLayout>(op->getNumResults(),
+                                                  ShardLayout::unknown())
+                       : inferLayouts(op, varying);
+  for (auto [result, layout] : llvm::zip_equal(op->getResults(), layouts))
+    mark(result, layout);
   // Function bodies keep their arguments: only the sharded ones vary.
   if (!isa<FunctionOpInterface>(op))
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
-          mark(arg);
+          mark(arg, ShardLayout::unknown());
   return changed;
 }
 
@@ -77,7 +194,8 @@ FailureOr<RankVariance> RankVariance::analyze(FunctionOpInterface func) {
              << result.grid.getValue() << " and @" << attr.getValue()
              << ": data parallelism over one grid is supported";
     result.grid = attr;
-    result.varying.insert(func.getArgument(i));
+    // This rank's rows: the first dimension is split.
+    result.varying[func.getArgument(i)] = ShardLayout::splitAlong(1);
   }
   if (!result.grid)
     return result;

@@ -208,7 +208,12 @@ private:
                                      const RankVariance *reduceOver);
   Quantized quantizeWithBlockScales(OpBuilder &builder, Location loc,
                                     Value value, FloatType fp8Type,
-                                    DenseI64ArrayAttr block);
+                                    DenseI64ArrayAttr block,
+                                    const RankVariance *reduceOver);
+  FailureOr<bool> blocksSpanRanks(const GemmInfo &gemm, Value original,
+                                  StringRef side, RankedTensorType type,
+                                  ArrayRef<int64_t> block,
+                                  const RankVariance &variance);
   DenseI64ArrayAttr getBlock(const GemmInfo &gemm, const GemmOperand &operand,
                              bool isLhs);
   FailureOr<Quantized> quantizeWithDelayedScale(OpBuilder &builder,
@@ -293,14 +298,17 @@ Quantized OperandQuantizer::quantizeWithCurrentScale(
   return {quantized.getResult(), createScaleInv(builder, loc, scale)};
 }
 
-Quantized OperandQuantizer::quantizeWithBlockScales(OpBuilder &builder,
-                                                    Location loc, Value value,
-                                                    FloatType fp8Type,
-                                                    DenseI64ArrayAttr block) {
+Quantized OperandQuantizer::quantizeWithBlockScales(
+    OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
+    DenseI64ArrayAttr block, const RankVariance *reduceOver) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> scaleShape = getBlockScaleShape(type.getShape(), block);
   auto scaleType = RankedTensorType::get(scaleShape, builder.getF32Type());
   Value amax = BlockAmaxOp::create(builder, loc, scaleType, value, block);
+  // Blocks that reach across the ranks (a row along a split K) take the
+  // amax of the whole block.
+  if (reduceOver)
+    amax = reduceOverGrid(builder, loc, amax, *reduceOver);
   bool isMX = recipe.getGranularity() == Granularity::mx;
   Type scaleInvType =
       isMX ? RankedTensorType::get(scaleShape,
@@ -319,6 +327,52 @@ Quantized OperandQuantizer::quantizeWithBlockScales(OpBuilder &builder,
                                       /*amax=*/Type(), value,
                                       scales.getScale(), block);
   return {quantized.getResult(), scales.getScaleInv(), block};
+}
+
+/// Data parallelism with per-block scales: whether the blocks of an operand
+/// split over the ranks reach across them. Along a split dimension, blocks
+/// that tile each rank's chunk exactly are the single process's blocks (the
+/// 1x128 tiles of a weight gradient's token-K when each rank holds a
+/// multiple of 128 tokens) and need nothing; a row along a split K spans
+/// every rank and is reduced over the grid; anything else would need a
+/// reduction over some of the ranks, which is refused.
+FailureOr<bool> OperandQuantizer::blocksSpanRanks(
+    const GemmInfo &gemm, Value original, StringRef side,
+    RankedTensorType type, ArrayRef<int64_t> block,
+    const RankVariance &variance) {
+  ShardLayout layout = variance.getLayout(original);
+  ArrayRef<ReassociationIndices> collapse =
+      side == "lhs" ? gemm.lhsCollapse : gemm.rhsCollapse;
+  if (gemm.batchReduce)
+    layout = ShardLayout::unknown();
+  else if (!collapse.empty())
+    layout = collapseLayout(layout, collapse);
+  if (!layout.known || layout.dims == 0)
+    return gemm.op->emitError("per-block scales of this GEMM's ")
+           << side << " operand: cannot tell which of its dimensions are "
+           << "split over @" << variance.getGrid().getValue()
+           << " (it is computed in a way the analysis does not follow); use "
+              "granularity=tensor";
+  bool span = false;
+  for (int64_t d = 0, e = type.getRank(); d < e; ++d) {
+    if (!layout.isSplit(d))
+      continue;
+    int64_t size = type.getDimSize(d);
+    if (recipe.getGranularity() == Granularity::row && block[d] == size &&
+        size > 1) {
+      span = true;
+      continue;
+    }
+    if (size % block[d] == 0)
+      continue;
+    return gemm.op->emitError("per-block scales of this GEMM's ")
+           << side << " operand: blocks of " << block[d] << " along dimension "
+           << d << ", which each rank holds " << size
+           << " of, would reach across some ranks but not all; make each "
+              "rank's share a multiple of "
+           << block[d];
+  }
+  return span;
 }
 
 /// One operand's blocks (getOperandBlock's rule) in its own layout; every
@@ -495,18 +549,23 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
     return failure();
   const RankVariance *reduceOver =
       (*variance)->isVarying(original) ? *variance : nullptr;
+  const RankVariance *reduceBlocksOver = nullptr;
   if (reduceOver) {
-    if (block)
-      return gemm.op->emitError("granularity=")
-             << stringifyGranularity(recipe.getGranularity())
-             << " on a tensor sharded over @"
-             << reduceOver->getGrid().getValue()
-             << " is not supported: scales per block of a sharded tensor "
-                "need the sharded dimension of each operand; use "
-                "granularity=tensor";
+    if (block) {
+      FailureOr<bool> span = blocksSpanRanks(
+          gemm, original, side, cast<RankedTensorType>(operand.value.getType()),
+          block.asArrayRef(), *reduceOver);
+      if (failed(span))
+        return failure();
+      if (*span)
+        reduceBlocksOver = reduceOver;
+    }
     auto func = gemm.op->getParentOfType<FunctionOpInterface>();
-    if (Operation *region =
-            findNonUniformRegion(builder.getInsertionBlock(), func)) {
+    Operation *region =
+        block && !reduceBlocksOver
+            ? nullptr
+            : findNonUniformRegion(builder.getInsertionBlock(), func);
+    if (region) {
       InFlightDiagnostic diag =
           gemm.op->emitError("the amax of this GEMM's ")
           << side << " operand must be reduced over @"
@@ -520,7 +579,7 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   }
   FailureOr<Quantized> result =
       block ? quantizeWithBlockScales(builder, loc, operand.value, fp8Type,
-                                      block)
+                                      block, reduceBlocksOver)
       : recipe.getScaling() == Scaling::current || isConstant(operand.value)
           ? quantizeWithCurrentScale(builder, loc, operand.value, fp8Type,
                                      reduceOver)

@@ -79,3 +79,4 @@ module {
     return %y : tensor<8x16xf32>
   }
 }
+

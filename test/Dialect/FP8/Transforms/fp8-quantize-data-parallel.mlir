@@ -1,9 +1,6 @@
 // RUN: fp8-opt %s -split-input-file --fp8-quantize | FileCheck %s --check-prefix=DELAYED
 // RUN: fp8-opt %s -split-input-file --fp8-quantize="scaling=current" | FileCheck %s --check-prefix=CURRENT
 // RUN: fp8-opt %s -split-input-file --fp8-quantize | fp8-opt --fp8-verify -split-input-file > /dev/null
-// RUN: not fp8-opt %s -split-input-file --fp8-quantize="granularity=block" 2>&1 | FileCheck %s --check-prefix=BLOCK
-
-// BLOCK: error: granularity=block on a tensor sharded over @dp is not supported: scales per block of a sharded tensor need the sharded dimension of each operand; use granularity=tensor
 
 // Data parallelism: %x is this rank's slice of the batch (fp8.sharded), the
 // weights are the same on every rank. Every amax of a tensor that differs

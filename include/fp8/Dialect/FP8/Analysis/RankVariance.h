@@ -7,7 +7,9 @@
 // analysis finds the values that may differ between ranks: everything
 // computed from a sharded argument or a `shard.process_*` index, until a
 // collective (`shard.all_reduce`, `shard.all_gather`) over the whole grid
-// makes it the same everywhere again.
+// makes it the same everywhere again. Where it can, it also tracks which
+// dimensions are split (through linalg indexing maps, reshapes and
+// element-wise ops), which per-block scaling needs.
 //
 // fp8-quantize uses it to decide which amaxes must be reduced over the grid
 // before a scale is computed from them: a scale computed from one rank's
@@ -20,12 +22,29 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/ADT/DenseSet.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::fp8 {
 
 /// The argument attribute that marks a data-parallel slice.
 constexpr StringLiteral kShardedAttrName = "fp8.sharded";
+
+/// How a value that differs between ranks is split: the dimensions along
+/// which rank r holds the r-th contiguous chunk of the whole tensor (the
+/// batch, tokens), when the analysis can tell.
+struct ShardLayout {
+  bool known = false;
+  /// Bit d: dimension d is split over the ranks.
+  uint64_t dims = 0;
+
+  static ShardLayout unknown() { return {}; }
+  static ShardLayout splitAlong(uint64_t dims) { return {true, dims}; }
+  bool isSplit(unsigned dim) const { return known && (dims >> dim) & 1; }
+  bool operator==(const ShardLayout &other) const {
+    return known == other.known && dims == other.dims;
+  }
+};
 
 class RankVariance {
 public:
@@ -40,12 +59,20 @@ public:
 
   /// Whether `value` may differ between ranks.
   bool isVarying(Value value) const { return varying.contains(value); }
+  /// How a varying `value` is split (unknown when it is not varying).
+  ShardLayout getLayout(Value value) const { return varying.lookup(value); }
 
 private:
   FlatSymbolRefAttr grid;
   SmallVector<int16_t> axes;
-  llvm::DenseSet<Value> varying;
+  llvm::DenseMap<Value, ShardLayout> varying;
 };
+
+/// The layout of `tensor.collapse_shape` with `reassociation` applied to a
+/// value of `layout`: a group is split when its outermost dimension is and
+/// no other is (rank r's chunk stays contiguous).
+ShardLayout collapseLayout(ShardLayout layout,
+                           ArrayRef<ReassociationIndices> reassociation);
 
 /// The op, if any, that would make a collective in `block` run a different
 /// number of times on different ranks (TE hangs in that case): an enclosing

@@ -109,8 +109,13 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     reduced, split), as Transformer Engine does; current scaling reduces
     each tensor's amax before its cast. Weights and anything else the same
     on every rank need none. An amax under a conditional or a loop without
-    constant bounds is an error (ranks could disagree on the collectives);
-    per-block granularities on sharded tensors are not supported yet.
+    constant bounds is an error (ranks could disagree on the collectives).
+    Per-block scales follow which dimensions are split (the batch, through
+    linalg maps, reshapes and element-wise ops): blocks that tile each
+    rank's chunk are the single process's blocks and need nothing; rows
+    along a split K (a weight gradient under granularity=row) have their
+    amaxes reduced; blocks that would straddle ranks, or a split the
+    analysis cannot follow, are errors.
 
     Constant weights are always scaled from their own amax and fold to FP8
     constants. A tensor feeding several GEMMs is quantized once. A GEMM
