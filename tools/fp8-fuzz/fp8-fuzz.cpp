@@ -83,10 +83,11 @@ void printCounters() {
 void registerUpstreamDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
-                  linalg::LinalgDialect, ml_program::MLProgramDialect,
-                  math::MathDialect, memref::MemRefDialect,
-                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  DLTIDialect, func::FuncDialect, index::IndexDialect,
+                  LLVM::LLVMDialect, linalg::LinalgDialect,
+                  ml_program::MLProgramDialect, math::MathDialect,
+                  memref::MemRefDialect, mpi::MPIDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect,
                   tosa::TosaDialect, ub::UBDialect, vector::VectorDialect>();
 }
 
