@@ -4,13 +4,13 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -44,9 +44,9 @@ mlir::fp8::collapseLayout(ShardLayout layout,
         group, [&](int64_t dim) { return layout.isSplit(dim); });
     if (split == 0)
       continue;
-    if (split > 1 || !layout.isSplit(group.front()))
+    if (split > 1 || !layout.isSplit(group.front()) ||
+        !ShardLayout::addDim(dims, result))
       return ShardLayout::unknown();
-    dims |= uint64_t(1) << result;
   }
   return ShardLayout::splitAlong(dims);
 }
@@ -86,8 +86,9 @@ inferLayouts(Operation *op, const llvm::DenseMap<Value, ShardLayout> &varying) {
       uint64_t dims = 0;
       for (unsigned d = 0; d < map.getNumResults(); ++d)
         if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
-            dim && loops.test(dim.getPosition()))
-          dims |= uint64_t(1) << d;
+            dim && loops.test(dim.getPosition()) &&
+            !ShardLayout::addDim(dims, d))
+          return unknown;
       layouts.push_back(ShardLayout::splitAlong(dims));
     }
     return layouts;
@@ -104,8 +105,9 @@ inferLayouts(Operation *op, const llvm::DenseMap<Value, ShardLayout> &varying) {
     uint64_t dims = 0;
     for (auto [source, group] :
          llvm::enumerate(expand.getReassociationIndices()))
-      if (layout->isSplit(source))
-        dims |= uint64_t(1) << group.front();
+      if (layout->isSplit(source) &&
+          !ShardLayout::addDim(dims, group.front()))
+        return unknown;
     return {ShardLayout::splitAlong(dims)};
   }
   if (op->hasTrait<OpTrait::Elementwise>()) {

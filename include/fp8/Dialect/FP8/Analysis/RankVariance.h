@@ -38,9 +38,22 @@ struct ShardLayout {
   /// Bit d: dimension d is split over the ranks.
   uint64_t dims = 0;
 
+  /// Dimensions past the 64th are not tracked: a layout that would split
+  /// one is unknown.
+  static constexpr int64_t kMaxDims = 64;
+
   static ShardLayout unknown() { return {}; }
   static ShardLayout splitAlong(uint64_t dims) { return {true, dims}; }
-  bool isSplit(unsigned dim) const { return known && (dims >> dim) & 1; }
+  bool isSplit(int64_t dim) const {
+    return known && dim < kMaxDims && (dims >> dim) & 1;
+  }
+  /// Adds `dim` to `dims`; false when it cannot be tracked.
+  static bool addDim(uint64_t &dims, int64_t dim) {
+    if (dim < 0 || dim >= kMaxDims)
+      return false;
+    dims |= uint64_t(1) << dim;
+    return true;
+  }
   bool operator==(const ShardLayout &other) const {
     return known == other.known && dims == other.dims;
   }
