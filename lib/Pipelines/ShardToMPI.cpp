@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/Pipelines.h"
 
@@ -149,7 +150,7 @@ struct FP8LowerShardToMPIPass
     // grids about to go.
     module.walk([](FunctionOpInterface func) {
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        func.removeArgAttr(i, "fp8.sharded");
+        func.removeArgAttr(i, fp8::kShardedAttrName);
     });
     for (shard::GridOp grid : grids) {
       if (std::optional<SymbolTable::UseRange> uses =

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/Analysis/GemmAnalysis.h"
+#include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
@@ -769,7 +770,8 @@ int main(int argc, char **argv) {
                 "'");
   // One process runs one rank; a data-parallel program needs all of them.
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (auto grid = func.getArgAttrOfType<FlatSymbolRefAttr>(i, "fp8.sharded"))
+    if (auto grid =
+            func.getArgAttrOfType<FlatSymbolRefAttr>(i, fp8::kShardedAttrName))
       return fail("@" + *name + " is data-parallel (argument #" +
                   Twine(i) + " is sharded over @" + grid.getValue() +
                   "): fp8-run runs one process; train it with fp8-train "

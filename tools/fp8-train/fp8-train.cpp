@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/Pipelines.h"
@@ -280,7 +281,7 @@ static FailureOr<Contract> readContract(ModuleOp module, std::string &error) {
   // Data parallelism: the inputs are this rank's slice over every device of
   // a grid.
   auto sharded = [&](unsigned arg) {
-    return func.getArgAttrOfType<FlatSymbolRefAttr>(arg, "fp8.sharded");
+    return func.getArgAttrOfType<FlatSymbolRefAttr>(arg, kShardedAttrName);
   };
   if (sharded(c.tokens) != sharded(c.targets)) {
     error = "'tokens' and 'targets' must be sharded alike (fp8.sharded)";
