@@ -514,7 +514,12 @@ static bool loadOpenMPRuntime() {
 
 std::unique_ptr<CompiledFunction>
 CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
-                          bool vectorize) {
+                          const CompileOptions &compileOptions) {
+  if (compileOptions.optLevel > 3) {
+    error = "optimization level " + std::to_string(compileOptions.optLevel) +
+            " is not one of 0-3";
+    return nullptr;
+  }
   OwningOpRef<ModuleOp> clone = module.clone();
   auto func = clone->lookupSymbol<func::FuncOp>(name);
   if (!func || func.isExternal()) {
@@ -549,8 +554,8 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   MLIRContext *context = clone->getContext();
   PassManager pm(context);
   LowerToCPUOptions options;
-  options.vectorize = vectorize;
-  options.threads = vectorize && loadOpenMPRuntime();
+  options.vectorize = compileOptions.vectorize;
+  options.threads = compileOptions.vectorize && loadOpenMPRuntime();
   buildLowerToCPUPipeline(pm, options);
   std::string diagnostics;
   {
@@ -580,8 +585,10 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
     llvm::consumeError(builder.takeError());
   }
   ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
-                                               /*sizeLevel=*/0, host.get());
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(compileOptions.optLevel);
+  auto transformer = makeOptimizingTransformer(
+      compileOptions.optLevel, /*sizeLevel=*/0, host.get());
   engineOptions.transformer = transformer;
   auto engine = ExecutionEngine::create(*clone, engineOptions);
   if (!engine) {

@@ -76,7 +76,7 @@
 // RUN:   'steps.1.outputs.0.non_finite == 0' \
 // RUN:   'steps.2.quantized[tensor=fp8.gemm.arg0].next_scale ~= f32(448 / amax("%t.x.npy"))'
 // Zeros from the start keep the initial scale, 1.
-// RUN: fp8-run %s --dist=zeros --steps=2 --json > %t.zeros.json
+// RUN: fp8-run -O0 %s --dist=zeros --steps=2 --json > %t.zeros.json
 // RUN: %{check} %t.zeros.json \
 // RUN:   'steps.1.quantized[tensor=fp8.gemm.arg0].next_scale == 1' \
 // RUN:   'steps.1.outputs.0.sqnr_db == inf'
@@ -84,7 +84,7 @@
 // A NaN in the input: the amax ignores it (TE's amax is a max over |x| that
 // skips NaN), so the scale comes from the other elements and stays finite;
 // only the NaN's own output row is NaN, in the reference too.
-// RUN: fp8-run %s --arg=0:%t.nan.npy --arg=1:%t.w.npy --fp8-pipeline="history=4" --steps=2 --json > %t.nan.json
+// RUN: fp8-run -O0 %s --arg=0:%t.nan.npy --arg=1:%t.w.npy --fp8-pipeline="history=4" --steps=2 --json > %t.nan.json
 // RUN: %{check} %t.nan.json \
 // RUN:   'steps.0.quantized[tensor=fp8.gemm.arg0].next_scale ~= f32(448 / amax("%t.nan.npy"))' \
 // RUN:   'steps.1.quantized[tensor=fp8.gemm.arg0].next_scale ~= f32(448 / amax("%t.nan.npy"))' \

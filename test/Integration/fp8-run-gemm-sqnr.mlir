@@ -4,7 +4,7 @@
 // operand alone is ~31 dB and the product ~28 dB.
 //
 // Current scaling: every step scales from the tensor itself.
-// RUN: fp8-run %s --fp8-pipeline="scaling=current" --arg=1:normal:0.0625 \
+// RUN: fp8-run -O0 %s --fp8-pipeline="scaling=current" --arg=1:normal:0.0625 \
 // RUN:   --steps=2 --json > %t.current.json
 // RUN: %python %S/Inputs/check_json.py %t.current.json \
 // RUN:   'steps.0.outputs.0.sqnr_db >= 25' 'steps.1.outputs.0.sqnr_db >= 25' \
@@ -19,7 +19,7 @@
 // 0 is small (~0.1 dB here); with smaller weights it is not: --arg=1:normal:0.002
 // drops step 0 far below the bar while steps >= 1 stay at ~28 dB.
 // RUN: %python %S/Inputs/npy.py %t.w.npy --shape 256x256 --normal 7 0.0625
-// RUN: fp8-run %s --fp8-pipeline="scaling=delayed history=16" \
+// RUN: fp8-run -O0 %s --fp8-pipeline="scaling=delayed history=16" \
 // RUN:   --arg=1:%t.w.npy --steps=3 --json > %t.delayed.json
 // RUN: %python %S/Inputs/check_json.py %t.delayed.json \
 // RUN:   'steps.0.quantized[tensor=fp8.gemm.arg1].flushed_to_zero ~= flushed("%t.w.npy", 1.0)' \
@@ -29,7 +29,7 @@
 // RUN:   'steps.1.outputs.0.sqnr_db >= 25' 'steps.2.outputs.0.sqnr_db >= 25'
 // The same through the scalar loops (--scalar-loops): the same counts and
 // scales, which the vectorized counts once got wrong.
-// RUN: fp8-run %s --fp8-pipeline="scaling=delayed history=16" --scalar-loops \
+// RUN: fp8-run -O0 %s --fp8-pipeline="scaling=delayed history=16" --scalar-loops \
 // RUN:   --arg=1:%t.w.npy --steps=2 --json > %t.loops.json
 // RUN: %python %S/Inputs/check_json.py %t.loops.json \
 // RUN:   'steps.0.quantized[tensor=fp8.gemm.arg1].flushed_to_zero ~= flushed("%t.w.npy", 1.0)' \
@@ -37,7 +37,7 @@
 // RUN:   'steps.1.outputs.0.sqnr_db >= 25'
 //
 // Small weights: the initial scale costs step 0 its accuracy, not step 1.
-// RUN: fp8-run %s --fp8-pipeline="scaling=delayed history=16" \
+// RUN: fp8-run -O0 %s --fp8-pipeline="scaling=delayed history=16" \
 // RUN:   --arg=1:normal:0.002 --steps=2 --json > %t.small.json
 // RUN: %python %S/Inputs/check_json.py %t.small.json \
 // RUN:   'steps.0.outputs.0.sqnr_db < 20' 'steps.1.outputs.0.sqnr_db >= 25'

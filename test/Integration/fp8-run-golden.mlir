@@ -6,7 +6,7 @@
 // as written against the golden run (measured: 28.5 dB against 20.0).
 //
 // RUN: split-file %s %t
-// RUN: fp8-run %t/bf16.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --json > %t.bf16.json
+// RUN: fp8-run -O0 %t/bf16.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --json > %t.bf16.json
 // RUN: FileCheck %s --check-prefix=BF16 < %t.bf16.json
 // BF16: "golden": "the graph in f32"
 // RUN: %python %S/Inputs/check_json.py %t.bf16.json 'steps.0.outputs.0.sqnr_db >= 24'
@@ -16,21 +16,21 @@
 // ORDER: True True
 //
 // An f32 graph is its own golden run: "as written" is exact.
-// RUN: fp8-run %t/f32.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --json > %t.f32.json
+// RUN: fp8-run -O0 %t/f32.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --json > %t.f32.json
 // RUN: FileCheck %s --check-prefix=F32 < %t.f32.json
 // F32-DAG: "as_written_sqnr": "exact"
 // F32-DAG: "golden": "the graph as written (already f32)"
 // RUN: %python %S/Inputs/check_json.py %t.f32.json 'steps.0.outputs.0.as_written_sqnr_db == inf' 'steps.0.outputs.0.sqnr_db >= 25'
 //
 // --golden=f64: f32 rounding against f64 is ~7 digits (> 100 dB).
-// RUN: fp8-run %t/f32.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --golden=f64 --json > %t.f64.json
+// RUN: fp8-run -O0 %t/f32.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --golden=f64 --json > %t.f64.json
 // RUN: %python %S/Inputs/check_json.py %t.f64.json 'steps.0.outputs.0.as_written_sqnr_db > 100' 'steps.0.outputs.0.sqnr_db >= 25'
 //
 // --golden=none: the graph as written is the reference, as before.
-// RUN: fp8-run %t/bf16.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --golden=none --json > %t.none.json
+// RUN: fp8-run -O0 %t/bf16.mlir --arg=1:normal:0.011 --fp8-pipeline=scaling=current --golden=none --json > %t.none.json
 // RUN: FileCheck %s --check-prefix=NONE < %t.none.json
 // NONE: "golden": "the graph as written"
-// RUN: not fp8-run %t/f32.mlir --golden=f16 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not fp8-run -O0 %t/f32.mlir --golden=f16 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: fp8-run: error: unknown --golden 'f16' (expected f32, f64 or none)
 
 //--- bf16.mlir

@@ -5,10 +5,10 @@
 // the same mantissa bits (a power of two only shifts the exponent), so all
 // land at the ~28.5 dB an E4M3 cast pair allows (FP8-FACTS.md section 2).
 // RUN: %python %S/Inputs/npy.py %t.x.npy --shape 256x1024 --normal 1 1.0
-// RUN: fp8-run %s --fp8-pipeline="scaling=current" --arg=0:%t.x.npy --json > %t.tensor.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=row" --arg=0:%t.x.npy --json > %t.row.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=block" --arg=0:%t.x.npy --json > %t.block.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=mx" --arg=0:%t.x.npy --json > %t.mx.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="scaling=current" --arg=0:%t.x.npy --json > %t.tensor.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=row" --arg=0:%t.x.npy --json > %t.row.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=block" --arg=0:%t.x.npy --json > %t.block.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=mx" --arg=0:%t.x.npy --json > %t.mx.json
 // RUN: %python %S/Inputs/check_json.py %t.tensor.json 'steps.0.outputs.0.sqnr_db >= 28'
 // RUN: %python %S/Inputs/check_json.py %t.row.json 'steps.0.outputs.0.sqnr_db >= 28' 'steps.0.outputs.0.worst_row_sqnr_db >= 27'
 // RUN: %python %S/Inputs/check_json.py %t.block.json 'steps.0.outputs.0.sqnr_db >= 28' 'steps.0.outputs.0.worst_row_sqnr_db >= 27'
@@ -19,9 +19,9 @@
 // map every row's own amax onto 448 and gain >= 3 dB, and the worst row
 // gains more.
 // RUN: %python %S/Inputs/npy.py %t.xo.npy --shape 256x1024 --normal 1 1.0 --outlier-channels 1 100
-// RUN: fp8-run %s --fp8-pipeline="scaling=current" --arg=0:%t.xo.npy --json > %t.otensor.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=row exact-scales" --arg=0:%t.xo.npy --json > %t.orow.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=block exact-scales" --arg=0:%t.xo.npy --json > %t.oblock.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="scaling=current" --arg=0:%t.xo.npy --json > %t.otensor.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=row exact-scales" --arg=0:%t.xo.npy --json > %t.orow.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=block exact-scales" --arg=0:%t.xo.npy --json > %t.oblock.json
 // RUN: %python %S/Inputs/check_json.py %t.orow.json \
 // RUN:   'steps.0.outputs.0.sqnr_db >= report("%t.otensor.json", "steps.0.outputs.0.sqnr_db") + 3' \
 // RUN:   'steps.0.outputs.0.worst_row_sqnr_db >= report("%t.otensor.json", "steps.0.outputs.0.worst_row_sqnr_db") + 3'
@@ -34,9 +34,9 @@
 // divides 0/0 there: torchao#3356, #4713).
 // RUN: %python %S/Inputs/npy.py %t.xz.npy --shape 256x1024 --normal 1 1.0 --set-row 3=0 --set-row 100-130=0
 // RUN: %python %S/Inputs/npy.py %t.wz.npy --shape 512x1024 --normal 2 0.03125 --set-row 0-127=0
-// RUN: fp8-run %s --fp8-pipeline="granularity=block" --arg=0:%t.xz.npy --arg=1:%t.wz.npy --json > %t.zblock.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=mx" --arg=0:%t.xz.npy --arg=1:%t.wz.npy --json > %t.zmx.json
-// RUN: fp8-run %s --fp8-pipeline="granularity=row exact-scales" --arg=0:%t.xz.npy --arg=1:%t.wz.npy --json > %t.zrow.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=block" --arg=0:%t.xz.npy --arg=1:%t.wz.npy --json > %t.zblock.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=mx" --arg=0:%t.xz.npy --arg=1:%t.wz.npy --json > %t.zmx.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=row exact-scales" --arg=0:%t.xz.npy --arg=1:%t.wz.npy --json > %t.zrow.json
 // RUN: %python %S/Inputs/check_json.py %t.zblock.json 'steps.0.outputs.0.non_finite == 0' 'steps.0.outputs.0.sqnr_db >= 28'
 // RUN: %python %S/Inputs/check_json.py %t.zmx.json 'steps.0.outputs.0.non_finite == 0' 'steps.0.outputs.0.sqnr_db >= 28'
 // RUN: %python %S/Inputs/check_json.py %t.zrow.json 'steps.0.outputs.0.non_finite == 0' 'steps.0.outputs.0.sqnr_db >= 28'
@@ -44,7 +44,7 @@
 // A NaN row stays the NaN row: nothing else becomes non-finite (the block
 // amax ignores NaN, as TE's does).
 // RUN: %python %S/Inputs/npy.py %t.xn.npy --shape 256x1024 --normal 1 1.0 --set-row 5=nan
-// RUN: fp8-run %s --fp8-pipeline="granularity=block" --arg=0:%t.xn.npy --json > %t.nblock.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=block" --arg=0:%t.xn.npy --json > %t.nblock.json
 // RUN: %python %S/Inputs/check_json.py %t.nblock.json 'steps.0.outputs.0.non_finite == 0' 'steps.0.outputs.0.reference_non_finite == 512'
 
 func.func @gemm(%x: tensor<256x1024xf32>, %w: tensor<512x1024xf32>) -> tensor<256x512xf32> {

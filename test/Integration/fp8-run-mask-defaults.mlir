@@ -3,7 +3,7 @@
 // random mask would leave rows with every key masked, whose softmax is NaN
 // in every version, and say nothing about FP8.
 //
-// RUN: fp8-run %s --function=attention --json > %t.json
+// RUN: fp8-run -O0 %s --function=attention --json > %t.json
 // RUN: FileCheck %s < %t.json
 // CHECK: "argument": 3,
 // CHECK-NEXT: "drawn_from": "causal mask: selects what a softmax reads"
@@ -11,12 +11,12 @@
 // RUN: %python %S/Inputs/check_json.py %t.json 'steps.0.outputs.0.non_finite == 0' \
 // RUN:   'steps.0.outputs.0.reference_non_finite == 0' 'steps.0.outputs.0.sqnr_db >= 20'
 //
-// RUN: fp8-run %s --function=gate --json | FileCheck %s --check-prefix=GATE
+// RUN: fp8-run -O0 %s --function=gate --json | FileCheck %s --check-prefix=GATE
 // GATE: "argument": 1,
 // GATE-NEXT: "drawn_from": "all-true mask: selects, but not before a softmax"
 //
 // --arg still decides.
-// RUN: fp8-run %s --function=attention --arg=3:uniform --json | FileCheck %s --check-prefix=OVERRIDE
+// RUN: fp8-run -O0 %s --function=attention --arg=3:uniform --json | FileCheck %s --check-prefix=OVERRIDE
 // OVERRIDE: "argument": 3,
 // OVERRIDE-NEXT: "drawn_from": "--arg"
 

@@ -5,7 +5,7 @@
 // CPU lowerings must accept it and the result must be an FP8 GEMM's.
 // RUN: fp8-opt %s --fp8-pipeline="granularity=row" --fp8-lower-to-cpu -o /dev/null
 // RUN: fp8-opt %s --fp8-pipeline="granularity=row" --fp8-lower-to-cpu="vectorize=false threads=false" -o /dev/null
-// RUN: fp8-run %s --fp8-pipeline="granularity=row" --json > %t.json
+// RUN: fp8-run -O0 %s --fp8-pipeline="granularity=row" --json > %t.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.json 'steps.0.outputs.0.sqnr_db >= 25'
 
 func.func @ffn_up(%x: tensor<1x128x256xbf16>, %w: tensor<512x256xbf16>) -> tensor<1x128x512xbf16> {

@@ -8,7 +8,7 @@
 // RUN: fp8-opt %s -split-input-file --fp8-pipeline="state=arguments history=4" | FileCheck %s --check-prefix=ARGS
 // And the chain computes x A B: two FP8 GEMMs in a row, each ~28 dB.
 // RUN: split-file %s %t
-// RUN: fp8-run %t/x_a_b.mlir --steps=2 --arg=1:normal:0.18 --arg=2:normal:0.18 --json > %t.json
+// RUN: fp8-run -O0 %t/x_a_b.mlir --steps=2 --arg=1:normal:0.18 --arg=2:normal:0.18 --json > %t.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.json \
 // RUN:   'steps.0.outputs.0.sqnr_db >= 22' 'steps.1.outputs.0.sqnr_db >= 22'
 

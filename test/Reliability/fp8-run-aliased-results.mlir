@@ -3,13 +3,13 @@
 // now freed once, and a returned argument (the caller's own storage) never.
 // The function is elementwise, so both versions agree exactly.
 //
-// RUN: fp8-run %s --function=twice --json > %t.twice.json
+// RUN: fp8-run -O0 %s --function=twice --json > %t.twice.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.twice.json \
 // RUN:   'steps.0.outputs.0.sqnr_db == inf' 'steps.0.outputs.1.sqnr_db == inf'
-// RUN: fp8-run %s --function=twice_16x32 --steps=3 --json > %t.big.json
+// RUN: fp8-run -O0 %s --function=twice_16x32 --steps=3 --json > %t.big.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.big.json \
 // RUN:   'steps.2.outputs.0.sqnr_db == inf' 'steps.2.outputs.1.sqnr_db == inf'
-// RUN: fp8-run %s --function=passthrough --json > %t.pass.json
+// RUN: fp8-run -O0 %s --function=passthrough --json > %t.pass.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.pass.json \
 // RUN:   'steps.0.outputs.0.sqnr_db == inf' 'steps.0.outputs.1.sqnr_db == inf' \
 // RUN:   'steps.0.outputs.2.sqnr_db == inf'

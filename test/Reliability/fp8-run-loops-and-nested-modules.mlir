@@ -7,10 +7,10 @@
 // Weights N(0, 1/K): each iteration keeps the scale of h.
 //
 // RUN: split-file %s %t
-// RUN: fp8-run %t/loop.mlir --arg=1:normal:0.177 --steps=2 --json > %t.loop.json
+// RUN: fp8-run -O0 %t/loop.mlir --arg=1:normal:0.177 --steps=2 --json > %t.loop.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.loop.json \
 // RUN:   'steps.0.outputs.0.sqnr_db >= 18' 'steps.1.outputs.0.sqnr_db >= 18'
-// RUN: fp8-run %t/loop.mlir --arg=1:normal:0.177 --fp8-pipeline=scaling=current --json > %t.loop-current.json
+// RUN: fp8-run -O0 %t/loop.mlir --arg=1:normal:0.177 --fp8-pipeline=scaling=current --json > %t.loop-current.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.loop-current.json \
 // RUN:   'steps.0.outputs.0.sqnr_db >= 18'
 //
@@ -23,7 +23,7 @@
 // LOWERED-NOT: func.func
 // LOWERED-NOT: ml_program
 // LOWERED: llvm.func @f(
-// RUN: fp8-run %t/nested.mlir --arg=1:normal:0.177 --json > %t.nested.json
+// RUN: fp8-run -O0 %t/nested.mlir --arg=1:normal:0.177 --json > %t.nested.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.nested.json \
 // RUN:   'steps.0.outputs.0.sqnr_db >= 25' \
 // RUN:   'steps.0.quantized[tensor=fp8.f.arg0].next_scale > 0'

@@ -8,27 +8,27 @@
 // it now runs, with nothing to compare (an exact empty output).
 //
 // RUN: %python -c "import sys; sys.path.insert(0, r'%S/../Integration/Inputs'); import npy; npy.write(r'%t.nan.npy', [16, 32], [float('nan')] * 512)"
-// RUN: fp8-run %s --function=gemm --arg=0:%t.nan.npy --json > %t.nan.json
+// RUN: fp8-run -O0 %s --function=gemm --arg=0:%t.nan.npy --json > %t.nan.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.nan.json \
 // RUN:   'steps.0.outputs.0.reference_non_finite == 256'
 // RUN: FileCheck %s --check-prefix=NANJSON < %t.nan.json
 // NANJSON: "reference_non_finite": 256
 // NANJSON: "sqnr": "not_comparable"
 // NANJSON: "sqnr_db": null
-// RUN: fp8-run %s --function=gemm --arg=0:%t.nan.npy | FileCheck %s --check-prefix=NANTABLE
+// RUN: fp8-run -O0 %s --function=gemm --arg=0:%t.nan.npy | FileCheck %s --check-prefix=NANTABLE
 // NANTABLE: output SQNR dB as written worst row median row max abs err max rel err non-finite ref non-f.
 // NANTABLE-NEXT: 0 n/c inf n/c n/c 0.000e+00 0.000e+00 0 256
 //
 // Values near the f32 maximum: the reference GEMM overflows to Inf.
 // RUN: %python -c "import sys; sys.path.insert(0, r'%S/../Integration/Inputs'); import npy; npy.write(r'%t.huge.npy', [16, 32], [3.0e38] * 512)"
-// RUN: fp8-run %s --function=gemm --arg=0:%t.huge.npy --arg=1:uniform:1 --steps=2 --json > %t.huge.json
+// RUN: fp8-run -O0 %s --function=gemm --arg=0:%t.huge.npy --arg=1:uniform:1 --steps=2 --json > %t.huge.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.huge.json \
 // RUN:   'steps.1.outputs.0.reference_non_finite > 0'
 // RUN: FileCheck %s --check-prefix=NANJSON2 < %t.huge.json
 // NANJSON2: "sqnr": "not_comparable"
 //
 // RUN: %python -c "import sys; sys.path.insert(0, r'%S/../Integration/Inputs'); import npy; npy.write(r'%t.empty.npy', [0, 4], [])"
-// RUN: fp8-run %s --function=dynamic --arg=0:%t.empty.npy --json > %t.empty.json
+// RUN: fp8-run -O0 %s --function=dynamic --arg=0:%t.empty.npy --json > %t.empty.json
 // RUN: %python %S/../Integration/Inputs/check_json.py %t.empty.json \
 // RUN:   'steps.0.outputs.0.sqnr_db == inf' 'steps.0.outputs.0.non_finite == 0'
 

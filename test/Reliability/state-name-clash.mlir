@@ -5,7 +5,7 @@
 // clash is now a located error pointing at both.
 //
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-pipeline
-// RUN: not fp8-run %s 2>&1 | FileCheck %s --check-prefix=RUNNER
+// RUN: not fp8-run -O0 %s 2>&1 | FileCheck %s --check-prefix=RUNNER
 // RUNNER-NOT: SQNR
 // RUNNER: fp8-run: error: fp8-pipeline failed on
 

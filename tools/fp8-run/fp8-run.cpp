@@ -122,6 +122,10 @@ static cl::opt<bool> scalarLoops(
     cl::desc("Compile every version as scalar loops on one thread "
              "(fp8-lower-to-cpu{vectorize=false threads=false}), to compare "
              "with the tiled, vectorized, threaded code; same FP8 bits"));
+static cl::opt<unsigned> optLevel(
+    "O", cl::Prefix, cl::init(3), cl::cat(runCategory), cl::value_desc("0-3"),
+    cl::desc("LLVM optimization level of the JIT (default -O3); results do "
+             "not depend on it, -O0 compiles about 3x faster"));
 static cl::opt<std::string> golden(
     cl::cat(runCategory), "golden",
     cl::desc("What both versions are measured against: the graph evaluated "
@@ -708,6 +712,9 @@ int main(int argc, char **argv) {
       "fp8-run: run a function in high precision and through the FP8 "
       "pipeline, and compare\n");
 
+  if (optLevel > 3)
+    return fail("-O" + Twine(optLevel.getValue()) +
+                ": the optimization level is one of -O0..-O3");
   if (!parseDistribution(distribution))
     return fail("unknown --dist '" + distribution +
                 "' (expected normal, uniform, outliers or zeros)");
@@ -807,8 +814,11 @@ int main(int argc, char **argv) {
   }
   llvm::StringMap<InputDefault> inputDefaults = chooseInputDefaults(
       *reference, reference->lookupSymbol<func::FuncOp>(*name));
+  CompileOptions compileOptions;
+  compileOptions.vectorize = !scalarLoops;
+  compileOptions.optLevel = optLevel;
   std::unique_ptr<CompiledFunction> referenceFn =
-      CompiledFunction::compile(*reference, *name, error, !scalarLoops);
+      CompiledFunction::compile(*reference, *name, error, compileOptions);
   if (!referenceFn)
     return fail(error);
   double referenceCompileSeconds = seconds(compileStart);
@@ -833,7 +843,7 @@ int main(int argc, char **argv) {
                                    budget, "in " + golden)))
         return 1;
       goldenFn =
-          CompiledFunction::compile(*wide, *name, error, !scalarLoops);
+          CompiledFunction::compile(*wide, *name, error, compileOptions);
       if (!goldenFn)
         return fail(error);
       goldenDescription = "the graph in " + golden;
@@ -874,7 +884,7 @@ int main(int argc, char **argv) {
   llvm::StringMap<RankedTensorType> scalingState =
       findScalingState(*quantized);
   std::unique_ptr<CompiledFunction> fp8Fn =
-      CompiledFunction::compile(*quantized, *name, error, !scalarLoops);
+      CompiledFunction::compile(*quantized, *name, error, compileOptions);
   if (!fp8Fn)
     return fail(error);
   double fp8CompileSeconds = seconds(compileStart);

@@ -131,6 +131,10 @@ static cl::opt<unsigned> ranks(
     "ranks", cl::init(1), cl::cat(trainCategory),
     cl::desc("Data-parallel ranks: runs the step (fp8-gen --data-parallel=N) "
              "under mpirun -np N, each rank on its slice of the batch"));
+static cl::opt<unsigned> optLevel(
+    "O", cl::Prefix, cl::init(3), cl::cat(trainCategory), cl::value_desc("0-3"),
+    cl::desc("LLVM optimization level of the JIT (default -O3); results do "
+             "not depend on it"));
 static cl::opt<bool> quiet("quiet", cl::cat(trainCategory),
                            cl::desc("No progress lines on stderr"));
 
@@ -468,7 +472,10 @@ static LogicalResult prepare(ModuleOp input, const Contract &contract,
     break;
   }
   }
-  run.fn = CompiledFunction::compile(*module, contract.name, error);
+  CompileOptions compileOptions;
+  compileOptions.optLevel = optLevel;
+  run.fn = CompiledFunction::compile(*module, contract.name, error,
+                                     compileOptions);
   return success(run.fn != nullptr);
 }
 
@@ -1118,6 +1125,9 @@ int main(int argc, char **argv) {
       argc, argv,
       "fp8-train: train a step function in FP32, BF16 and FP8 recipes on a "
       "corpus, side by side\n");
+  if (optLevel > 3)
+    return fail("-O" + Twine(optLevel.getValue()) +
+                ": the optimization level is one of -O0..-O3");
   if (onSpike != "stop" && onSpike != "skip" && onSpike != "continue")
     return fail("--on-spike must be stop, skip or continue");
   if (steps == 0)

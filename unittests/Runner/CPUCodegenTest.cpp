@@ -53,9 +53,10 @@ protected:
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
     ASSERT_TRUE(module) << text;
     std::string error;
-    auto vectorized = CompiledFunction::compile(*module, "f", error, true);
+    auto vectorized = CompiledFunction::compile(*module, "f", error);
     ASSERT_TRUE(vectorized) << error << "\n" << text;
-    auto loops = CompiledFunction::compile(*module, "f", error, false);
+    auto loops = CompiledFunction::compile(*module, "f", error,
+                                             {/*vectorize=*/false});
     ASSERT_TRUE(loops) << error << "\n" << text;
     auto fast = vectorized->call(inputs, error);
     ASSERT_TRUE(succeeded(fast)) << error;

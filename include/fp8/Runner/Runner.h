@@ -88,6 +88,18 @@ std::string formatBytes(uint64_t bytes);
 /// fp8-lower-to-cpu needs: what fp8-run and fp8-train parse with.
 void registerRunnerDialects(DialectRegistry &registry);
 
+/// How a CompiledFunction is compiled.
+struct CompileOptions {
+  /// fp8-lower-to-cpu tiles, vectorizes and threads; off: plain scalar loops
+  /// on one thread.
+  bool vectorize = true;
+  /// LLVM's optimization and code generation level, 0-3 (mlir-runner's
+  /// -O0..-O3). The lowering emits no fast-math or contraction flags, so the
+  /// level changes the time, never a bit of the results; -O0 compiles about
+  /// three times faster, which is what tests of small graphs want.
+  unsigned optLevel = 3;
+};
+
 /// A function of a module lowered to LLVM and compiled in-process.
 class CompiledFunction {
 public:
@@ -95,11 +107,10 @@ public:
 
   /// `module` holds the function `name` with tensor/scalar signature
   /// `signature` (taken before lowering); it is lowered with
-  /// fp8-lower-to-cpu (tiled, vectorized and threaded, or with `vectorize`
-  /// off as plain scalar loops on one thread) and JIT-compiled at -O3.
+  /// fp8-lower-to-cpu and JIT-compiled as `options` say.
   static std::unique_ptr<CompiledFunction>
   compile(ModuleOp module, StringRef name, std::string &error,
-          bool vectorize = true);
+          const CompileOptions &options = {});
 
   /// The function's original signature.
   FunctionType getSignature() const { return signature; }
