@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/FP8ToLinalg/FP8ToLinalg.h"
+#include "fp8/Conversion/ScaleArith.h"
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
@@ -42,7 +43,7 @@ static constexpr uint32_t kCanonicalNaNBits = 0x7FE00000u;
 //===----------------------------------------------------------------------===//
 
 /// An f32 constant, splat to the shape of `like` when it is shaped.
-static Value createF32Constant(OpBuilder &builder, Location loc, Type like,
+static Value createF32ConstantLike(OpBuilder &builder, Location loc, Type like,
                                const APFloat &value) {
   auto attr = FloatAttr::get(builder.getF32Type(), value);
   if (auto shaped = dyn_cast<ShapedType>(like))
@@ -52,9 +53,6 @@ static Value createF32Constant(OpBuilder &builder, Location loc, Type like,
   return arith::ConstantOp::create(builder, loc, attr);
 }
 
-static Value createF32Constant(OpBuilder &builder, Location loc, float value) {
-  return createF32Constant(builder, loc, builder.getF32Type(), APFloat(value));
-}
 
 /// Widens an f32 / bf16 / f16 / FP8 scalar to f32 (exact).
 static Value widenToF32(OpBuilder &builder, Location loc, Value value) {
@@ -325,134 +323,18 @@ static LogicalResult checkStaticShapes(Operation *op, TypeRange types) {
 static Value widenScaleToF32(OpBuilder &builder, Location loc, Value value) {
   if (!isa<Float8E8M0FNUType>(value.getType()))
     return widenToF32(builder, loc, value);
-  Type i32 = builder.getI32Type();
-  auto constant = [&](uint32_t bits) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getI32IntegerAttr(int32_t(bits)));
-  };
   Value code = arith::ExtUIOp::create(
-      builder, loc, i32,
+      builder, loc, builder.getI32Type(),
       arith::BitcastOp::create(builder, loc, builder.getI8Type(), value));
-  Value bits = arith::ShLIOp::create(builder, loc, code, constant(23));
-  auto equals = [&](uint32_t c) {
-    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, code,
-                                 constant(c));
-  };
-  bits = arith::SelectOp::create(builder, loc, equals(0), constant(0x00400000u),
-                                 bits);
-  bits = arith::SelectOp::create(builder, loc, equals(0xFF),
-                                 constant(0x7FC00000u), bits);
-  return arith::BitcastOp::create(builder, loc, builder.getF32Type(), bits);
+  return createE8M0ToF32(builder, loc, code);
 }
 
-/// `scale` is replaced by FLT_MAX when infinite, as Transformer Engine does.
-static Value clampInfiniteScale(OpBuilder &builder, Location loc, Value scale) {
-  Value inf =
-      createF32Constant(builder, loc, std::numeric_limits<float>::infinity());
-  Value magnitude = math::AbsFOp::create(builder, loc, scale);
-  Value isInf = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
-                                      magnitude, inf);
-  Value floatMax =
-      createF32Constant(builder, loc, std::numeric_limits<float>::max());
-  return arith::SelectOp::create(builder, loc, isInf, floatMax, scale);
-}
-
-/// Keeps the sign and exponent bits: the power of two at or below |scale|.
-static Value truncateToPowerOfTwo(OpBuilder &builder, Location loc,
-                                  Value scale) {
-  Value bits =
-      arith::BitcastOp::create(builder, loc, builder.getI32Type(), scale);
-  Value mask = arith::ConstantOp::create(
-      builder, loc, builder.getI32IntegerAttr(int32_t(0xFF800000u)));
-  Value masked = arith::AndIOp::create(builder, loc, bits, mask);
-  return arith::BitcastOp::create(builder, loc, builder.getF32Type(), masked);
-}
-
-/// Current scaling (numerics::computeCurrentScale): amax raised to epsilon
-/// (NaN compares false and stays NaN), then amax 0, Inf or NaN gives 1;
-/// otherwise scaledMax / amax, FLT_MAX for Inf, power of two on request.
-static Value createCurrentScale(OpBuilder &builder, Location loc, Value amax,
-                                Value scaledMax, float epsilonValue,
-                                bool powerOfTwo) {
-  Value zero = createF32Constant(builder, loc, 0.0f);
-  Value inf =
-      createF32Constant(builder, loc, std::numeric_limits<float>::infinity());
-  Value epsilon = createF32Constant(builder, loc, epsilonValue);
-  Value isBelow = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
-                                        amax, epsilon);
-  amax = arith::SelectOp::create(builder, loc, isBelow, epsilon, amax);
-  Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
-                                      amax, amax);
-  Value isInf = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
-                                      math::AbsFOp::create(builder, loc, amax),
-                                      inf);
-  Value isZero = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
-                                       amax, zero);
-  Value useOne = arith::OrIOp::create(
-      builder, loc, arith::OrIOp::create(builder, loc, isNaN, isInf), isZero);
-  Value scale = arith::DivFOp::create(builder, loc, scaledMax, amax);
-  scale = clampInfiniteScale(builder, loc, scale);
-  if (powerOfTwo)
-    scale = truncateToPowerOfTwo(builder, loc, scale);
-  return arith::SelectOp::create(builder, loc, useOne,
-                                 createF32Constant(builder, loc, 1.0f), scale);
-}
-
-/// MXFP8 (numerics::computeMXScaleInvCode, mxScaleFromCode): the E8M0 code
-/// of scale_inv from the block amax, and the exact f32 scale 2^(127 - code).
+/// MXFP8: the E8M0 scale_inv of a block amax and the exact f32 scale
+/// (ScaleArith.h).
 static std::pair<Value, Value> createMXScales(OpBuilder &builder, Location loc,
                                               Value amax, float fp8Max) {
-  Type i32 = builder.getI32Type();
-  auto constant = [&](uint32_t bits) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getI32IntegerAttr(int32_t(bits)));
-  };
-  auto compare = [&](arith::CmpIPredicate predicate, Value a, Value b) {
-    return arith::CmpIOp::create(builder, loc, predicate, a, b);
-  };
-  float reciprocal = static_cast<float>(1.0 / static_cast<double>(fp8Max));
-  Value value = arith::MulFOp::create(
-      builder, loc, amax, createF32Constant(builder, loc, reciprocal));
-  Value magnitude = arith::AndIOp::create(
-      builder, loc, arith::BitcastOp::create(builder, loc, i32, value),
-      constant(0x7FFFFFFFu));
-  Value exponent = arith::ShRUIOp::create(builder, loc, magnitude, constant(23));
-  Value mantissa = arith::AndIOp::create(builder, loc, magnitude,
-                                         constant(0x7FFFFFu));
-  // Round the exponent up unless the value is a power of two, never past
-  // 0xFE, and not for subnormals up to 2^-127.
-  Value tinySubnormal = arith::AndIOp::create(
-      builder, loc, compare(arith::CmpIPredicate::eq, exponent, constant(0)),
-      compare(arith::CmpIPredicate::ule, mantissa, constant(0x400000)));
-  Value roundUp = arith::AndIOp::create(
-      builder, loc,
-      arith::AndIOp::create(
-          builder, loc, compare(arith::CmpIPredicate::ne, mantissa, constant(0)),
-          compare(arith::CmpIPredicate::ne, exponent, constant(0xFE))),
-      arith::XOrIOp::create(builder, loc, tinySubnormal,
-                            arith::ConstantOp::create(
-                                builder, loc, builder.getBoolAttr(true))));
-  Value code = arith::AddIOp::create(
-      builder, loc, exponent, arith::ExtUIOp::create(builder, loc, i32, roundUp));
-  Value isInf = compare(arith::CmpIPredicate::eq, magnitude, constant(0x7F800000u));
-  code = arith::SelectOp::create(builder, loc, isInf, constant(0xFE), code);
-  Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
-                                      value, value);
-  code = arith::SelectOp::create(builder, loc, isNaN, constant(0xFF), code);
-
-  // scale = 2^(127 - code): biased exponent 254 - code; 2^-127 for 0xFE;
-  // NaN for 0xFF.
-  Value scaleBits = arith::ShLIOp::create(
-      builder, loc, arith::SubIOp::create(builder, loc, constant(254), code),
-      constant(23));
-  scaleBits = arith::SelectOp::create(
-      builder, loc, compare(arith::CmpIPredicate::eq, code, constant(0xFE)),
-      constant(0x00400000u), scaleBits);
-  scaleBits = arith::SelectOp::create(
-      builder, loc, compare(arith::CmpIPredicate::eq, code, constant(0xFF)),
-      constant(0x7FC00000u), scaleBits);
-  Value scale =
-      arith::BitcastOp::create(builder, loc, builder.getF32Type(), scaleBits);
+  Value code = createMXScaleCode(builder, loc, amax, fp8Max);
+  Value scale = createMXScaleFromCode(builder, loc, code);
   Value scaleInv = arith::BitcastOp::create(
       builder, loc, builder.getType<Float8E8M0FNUType>(),
       arith::TruncIOp::create(builder, loc, builder.getI8Type(), code));
@@ -466,14 +348,14 @@ Value mlir::fp8::createSaturatingTruncF(OpBuilder &builder, Location loc,
       num::getFormatInfo(*getNumericsFormat(float8Type)).maxFinite;
   // minimumf / maximumf keep NaN, so the clamp cannot hide one; the select
   // then replaces every NaN, whatever its sign and payload.
-  Value upper = createF32Constant(builder, loc, type, APFloat(maxFinite));
-  Value lower = createF32Constant(builder, loc, type, APFloat(-maxFinite));
+  Value upper = createF32ConstantLike(builder, loc, type, APFloat(maxFinite));
+  Value lower = createF32ConstantLike(builder, loc, type, APFloat(-maxFinite));
   Value clamped = arith::MaximumFOp::create(
       builder, loc, arith::MinimumFOp::create(builder, loc, value, upper),
       lower);
   Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
                                       value, value);
-  Value nan = createF32Constant(
+  Value nan = createF32ConstantLike(
       builder, loc, type,
       APFloat(APFloat::IEEEsingle(), APInt(32, kCanonicalNaNBits)));
   Value finite = arith::SelectOp::create(builder, loc, isNaN, nan, clamped);
