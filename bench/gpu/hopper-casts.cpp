@@ -1,12 +1,16 @@
 //===- hopper-casts.cpp - FP8 cast kernels on a GPU: exactness and speed --===//
 //
 // Loads the PTX that fp8-lower-to-nvvm made from bench/gpu/hopper-casts.mlir
-// and, for f32 tensors of 1 MiB to 1 GiB:
+// and checks the per-block casts (1x128 power-of-two, 128x128, MX 1x32:
+// bytes, amaxes, scales and scale_invs per block against lib/Numerics on odd
+// shapes with zero, NaN and Inf blocks); then, for f32 tensors of 1 MiB to
+// 1 GiB:
 //  * checks the GPU's bytes against the CPU numerics library
 //    (numerics::fromF32(x * scale, SatFinite)) and its amax and scale
 //    against computeAmax / computeCurrentScale, bit for bit;
-//  * times quantize-with-fused-amax and cast+transpose against a plain
-//    device-to-device copy of the same bytes (cuMemcpyDtoD), with events.
+//  * times quantize-with-fused-amax, cast+transpose and the block casts
+//    against a plain device-to-device copy of the same bytes
+//    (cuMemcpyDtoD), with events.
 // Launch geometry and parameters follow KernelABI.h, as the host launcher
 // that the pass generates does. Exit status: 0 all exact, 1 a mismatch,
 // 2 no GPU (or another runtime error).
@@ -113,6 +117,114 @@ size_t compareQuantized(const std::vector<float> &x, float scale,
 }
 
 double bandwidth(double bytes, float ms) { return bytes / (ms * 1e-3) / 1e9; }
+
+/// A rows x cols f32 matrix for the block casts: magnitudes that change from
+/// row to row (so that every block gets its own scale), one all-zero block,
+/// one block holding a NaN and one an Inf.
+std::vector<float> makeBlockInput(size_t rows, size_t cols, uint64_t seed) {
+  std::vector<float> x(rows * cols);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      uint32_t u = static_cast<uint32_t>(state >> 32);
+      float mantissa = static_cast<float>(u & 0xFFFFFF) / 16777216.0f;
+      int exponent = int((r * 7 + c / 32) % 48) - 30 + int((u >> 24) % 4);
+      x[r * cols + c] =
+          std::ldexp(1.0f + mantissa, exponent) * ((u >> 28) & 1 ? -1 : 1);
+    }
+  for (size_t c = 0; c < std::min<size_t>(cols, 128); ++c)
+    x[c] = 0.0f; // row 0, the first 1x128, 1x32 blocks
+  if (rows > 2 && cols > 200) {
+    x[1 * cols + 130] = std::numeric_limits<float>::quiet_NaN();
+    x[2 * cols + 131] = -std::numeric_limits<float>::infinity();
+  }
+  return x;
+}
+
+/// One block recipe of the block_cast kernels (KernelABI.h).
+struct BlockRecipe {
+  const char *kernel;
+  int64_t br, bc;
+  bool mx, powerOfTwo;
+};
+
+/// Runs `recipe`'s block_cast on x (rows x cols) and compares q, amax,
+/// scale and scale_inv with lib/Numerics block by block. Returns the
+/// number of mismatches.
+size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
+                      const BlockRecipe &recipe, const std::vector<float> &x,
+                      size_t rows, size_t cols) {
+  Device dev{cuda};
+  size_t blockRows = (rows + recipe.br - 1) / recipe.br;
+  size_t blockCols = (cols + recipe.bc - 1) / recipe.bc;
+  size_t blocks = blockRows * blockCols;
+  DevicePtr dx = dev.allocate(x.size() * 4), dq = dev.allocate(x.size());
+  DevicePtr damax = dev.allocate(blocks * 4), dscale = dev.allocate(blocks * 4);
+  DevicePtr dinv = dev.allocate(blocks * 4);
+  check(cuda.copyToDevice(dx, x.data(), x.size() * 4), "copy H2D");
+  // Poison: every output must be written.
+  check(cuda.memsetD32(dq, 0xA5A5A5A5u, (x.size() + 3) / 4), "memset");
+  check(cuda.memsetD32(dinv, 0xA5A5A5A5u, blocks), "memset");
+  KernelArgs args;
+  args.add(dx).add(dq).add(damax).add(dscale).add(dinv).add(int64_t(1))
+      .add(int64_t(rows)).add(int64_t(cols));
+  int64_t group = abi::blockGroupSize(recipe.br, recipe.bc);
+  check(cuda.launch(f, Dim3{unsigned(abi::blockKernelGridSize(blocks, group))},
+                    Dim3{unsigned(abi::kBlockSize)}, 0, args),
+        "launch");
+  check(cuda.synchronize(), recipe.kernel);
+  std::vector<uint8_t> q = dev.read<uint8_t>(dq, x.size());
+  std::vector<float> amax = dev.read<float>(damax, blocks);
+  std::vector<float> scale = dev.read<float>(dscale, blocks);
+  std::vector<uint8_t> invBytes = dev.read<uint8_t>(dinv, blocks * 4);
+  size_t bad = 0;
+  auto report = [&](const char *what, size_t block, double got, double want) {
+    if (bad++ < 5)
+      std::fprintf(stderr, "  %s: block %zu %s %a, want %a\n", recipe.kernel,
+                   block, what, got, want);
+  };
+  std::vector<float> values;
+  for (size_t bi = 0; bi < blockRows; ++bi)
+    for (size_t bj = 0; bj < blockCols; ++bj) {
+      size_t block = bi * blockCols + bj;
+      size_t r1 = std::min(rows, (bi + 1) * recipe.br);
+      size_t c1 = std::min(cols, (bj + 1) * recipe.bc);
+      values.clear();
+      for (size_t r = bi * recipe.br; r < r1; ++r)
+        for (size_t c = bj * recipe.bc; c < c1; ++c)
+          values.push_back(x[r * cols + c]);
+      float amaxRef = num::computeAmax(values.data(), values.size());
+      float scaleRef, invRef = 0;
+      uint8_t codeRef = 0;
+      if (recipe.mx) {
+        codeRef = num::computeMXScaleInvCode(amaxRef, 448.0f);
+        scaleRef = num::mxScaleFromCode(codeRef);
+      } else {
+        scaleRef = num::computeBlockScale(amaxRef, 448.0f, recipe.powerOfTwo,
+                                          0.0f);
+        invRef = 1.0f / scaleRef;
+      }
+      if (bits(amax[block]) != bits(amaxRef))
+        report("amax", block, amax[block], amaxRef);
+      if (bits(scale[block]) != bits(scaleRef))
+        report("scale", block, scale[block], scaleRef);
+      if (recipe.mx ? invBytes[block] != codeRef
+                    : std::memcmp(&invBytes[4 * block], &invRef, 4) != 0)
+        report("scale_inv", block, 0, recipe.mx ? codeRef : invRef);
+      for (size_t r = bi * recipe.br; r < r1; ++r)
+        for (size_t c = bj * recipe.bc; c < c1; ++c) {
+          uint8_t want = num::fromF32(x[r * cols + c] * scaleRef,
+                                      num::Format::E4M3FN,
+                                      num::Overflow::SatFinite);
+          if (q[r * cols + c] != want)
+            report("byte", block, q[r * cols + c], want);
+        }
+    }
+  for (DevicePtr p : {dx, dq, damax, dscale, dinv})
+    check(cuda.free(p), "free");
+  return bad;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -140,6 +252,13 @@ int main(int argc, char **argv) {
   FunctionHandle computeScale = kernel("compute_scale");
   FunctionHandle castTranspose = kernel("cast_transpose_f32_e4m3_amax");
   FunctionHandle dequantize = kernel("dequantize_e4m3_f32");
+  const BlockRecipe blockRecipes[] = {
+      {"block_cast_f32_e4m3_1x128_pow2", 1, 128, false, true},
+      {"block_cast_f32_e4m3_128x128", 128, 128, false, false},
+      {"block_cast_f32_e4m3_1x32_mx", 1, 32, true, false}};
+  std::vector<FunctionHandle> blockCasts;
+  for (const BlockRecipe &recipe : blockRecipes)
+    blockCasts.push_back(kernel(recipe.kernel));
 
   // 0 MiB has no matrix side to divide by.
   if (sizes.empty() || std::count(sizes.begin(), sizes.end(), 0u))
@@ -153,9 +272,24 @@ int main(int argc, char **argv) {
           "launch");
   };
 
+  // Per-block casts: exactness on odd shapes (partial blocks, a row length
+  // that is not a multiple of 4: the element-by-element path), all-zero,
+  // NaN and Inf blocks.
+  for (auto [rowsB, colsB] : {std::pair<size_t, size_t>{1000, 1000},
+                              std::pair<size_t, size_t>{130, 301}}) {
+    std::vector<float> xb = makeBlockInput(rowsB, colsB, rowsB);
+    for (size_t i = 0; i < std::size(blockRecipes); ++i) {
+      size_t bad = checkBlockCast(cuda, blockCasts[i], blockRecipes[i], xb,
+                                  rowsB, colsB);
+      std::printf("%s on %zux%zu: %s\n", blockRecipes[i].kernel, rowsB, colsB,
+                  bad ? "MISMATCH" : "exact");
+      mismatches += bad;
+    }
+  }
+
   struct Row {
     unsigned mib;
-    double copy, quant, ct;
+    double copy, quant, ct, block[3];
   };
   std::vector<Row> rows;
   for (unsigned mib : sizes) {
@@ -289,9 +423,30 @@ int main(int argc, char **argv) {
         elementwise(quantizeAmaxE4M3, bytes / 4, qArgs);
       });
       float ctMs = time([&](unsigned) { launchCT(); });
-      rows.push_back({mib, bandwidth(2.0 * bytes, copyMs),
-                      bandwidth(1.25 * bytes, quantMs),
-                      bandwidth(1.5 * bytes, ctMs)});
+      Row row{mib, bandwidth(2.0 * bytes, copyMs),
+              bandwidth(1.25 * bytes, quantMs), bandwidth(1.5 * bytes, ctMs),
+              {}};
+      // Block casts over the matrix: scales are 1/128 .. 1/16384 of it.
+      DevicePtr blockScales = dev.allocate(count / 8 + 1024);
+      for (size_t i = 0; i < std::size(blockRecipes); ++i) {
+        const BlockRecipe &recipe = blockRecipes[i];
+        size_t blocks = ((rowsM + recipe.br - 1) / recipe.br) *
+                        ((colsM + recipe.bc - 1) / recipe.bc);
+        KernelArgs bArgs;
+        bArgs.add(dx).add(dq).add(blockScales).add(blockScales)
+            .add(blockScales).add(int64_t(1)).add(int64_t(rowsM))
+            .add(int64_t(colsM));
+        unsigned grid = unsigned(abi::blockKernelGridSize(
+            blocks, abi::blockGroupSize(recipe.br, recipe.bc)));
+        float ms = time([&](unsigned) {
+          check(cuda.launch(blockCasts[i], Dim3{grid},
+                            Dim3{unsigned(abi::kBlockSize)}, 0, bArgs),
+                "launch");
+        });
+        row.block[i] = bandwidth(1.25 * count * 4, ms);
+      }
+      check(cuda.free(blockScales), "free");
+      rows.push_back(row);
     }
     for (DevicePtr p : {dx, dq, dqt, dscale, damax, dcopy, dy})
       check(cuda.free(p), "free");
@@ -312,6 +467,18 @@ int main(int argc, char **argv) {
     std::printf("CASTS|%u|%.1f|%.1f|%.1f\n", r.mib, r.copy, r.quant, r.ct);
     if (r.mib >= 256 && (qPct < 90.0 || ctPct < 80.0))
       targetsMet = false;
+  }
+  std::printf("\nBlock casts (GB/s, 1.25x the input; amax, scale and cast "
+              "in one pass)\n");
+  std::printf("   MiB |  1x128 pow2 |  %% copy |    128x128 |  %% copy |  "
+              "MX 1x32 |  %% copy\n");
+  for (const Row &r : rows) {
+    std::printf("%6u | %11.1f | %6.1f%% | %10.1f | %6.1f%% | %8.1f | %6.1f%%\n",
+                r.mib, r.block[0], 100.0 * r.block[0] / r.copy, r.block[1],
+                100.0 * r.block[1] / r.copy, r.block[2],
+                100.0 * r.block[2] / r.copy);
+    std::printf("BLOCKCASTS|%u|%.1f|%.1f|%.1f|%.1f\n", r.mib, r.copy,
+                r.block[0], r.block[1], r.block[2]);
   }
   std::printf("targets (>= 256 MiB): quantize+amax >= 90%% of copy, "
               "cast+transpose >= 80%%: %s\n",

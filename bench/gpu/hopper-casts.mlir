@@ -25,3 +25,28 @@ func.func @dequantize(%q: tensor<?xf8E4M3FN>, %scale_inv: f32) -> tensor<?xf32> 
   %x = fp8.dequantize %q, %scale_inv : tensor<?xf8E4M3FN> -> tensor<?xf32>
   return %x : tensor<?xf32>
 }
+
+// Per-block casts (block_cast_*): static shapes only fix which kernels are
+// made; the kernels take their sizes at launch.
+func.func @blocks(%x: tensor<256x256xf32>)
+    -> (tensor<256x256xf8E4M3FN>, tensor<256x2xf32>, tensor<256x256xf8E4M3FN>,
+        tensor<2x2xf32>, tensor<256x256xf8E4M3FN>, tensor<256x8xf8E8M0FNU>) {
+  %ra = fp8.block_amax %x block [1, 128] : tensor<256x256xf32> -> tensor<256x2xf32>
+  %rs, %rsi = fp8.compute_block_scales %ra for f8E4M3FN {power_of_two}
+      : tensor<256x2xf32> -> tensor<256x2xf32>, tensor<256x2xf32>
+  %rq = fp8.quantize %x, %rs block [1, 128]
+      : tensor<256x256xf32> scales tensor<256x2xf32> -> tensor<256x256xf8E4M3FN>
+  %wa = fp8.block_amax %x block [128, 128] : tensor<256x256xf32> -> tensor<2x2xf32>
+  %ws, %wsi = fp8.compute_block_scales %wa for f8E4M3FN
+      : tensor<2x2xf32> -> tensor<2x2xf32>, tensor<2x2xf32>
+  %wq = fp8.quantize %x, %ws block [128, 128]
+      : tensor<256x256xf32> scales tensor<2x2xf32> -> tensor<256x256xf8E4M3FN>
+  %ma = fp8.block_amax %x block [1, 32] : tensor<256x256xf32> -> tensor<256x8xf32>
+  %ms, %msi = fp8.compute_block_scales %ma for f8E4M3FN
+      : tensor<256x8xf32> -> tensor<256x8xf32>, tensor<256x8xf8E8M0FNU>
+  %mq = fp8.quantize %x, %ms block [1, 32]
+      : tensor<256x256xf32> scales tensor<256x8xf32> -> tensor<256x256xf8E4M3FN>
+  return %rq, %rsi, %wq, %wsi, %mq, %msi
+      : tensor<256x256xf8E4M3FN>, tensor<256x2xf32>, tensor<256x256xf8E4M3FN>,
+        tensor<2x2xf32>, tensor<256x256xf8E4M3FN>, tensor<256x8xf8E8M0FNU>
+}

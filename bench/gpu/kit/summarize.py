@@ -66,6 +66,18 @@ def main():
         lines.append("")
         lines.append("targets (quantize+amax >= 90%%, cast+transpose >= 80%%): %s"
                      % ("met" if met else "NOT met"))
+    blocks = rows(os.path.join(out, "casts.log"), "BLOCKCASTS")
+    if blocks:
+        lines += ["", "## Block casts (GB/s; amax, scale and cast in one pass; "
+                  "% of a device-to-device copy)", "",
+                  "| MiB | 1x128 pow2 | % | 128x128 | % | MX 1x32 | % |",
+                  "|---|---|---|---|---|---|---|"]
+        for mib, copy, *recipes in blocks:
+            cells = []
+            for value in recipes:
+                cells += ["%.1f" % float(value),
+                          "%.1f%%" % (100 * ratio(float(value), float(copy)))]
+            lines.append("| %s | %s |" % (mib, " | ".join(cells)))
     if exact:
         lines.append("bit-exact against the CPU numerics: %s (%s mismatches)" %
                      ("yes" if exact[0][0] == "0" else "NO", exact[0][0]))

@@ -12,6 +12,7 @@
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Conversion/Passes.h"
+#include "fp8/Conversion/ScaleArith.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/Numerics/Float8.h"
@@ -28,6 +29,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -60,7 +62,17 @@ static StringRef getTypeTag(Type type) {
     return "e4m3";
   if (isa<Float8E5M2Type>(type))
     return "e5m2";
+  if (isa<Float8E8M0FNUType>(type))
+    return "e8m0";
   return "";
+}
+
+/// The largest finite value of an FP8 element type.
+static float getMaxFinite(Type float8Type) {
+  return num::getFormatInfo(isa<Float8E4M3FNType>(float8Type)
+                                ? num::Format::E4M3FN
+                                : num::Format::E5M2)
+      .maxFinite;
 }
 
 static Type getElementType(Value value) {
@@ -276,6 +288,27 @@ public:
     });
   }
 
+  /// if (cond) { then } else { other }, nothing yielded.
+  void ifThenElse(Value cond, function_ref<void()> then,
+                  function_ref<void()> other) {
+    scf::IfOp::create(
+        b, cond,
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          then();
+          scf::YieldOp::create(b);
+        },
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          other();
+          scf::YieldOp::create(b);
+        });
+  }
+
   /// if (cond) { then } else { other }, yielding one value.
   Value ifElse(Value cond, function_ref<Value()> then,
                function_ref<Value()> other) {
@@ -307,6 +340,42 @@ public:
   ImplicitLocOpBuilder &b;
 };
 
+/// How a block kernel turns a block amax into its scales: the E8M0 MXFP8
+/// rule, or f32 block scaling with its options (compute_block_scales).
+struct BlockRecipe {
+  bool mx = false;
+  bool powerOfTwo = false;
+  float epsilon = 0.0f;
+
+  /// The kernel-name suffix (KernelABI.h).
+  std::string getSuffix() const {
+    if (mx)
+      return "_mx";
+    std::string suffix = powerOfTwo ? "_pow2" : "";
+    if (epsilon != 0.0f)
+      suffix += "_eps" + llvm::utohexstr(llvm::bit_cast<uint32_t>(epsilon),
+                                         /*LowerCase=*/true, /*Width=*/8);
+    return suffix;
+  }
+};
+
+/// One group of threads on one block of a block kernel, and this thread's
+/// kBlockVector-element runs of it: one per step.
+struct BlockCursor {
+  Value valid;   // i1: the group has a block this iteration
+  Value index;   // i64: the block's index in the scale layout
+  Value rank;    // i64: the thread's rank in its group
+  Value fast;    // i1: a whole block, aligned: vector accesses
+  Value rows, cols;
+  SmallVector<Value> start, row, col; // per step: first element, position
+
+  /// Element j of step s's run is in the tensor.
+  Value inside(KernelEmitter &k, int64_t s, int64_t j) {
+    return k.andI(valid, k.andI(k.ult(row[s], rows),
+                                k.ult(k.add(col[s], k.i64(j)), cols)));
+  }
+};
+
 /// Creates (once) and returns the kernels of one gpu.module.
 class KernelLibrary {
 public:
@@ -321,6 +390,15 @@ public:
   StringRef getRecordAmax();
   StringRef getRollHistory();
 
+  /// The per-block kernels (KernelABI.h); `recipe` as in their names.
+  StringRef getBlockCast(Type in, Type out, int64_t br, int64_t bc,
+                         const BlockRecipe &recipe);
+  StringRef getBlockAmax(Type in, int64_t br, int64_t bc);
+  StringRef getBlockQuantize(Type in, Type out, int64_t br, int64_t bc);
+  StringRef getBlockDequantize(Type in, Type out, int64_t br, int64_t bc,
+                               bool mx);
+  StringRef getBlockScales(Type out, const BlockRecipe &recipe);
+
 private:
   /// Looks `name` up or creates an empty kernel with these parameters and
   /// calls `build` to fill it.
@@ -334,6 +412,14 @@ private:
   void buildCastTranspose(KernelEmitter &k, ValueRange args, Type in,
                           Type out, bool withAmax);
   Value getSharedTile(ImplicitLocOpBuilder &b);
+
+  void walkBlocks(KernelEmitter &k, int64_t br, int64_t bc, Value batch,
+                  Value rows, Value cols, ArrayRef<Value> vectorPtrs,
+                  function_ref<void(BlockCursor &)> body);
+  Value groupMax(KernelEmitter &k, Value value, int64_t group);
+  std::pair<Value, Value> buildBlockScale(KernelEmitter &k, Value amax,
+                                          Type out,
+                                          const BlockRecipe &recipe);
 
   gpu::GPUModuleOp module;
   llvm::StringMap<LLVM::LLVMFuncOp> kernels;
@@ -761,6 +847,399 @@ StringRef KernelLibrary::getRollHistory() {
 }
 
 //===----------------------------------------------------------------------===//
+// Per-block kernels
+//===----------------------------------------------------------------------===//
+
+void KernelLibrary::walkBlocks(KernelEmitter &k, int64_t br, int64_t bc,
+                               Value batch, Value rows, Value cols,
+                               ArrayRef<Value> vectorPtrs,
+                               function_ref<void(BlockCursor &)> body) {
+  const int64_t group = abi::blockGroupSize(br, bc);
+  const int64_t perThreadBlock = abi::kBlockSize / group;
+  const int64_t steps = abi::blockSteps(br, bc);
+  // Rows of the block one step of the whole group covers.
+  const int64_t rowsPerStep = group * abi::kBlockVector / bc;
+  Value blockRows = k.divU(k.add(rows, k.i64(br - 1)), k.i64(br));
+  Value blockCols = k.divU(k.add(cols, k.i64(bc - 1)), k.i64(bc));
+  Value numBlocks = k.mul(batch, k.mul(blockRows, blockCols));
+  Value slot = k.divU(k.tid(), k.i64(group));
+  Value rank = k.remU(k.tid(), k.i64(group));
+  Value first = k.mul(k.ctaid(), k.i64(perThreadBlock));
+  Value stride = k.mul(k.nctaid(), k.i64(perThreadBlock));
+  // Whole rows of 4-element runs stay aligned when cols is a multiple of 4.
+  Value aligned =
+      k.andI(k.allAligned(vectorPtrs),
+             k.eq(k.remU(cols, k.i64(abi::kBlockVector)), k.i64(0)));
+  Value runOffset = k.mul(rank, k.i64(abi::kBlockVector));
+  Value rowInBlock = k.divU(runOffset, k.i64(bc));
+  Value colInBlock = k.remU(runOffset, k.i64(bc));
+
+  // The loop runs alike for every thread of a thread block (its bounds
+  // depend on the thread block alone), so the shuffles and barriers of the
+  // reductions see every thread; a group without a block idles through.
+  k.forLoop(first, numBlocks, stride, k.f32(0.0f), [&](Value t, Value u) {
+    BlockCursor c;
+    Value block = k.add(t, slot);
+    c.valid = k.ult(block, numBlocks);
+    c.index = k.select(c.valid, block, k.i64(0));
+    c.rank = rank;
+    c.rows = rows;
+    c.cols = cols;
+    Value bj = k.remU(c.index, blockCols);
+    Value rest = k.divU(c.index, blockCols);
+    Value bi = k.remU(rest, blockRows);
+    Value b = k.divU(rest, blockRows);
+    Value row0 = k.mul(bi, k.i64(br));
+    Value col0 = k.mul(bj, k.i64(bc));
+    Value whole = k.andI(k.ule(k.add(row0, k.i64(br)), rows),
+                         k.ule(k.add(col0, k.i64(bc)), cols));
+    c.fast = k.andI(k.andI(c.valid, whole), aligned);
+    Value base = k.mul(b, k.mul(rows, cols));
+    for (int64_t step = 0; step < steps; ++step) {
+      Value row =
+          k.add(row0, k.add(rowInBlock, k.i64(step * rowsPerStep)));
+      Value col = k.add(col0, colInBlock);
+      c.row.push_back(row);
+      c.col.push_back(col);
+      c.start.push_back(k.add(base, k.add(k.mul(row, cols), col)));
+    }
+    body(c);
+    return u;
+  });
+}
+
+/// The NaN-ignoring max over a group of `group` threads, in every thread:
+/// butterfly shuffles within a warp, then across the warps of the thread
+/// block through shared memory.
+Value KernelLibrary::groupMax(KernelEmitter &k, Value value, int64_t group) {
+  int64_t lanes = std::min<int64_t>(group, abi::kWarpSize);
+  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
+    Value other = NVVM::ShflOp::create(k.b, k.f32(), k.i32(-1), value,
+                                       k.i32(offset), k.i32(31),
+                                       NVVM::ShflKind::bfly, UnitAttr());
+    value = k.fmax(value, other);
+  }
+  if (group <= abi::kWarpSize)
+    return value;
+  // One slot per warp of the thread block.
+  StringRef name = "fp8_block_reduce";
+  const int64_t warps = abi::kBlockSize / abi::kWarpSize;
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(k.b);
+    k.b.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(k.b, LLVM::LLVMArrayType::get(k.f32(), warps),
+                           /*isConstant=*/false, LLVM::Linkage::Internal, name,
+                           Attribute(), /*alignment=*/16, kSharedSpace);
+  }
+  Value slots = LLVM::AddressOfOp::create(
+      k.b, LLVM::LLVMPointerType::get(k.b.getContext(), kSharedSpace), name);
+  Value warp = k.divU(k.tid(), k.i64(abi::kWarpSize));
+  Value lane = k.remU(k.tid(), k.i64(abi::kWarpSize));
+  k.ifThen(k.eq(lane, k.i64(0)),
+           [&]() { k.store(value, k.gep(slots, k.f32(), warp), 4); });
+  NVVM::Barrier0Op::create(k.b);
+  Value result = k.f32(0.0f);
+  for (int64_t w = 0; w < warps; ++w)
+    result = k.fmax(result, k.load(k.f32(), k.gep(slots, k.f32(), k.i64(w)),
+                                   4));
+  // The slots are written again for the next block.
+  NVVM::Barrier0Op::create(k.b);
+  return result;
+}
+
+/// compute_block_scales on one amax: the f32 scale and the scale_inv to
+/// store (an f32, or the E8M0 code as an i8).
+std::pair<Value, Value>
+KernelLibrary::buildBlockScale(KernelEmitter &k, Value amax, Type out,
+                               const BlockRecipe &recipe) {
+  Location loc = k.b.getLoc();
+  if (recipe.mx) {
+    Value code = createMXScaleCode(k.b, loc, amax, getMaxFinite(out));
+    return {createMXScaleFromCode(k.b, loc, code),
+            arith::TruncIOp::create(k.b, k.i8(), code)};
+  }
+  Value scale = createCurrentScale(k.b, loc, amax, k.f32(getMaxFinite(out)),
+                                   recipe.epsilon, recipe.powerOfTwo);
+  return {scale, arith::DivFOp::create(k.b, k.f32(1.0f), scale)};
+}
+
+namespace {
+/// Reads and writes of one thread's 4-element runs in a block kernel:
+/// vector accesses for whole, aligned blocks, element by element (the
+/// elements outside the tensor skipped, read as 0) otherwise.
+struct BlockRuns {
+  KernelEmitter &k;
+  BlockCursor &c;
+
+  /// Run `s` of a wide tensor, widened to f32.
+  SmallVector<Value, 4> load(Value base, Type type, int64_t s) {
+    unsigned bytes = type.getIntOrFloatBitWidth() / 8;
+    auto wide = VectorType::get({abi::kBlockVector}, k.f32());
+    Value values = k.ifElse(
+        c.fast,
+        [&]() {
+          auto vectorType = VectorType::get({abi::kBlockVector}, type);
+          Value vec = k.load(vectorType, k.gep(base, type, c.start[s]),
+                             bytes * abi::kBlockVector);
+          Value result = k.undef(wide);
+          for (int64_t j = 0; j < abi::kBlockVector; ++j)
+            result = k.insert(result, k.widen(k.extract(vec, j)), j);
+          return result;
+        },
+        [&]() {
+          Value result = k.undef(wide);
+          for (int64_t j = 0; j < abi::kBlockVector; ++j) {
+            Value v = k.ifElse(
+                c.inside(k, s, j),
+                [&]() {
+                  return k.loadWide(base, type, k.add(c.start[s], k.i64(j)));
+                },
+                [&]() { return k.f32(0.0f); });
+            result = k.insert(result, v, j);
+          }
+          return result;
+        });
+    SmallVector<Value, 4> result;
+    for (int64_t j = 0; j < abi::kBlockVector; ++j)
+      result.push_back(k.extract(values, j));
+    return result;
+  }
+
+  /// Run `s` of an FP8 tensor, decoded exactly to f32.
+  SmallVector<Value, 4> loadFloat8(Value base, Type float8Type, int64_t s) {
+    Value word = k.ifElse(
+        c.fast,
+        [&]() {
+          return k.load(k.i32(), k.gep(base, k.i8(), c.start[s]), 4);
+        },
+        [&]() {
+          Value word = k.i32(0);
+          for (int64_t j = 0; j < abi::kBlockVector; ++j) {
+            Value byte = k.ifElse(
+                c.inside(k, s, j),
+                [&]() {
+                  return k.zext32(k.load(
+                      k.i8(), k.gep(base, k.i8(), k.add(c.start[s], k.i64(j))),
+                      1));
+                },
+                [&]() { return k.i32(0); });
+            word = k.orI(word, arith::ShLIOp::create(k.b, byte, k.i32(8 * j)));
+          }
+          return word;
+        });
+    SmallVector<Value, 4> result;
+    for (int64_t half = 0; half < 2; ++half) {
+      Value pair = arith::TruncIOp::create(
+          k.b, k.i16(), arith::ShRUIOp::create(k.b, word, k.i32(16 * half)));
+      auto [lo, hi] = k.dequantizePair(pair, float8Type);
+      result.append({lo, hi});
+    }
+    return result;
+  }
+
+  /// Quantizes run `s` (already scaled) into `q`.
+  void storeFloat8(Value q, ArrayRef<Value> scaled, Type float8Type,
+                   int64_t s) {
+    k.ifThenElse(
+        c.fast,
+        [&]() {
+          Value lo = k.zext32(k.cvtPair(scaled[1], scaled[0], float8Type));
+          Value hi = k.zext32(k.cvtPair(scaled[3], scaled[2], float8Type));
+          Value word = k.orI(lo, arith::ShLIOp::create(k.b, hi, k.i32(16)));
+          k.store(word, k.gep(q, k.i8(), c.start[s]), 4);
+        },
+        [&]() {
+          for (int64_t j = 0; j < abi::kBlockVector; ++j)
+            k.ifThen(c.inside(k, s, j), [&]() {
+              k.store(k.quantizeOne(scaled[j], float8Type),
+                      k.gep(q, k.i8(), k.add(c.start[s], k.i64(j))), 1);
+            });
+        });
+  }
+
+  /// Rounds run `s` to `type` and stores it into `y`.
+  void storeWide(Value y, ArrayRef<Value> values, Type type, int64_t s) {
+    unsigned bytes = type.getIntOrFloatBitWidth() / 8;
+    k.ifThenElse(
+        c.fast,
+        [&]() {
+          Value vec = k.undef(VectorType::get({abi::kBlockVector}, type));
+          for (int64_t j = 0; j < abi::kBlockVector; ++j)
+            vec = k.insert(vec, k.narrow(values[j], type), j);
+          k.store(vec, k.gep(y, type, c.start[s]), bytes * abi::kBlockVector);
+        },
+        [&]() {
+          for (int64_t j = 0; j < abi::kBlockVector; ++j)
+            k.ifThen(c.inside(k, s, j), [&]() {
+              k.store(k.narrow(values[j], type),
+                      k.gep(y, type, k.add(c.start[s], k.i64(j))), bytes);
+            });
+        });
+  }
+
+  /// Stores `value` at the block's slot of a per-block tensor, once.
+  void storeBlockValue(Value base, Value value) {
+    k.ifThen(k.andI(c.valid, k.eq(c.rank, k.i64(0))), [&]() {
+      unsigned bytes = value.getType().getIntOrFloatBitWidth() / 8;
+      k.store(value, k.gep(base, value.getType(), c.index), bytes);
+    });
+  }
+};
+} // namespace
+
+/// The block extents in a kernel name.
+static std::string getBlockTag(int64_t br, int64_t bc) {
+  return ("_" + Twine(br) + "x" + Twine(bc)).str();
+}
+
+StringRef KernelLibrary::getBlockCast(Type in, Type out, int64_t br,
+                                      int64_t bc, const BlockRecipe &recipe) {
+  std::string name = ("block_cast_" + getTypeTag(in) + "_" + getTypeTag(out) +
+                      getBlockTag(br, bc) + recipe.getSuffix())
+                         .str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  // (x, q, amax, scale, scale_inv, batch, rows, cols)
+  return getOrCreate(
+      name, {ptr, ptr, ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        Value x = args[0], q = args[1];
+        int64_t steps = abi::blockSteps(br, bc);
+        walkBlocks(k, br, bc, args[5], args[6], args[7], {x, q},
+                   [&](BlockCursor &c) {
+          BlockRuns runs{k, c};
+          SmallVector<SmallVector<Value, 4>> values;
+          Value threadMax = k.f32(0.0f);
+          for (int64_t s = 0; s < steps; ++s) {
+            values.push_back(runs.load(x, in, s));
+            for (Value v : values.back())
+              threadMax = k.fmax(threadMax, k.fabs(v));
+          }
+          Value amax = groupMax(k, threadMax, abi::blockGroupSize(br, bc));
+          auto [scale, scaleInv] = buildBlockScale(k, amax, out, recipe);
+          for (int64_t s = 0; s < steps; ++s) {
+            SmallVector<Value, 4> scaled;
+            for (Value v : values[s])
+              scaled.push_back(k.fmul(v, scale));
+            runs.storeFloat8(q, scaled, out, s);
+          }
+          runs.storeBlockValue(args[2], amax);
+          runs.storeBlockValue(args[3], scale);
+          runs.storeBlockValue(args[4], scaleInv);
+        });
+      });
+}
+
+StringRef KernelLibrary::getBlockAmax(Type in, int64_t br, int64_t bc) {
+  std::string name =
+      ("block_amax_" + getTypeTag(in) + getBlockTag(br, bc)).str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  // (x, amax, batch, rows, cols)
+  return getOrCreate(
+      name, {ptr, ptr, i64, i64, i64}, abi::kBlockSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        int64_t steps = abi::blockSteps(br, bc);
+        walkBlocks(k, br, bc, args[2], args[3], args[4], {args[0]},
+                   [&](BlockCursor &c) {
+          BlockRuns runs{k, c};
+          Value threadMax = k.f32(0.0f);
+          for (int64_t s = 0; s < steps; ++s)
+            for (Value v : runs.load(args[0], in, s))
+              threadMax = k.fmax(threadMax, k.fabs(v));
+          runs.storeBlockValue(
+              args[1], groupMax(k, threadMax, abi::blockGroupSize(br, bc)));
+        });
+      });
+}
+
+StringRef KernelLibrary::getBlockQuantize(Type in, Type out, int64_t br,
+                                          int64_t bc) {
+  std::string name = ("block_quantize_" + getTypeTag(in) + "_" +
+                      getTypeTag(out) + getBlockTag(br, bc))
+                         .str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  // (x, q, scale, batch, rows, cols)
+  return getOrCreate(
+      name, {ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        Value x = args[0], q = args[1];
+        int64_t steps = abi::blockSteps(br, bc);
+        walkBlocks(k, br, bc, args[3], args[4], args[5], {x, q},
+                   [&](BlockCursor &c) {
+          BlockRuns runs{k, c};
+          Value scale = k.loadScalar(k.gep(args[2], k.f32(), c.index));
+          for (int64_t s = 0; s < steps; ++s) {
+            SmallVector<Value, 4> scaled;
+            for (Value v : runs.load(x, in, s))
+              scaled.push_back(k.fmul(v, scale));
+            runs.storeFloat8(q, scaled, out, s);
+          }
+        });
+      });
+}
+
+StringRef KernelLibrary::getBlockDequantize(Type in, Type out, int64_t br,
+                                            int64_t bc, bool mx) {
+  std::string name = ("block_dequantize_" + getTypeTag(in) + "_" +
+                      getTypeTag(out) + getBlockTag(br, bc) +
+                      (mx ? "_mx" : ""))
+                         .str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  // (q, y, scale_inv, batch, rows, cols)
+  return getOrCreate(
+      name, {ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        Value q = args[0], y = args[1];
+        int64_t steps = abi::blockSteps(br, bc);
+        walkBlocks(k, br, bc, args[3], args[4], args[5], {q, y},
+                   [&](BlockCursor &c) {
+          BlockRuns runs{k, c};
+          Value scaleInv =
+              mx ? createE8M0ToF32(
+                       k.b, k.b.getLoc(),
+                       k.zext32(k.load(k.i8(), k.gep(args[2], k.i8(), c.index),
+                                       1)))
+                 : k.loadScalar(k.gep(args[2], k.f32(), c.index));
+          for (int64_t s = 0; s < steps; ++s) {
+            SmallVector<Value, 4> values;
+            for (Value v : runs.loadFloat8(q, in, s))
+              values.push_back(k.fmul(v, scaleInv));
+            runs.storeWide(y, values, out, s);
+          }
+        });
+      });
+}
+
+StringRef KernelLibrary::getBlockScales(Type out, const BlockRecipe &recipe) {
+  std::string name =
+      ("block_scales_" + getTypeTag(out) + recipe.getSuffix()).str();
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  // (amax, scale, scale_inv, n): element-wise, grid-stride.
+  return getOrCreate(
+      name, {ptr, ptr, ptr, IntegerType::get(ctx, 64)}, abi::kBlockSize,
+      [&](KernelEmitter &k, ValueRange args) {
+        Value gtid = k.add(k.mul(k.ctaid(), k.ntid()), k.tid());
+        Value stride = k.mul(k.nctaid(), k.ntid());
+        k.forLoop(gtid, args[3], stride, k.f32(0.0f), [&](Value i, Value u) {
+          Value amax = k.loadScalar(k.gep(args[0], k.f32(), i));
+          auto [scale, scaleInv] = buildBlockScale(k, amax, out, recipe);
+          k.store(scale, k.gep(args[1], k.f32(), i), 4);
+          k.store(scaleInv, k.gep(args[2], scaleInv.getType(), i),
+                  scaleInv.getType().getIntOrFloatBitWidth() / 8);
+          return u;
+        });
+      });
+}
+
+//===----------------------------------------------------------------------===//
 // Host side
 //===----------------------------------------------------------------------===//
 
@@ -775,6 +1254,60 @@ static MemRefType getDeviceType(Type type) {
   if (type.isF32())
     return MemRefType::get({}, type);
   return {};
+}
+
+namespace {
+/// A tensor with per-block scales as the block kernels see it (KernelABI.h):
+/// [batch, rows, cols] in blocks of br x bc.
+struct BlockGeometry {
+  int64_t batch = 1, rows = 1, cols = 1, br = 1, bc = 1;
+
+  int64_t getNumBlocks() const {
+    return batch * llvm::divideCeil(rows, br) * llvm::divideCeil(cols, bc);
+  }
+};
+} // namespace
+
+/// The geometry of `type` in `block`s, or a located error when no block
+/// kernel takes it.
+static FailureOr<BlockGeometry> getBlockGeometry(Operation *op, Type type,
+                                                 ArrayRef<int64_t> block) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (!tensor.hasStaticShape())
+    return op->emitOpError("with per-block scales needs static shapes, got ")
+           << type;
+  int64_t rank = tensor.getRank();
+  BlockGeometry geometry;
+  geometry.cols = tensor.getDimSize(rank - 1);
+  geometry.bc = block[rank - 1];
+  if (rank >= 2) {
+    geometry.rows = tensor.getDimSize(rank - 2);
+    geometry.br = block[rank - 2];
+  }
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    if (block[d] != 1)
+      return op->emitOpError("has blocks of ")
+             << block[d] << " elements along dimension " << d
+             << "; the GPU block kernels take blocks over the last two "
+                "dimensions only";
+    geometry.batch *= tensor.getDimSize(d);
+  }
+  if (abi::blockGroupSize(geometry.br, geometry.bc) == 0)
+    return op->emitOpError("has blocks of ")
+           << geometry.br << "x" << geometry.bc
+           << " elements, which no GPU kernel takes (1xN with N a power of "
+              "two from 4 to 128, or MxN with N a power of two from 4 to "
+              "1024 and M*N a multiple of 1024, such as 1x32, 1x128 and "
+              "128x128)";
+  return geometry;
+}
+
+static BlockRecipe getBlockRecipe(ComputeBlockScalesOp op) {
+  BlockRecipe recipe;
+  recipe.mx = op.isMX();
+  recipe.powerOfTwo = op.getPowerOfTwo();
+  recipe.epsilon = op.getEpsilon().convertToFloat();
+  return recipe;
 }
 
 namespace {
@@ -801,6 +1334,12 @@ private:
   void launch(StringRef kernel, Value gridX, int64_t blockX,
               ArrayRef<Value> args);
   Value elementwiseGrid(Value n);
+  LogicalResult lowerBlockAmax(BlockAmaxOp op);
+  LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
+  LogicalResult lowerBlockQuantize(QuantizeOp op);
+  LogicalResult lowerBlockDequantize(DequantizeOp op);
+  void launchBlockKernel(StringRef kernel, const BlockGeometry &geometry,
+                         SmallVector<Value> args);
 
   func::FuncOp func;
   KernelLibrary &kernels;
@@ -808,6 +1347,8 @@ private:
   IRMapping buffers;
   llvm::DenseMap<Value, Value> outParams;
   llvm::DenseMap<Value, Value> pointers;
+  /// Ops a fused kernel already computed.
+  llvm::SmallPtrSet<Operation *, 8> done;
   SmallVector<Value> temporaries;
 };
 } // namespace
@@ -830,14 +1371,6 @@ LogicalResult HostLowering::checkSupported() {
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
                                    "f8E5M2 and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
-    auto quantize = dyn_cast<QuantizeOp>(op);
-    auto dequantize = dyn_cast<DequantizeOp>(op);
-    if (isa<BlockAmaxOp, ComputeBlockScalesOp>(op) ||
-        (quantize && quantize.getBlockShape()) ||
-        (dequantize && dequantize.getBlockShape()))
-      return op.emitOpError()
-             << "has per-block scales, which have no GPU kernels yet (the "
-                "open part of issue 12); use fp8-lower-to-cpu";
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
              << "is not lowered by fp8-lower-to-nvvm: the Hopper wgmma GEMM is "
@@ -930,6 +1463,107 @@ Value HostLowering::elementwiseGrid(Value n) {
   return arith::MinUIOp::create(*b, grid, constIndex(abi::kMaxGridSize));
 }
 
+void HostLowering::launchBlockKernel(StringRef kernel,
+                                     const BlockGeometry &geometry,
+                                     SmallVector<Value> args) {
+  Type i64 = b->getI64Type();
+  for (int64_t v : {geometry.batch, geometry.rows, geometry.cols})
+    args.push_back(arith::ConstantOp::create(*b, b->getIntegerAttr(i64, v)));
+  int64_t grid = abi::blockKernelGridSize(
+      geometry.getNumBlocks(), abi::blockGroupSize(geometry.br, geometry.bc));
+  launch(kernel, constIndex(grid), abi::kBlockSize, args);
+}
+
+/// block_amax -> compute_block_scales -> quantize of the same tensor and
+/// blocks (what fp8-quantize emits) is one pass of block_cast over the
+/// tensor; anything else, one kernel per op.
+LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
+  FailureOr<BlockGeometry> geometry = getBlockGeometry(
+      op, op.getInput().getType(), op.getBlockShape());
+  if (failed(geometry))
+    return failure();
+  Value x = buffers.lookup(op.getInput());
+  Type in = getElementType(x);
+  Value amax = allocate(op.getAmax(), {});
+  buffers.map(op.getAmax(), amax);
+  for (Operation *user : op.getAmax().getUsers()) {
+    auto scales = dyn_cast<ComputeBlockScalesOp>(user);
+    if (!scales || !scales.getScale().hasOneUse())
+      continue;
+    auto quantize = dyn_cast<QuantizeOp>(*scales.getScale().user_begin());
+    if (!quantize || quantize.getInput() != op.getInput() ||
+        quantize.getBlockShape() != op.getBlockShape() ||
+        quantize.getScale() != scales.getScale())
+      continue;
+    Value scale = allocate(scales.getScale(), {});
+    Value scaleInv = allocate(scales.getScaleInv(), {});
+    Value q = allocate(quantize.getResult(), {});
+    Type out = getElementType(q);
+    launchBlockKernel(kernels.getBlockCast(in, out, geometry->br, geometry->bc,
+                                           getBlockRecipe(scales)),
+                      *geometry,
+                      {pointer(x), pointer(q), pointer(amax), pointer(scale),
+                       pointer(scaleInv)});
+    buffers.map(scales.getScale(), scale);
+    buffers.map(scales.getScaleInv(), scaleInv);
+    buffers.map(quantize.getResult(), q);
+    done.insert(scales);
+    done.insert(quantize);
+    return success();
+  }
+  launchBlockKernel(kernels.getBlockAmax(in, geometry->br, geometry->bc),
+                    *geometry, {pointer(x), pointer(amax)});
+  return success();
+}
+
+LogicalResult HostLowering::lowerBlockScales(ComputeBlockScalesOp op) {
+  Value amax = buffers.lookup(op.getAmax());
+  Value scale = allocate(op.getScale(), {});
+  Value scaleInv = allocate(op.getScaleInv(), {});
+  Value n = numElements(amax);
+  Type i64 = b->getI64Type();
+  launch(kernels.getBlockScales(op.getFp8Type(), getBlockRecipe(op)),
+         elementwiseGrid(n), abi::kBlockSize,
+         {pointer(amax), pointer(scale), pointer(scaleInv),
+          arith::IndexCastOp::create(*b, i64, n)});
+  buffers.map(op.getScale(), scale);
+  buffers.map(op.getScaleInv(), scaleInv);
+  return success();
+}
+
+LogicalResult HostLowering::lowerBlockQuantize(QuantizeOp op) {
+  FailureOr<BlockGeometry> geometry = getBlockGeometry(
+      op, op.getInput().getType(), *op.getBlockShape());
+  if (failed(geometry))
+    return failure();
+  Value x = buffers.lookup(op.getInput());
+  Value scale = buffers.lookup(op.getScale());
+  Value q = allocate(op.getResult(), {});
+  launchBlockKernel(kernels.getBlockQuantize(getElementType(x),
+                                             getElementType(q), geometry->br,
+                                             geometry->bc),
+                    *geometry, {pointer(x), pointer(q), pointer(scale)});
+  buffers.map(op.getResult(), q);
+  return success();
+}
+
+LogicalResult HostLowering::lowerBlockDequantize(DequantizeOp op) {
+  FailureOr<BlockGeometry> geometry = getBlockGeometry(
+      op, op.getInput().getType(), *op.getBlockShape());
+  if (failed(geometry))
+    return failure();
+  Value q = buffers.lookup(op.getInput());
+  Value scaleInv = buffers.lookup(op.getScaleInv());
+  Value y = allocate(op.getResult(), {});
+  bool mx = isa<Float8E8M0FNUType>(getElementType(scaleInv));
+  launchBlockKernel(kernels.getBlockDequantize(getElementType(q),
+                                               getElementType(y), geometry->br,
+                                               geometry->bc, mx),
+                    *geometry, {pointer(q), pointer(y), pointer(scaleInv)});
+  buffers.map(op.getResult(), y);
+  return success();
+}
+
 /// The indices of the dynamic dimensions of `type`.
 static SmallVector<int64_t> dynamicDims(ShapedType type) {
   SmallVector<int64_t> result;
@@ -977,7 +1611,13 @@ LogicalResult HostLowering::lower(Operation *op) {
         buffers.map(amax.getResult(), out);
         return success();
       })
+      .Case([&](BlockAmaxOp amax) { return lowerBlockAmax(amax); })
+      .Case([&](ComputeBlockScalesOp scales) {
+        return lowerBlockScales(scales);
+      })
       .Case([&](QuantizeOp quantize) {
+        if (quantize.getBlockShape())
+          return lowerBlockQuantize(quantize);
         Value x = buffers.lookup(quantize.getInput());
         Value scale = buffers.lookup(quantize.getScale());
         Value q = allocate(quantize.getResult(),
@@ -999,6 +1639,8 @@ LogicalResult HostLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](DequantizeOp dequantize) {
+        if (dequantize.getBlockShape())
+          return lowerBlockDequantize(dequantize);
         Value q = buffers.lookup(dequantize.getInput());
         Value scaleInv = buffers.lookup(dequantize.getScaleInv());
         Value y =
@@ -1129,6 +1771,8 @@ LogicalResult HostLowering::run() {
 
   b->setInsertionPointToStart(newBody);
   for (Operation &op : oldBody->without_terminator()) {
+    if (done.contains(&op))
+      continue;
     b->setLoc(op.getLoc());
     if (failed(lower(&op))) {
       delete newBody;

@@ -62,13 +62,28 @@ func.func @unregistered(%x: tensor<4xf32>, %s: f32) -> tensor<4xf8E4M3FN> {
 
 // -----
 
-// Per-block scales (issue 12) have no GPU kernels yet: a located error.
-func.func @block_quantize(%x: tensor<64x256xf32>) -> tensor<64x256xf8E4M3FN> {
-  // expected-error @+1 {{'fp8.block_amax' op has per-block scales, which have no GPU kernels yet (the open part of issue 12); use fp8-lower-to-cpu}}
-  %a = fp8.block_amax %x block [1, 128] : tensor<64x256xf32> -> tensor<64x2xf32>
-  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
-      : tensor<64x2xf32> -> tensor<64x2xf32>, tensor<64x2xf32>
+// Block shapes no kernel takes, and blocks across a batch dimension:
+// located errors naming the shape.
+func.func @odd_block(%x: tensor<64x300xf32>) -> tensor<64x3xf32> {
+  // expected-error @+1 {{'fp8.block_amax' op has blocks of 1x100 elements, which no GPU kernel takes (1xN with N a power of two from 4 to 128, or MxN with N a power of two from 4 to 1024 and M*N a multiple of 1024, such as 1x32, 1x128 and 128x128)}}
+  %a = fp8.block_amax %x block [1, 100] : tensor<64x300xf32> -> tensor<64x3xf32>
+  return %a : tensor<64x3xf32>
+}
+
+// -----
+
+func.func @batch_block(%q: tensor<4x8x128xf8E4M3FN>, %si: tensor<2x8x1xf32>) -> tensor<4x8x128xf32> {
+  // expected-error @+1 {{'fp8.dequantize' op has blocks of 2 elements along dimension 0; the GPU block kernels take blocks over the last two dimensions only}}
+  %y = fp8.dequantize %q, %si block [2, 1, 128]
+      : tensor<4x8x128xf8E4M3FN> scales tensor<2x8x1xf32> -> tensor<4x8x128xf32>
+  return %y : tensor<4x8x128xf32>
+}
+
+// -----
+
+func.func @dynamic_blocks(%x: tensor<?x256xf32>, %s: tensor<?x2xf32>) -> tensor<?x256xf8E4M3FN> {
+  // expected-error @+1 {{'fp8.quantize' op with per-block scales needs static shapes, got 'tensor<?x256xf32>'}}
   %q = fp8.quantize %x, %s block [1, 128]
-      : tensor<64x256xf32> scales tensor<64x2xf32> -> tensor<64x256xf8E4M3FN>
-  return %q : tensor<64x256xf8E4M3FN>
+      : tensor<?x256xf32> scales tensor<?x2xf32> -> tensor<?x256xf8E4M3FN>
+  return %q : tensor<?x256xf8E4M3FN>
 }

@@ -19,6 +19,25 @@
 //   record_amax                (history, amax, result, len)
 //   roll_history               (history, result, len)
 //
+// Per-block scaling (a tensor viewed as [batch, rows, cols], blocks of
+// <br> x <bc> elements over the last two dimensions, scales in the dialect's
+// block layout [batch, ceil(rows/br), ceil(cols/bc)], row-major):
+//   block_cast_<in>_<fp8>_<br>x<bc><recipe>
+//                              (x, q, amax, scale, scale_inv, batch, rows,
+//                               cols)   amax, scale, cast in one pass
+//   block_amax_<in>_<br>x<bc>  (x, amax, batch, rows, cols)
+//   block_quantize_<in>_<fp8>_<br>x<bc>
+//                              (x, q, scale, batch, rows, cols)
+//   block_dequantize_<fp8>_<out>_<br>x<bc>[_mx]
+//                              (q, y, scale_inv, batch, rows, cols)
+//   block_scales_<fp8><recipe> (amax, scale, scale_inv, n)   1-D
+// <recipe> is `_mx` (E8M0 scale_inv, one byte per block), or f32 scales
+// with `_pow2` for power-of-two scales and `_eps<hex f32 bits>` for a
+// non-zero epsilon. One group of blockGroupSize(br, bc) threads per block:
+// a segment of a warp for 1 x bc blocks, the whole thread block otherwise;
+// a thread block takes kBlockSize / group blocks per iteration of its
+// grid-stride loop (blockKernelGridSize).
+//
 // <in>/<out> is f32, bf16 or f16; <fp8> is e4m3 or e5m2. Buffers from
 // cuMemAlloc (256-byte aligned) take the 16-byte vector path; any other
 // alignment is still correct through the scalar path.
@@ -71,6 +90,37 @@ inline constexpr int64_t elementwiseGridSize(int64_t n) {
 inline constexpr int64_t castTransposeGridSize(int64_t rows, int64_t cols) {
   int64_t tiles = ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
   return std::clamp<int64_t>(tiles, 1, kMaxGridSize);
+}
+
+/// Elements per thread and step of the block kernels.
+inline constexpr int64_t kBlockVector = 4;
+
+/// Threads that cover one br x bc block: bc / 4 lanes of a warp for a 1 x bc
+/// block (bc a power of two from 4 to 128), all kBlockSize threads for a
+/// larger block (bc a power of two from 4 to 1024 and br * bc a multiple of
+/// kBlockSize * 4: 128x128, 32x32, ...). 0: no kernel for that shape.
+inline constexpr int64_t blockGroupSize(int64_t br, int64_t bc) {
+  bool powerOfTwo = bc >= kBlockVector && (bc & (bc - 1)) == 0;
+  if (!powerOfTwo)
+    return 0;
+  if (br == 1)
+    return bc <= kBlockVector * kWarpSize ? bc / kBlockVector : 0;
+  if (br < 1 || bc > kBlockVector * kBlockSize ||
+      (br * bc) % (kBlockSize * kBlockVector) != 0)
+    return 0;
+  return kBlockSize;
+}
+
+/// The kBlockVector-element runs each thread of a group takes in a block.
+inline constexpr int64_t blockSteps(int64_t br, int64_t bc) {
+  return br * bc / (blockGroupSize(br, bc) * kBlockVector);
+}
+
+/// Grid of a block kernel over `blocks` blocks of group size `group`.
+inline constexpr int64_t blockKernelGridSize(int64_t blocks, int64_t group) {
+  int64_t perThreadBlock = kBlockSize / group;
+  return std::clamp<int64_t>((blocks + perThreadBlock - 1) / perThreadBlock,
+                             1, kMaxGridSize);
 }
 
 } // namespace mlir::fp8::nvvm_abi
