@@ -6,7 +6,8 @@
 //    product of the FP8 values, in double, then the scales, the bias and the
 //    output rounding) on odd edges, small M, K = 40 (padded rows), a batch
 //    with a shared weight, the E4M3 x E5M2 mix, bias and the fused amax, and
-//    on 4096^3 (sampled rows);
+//    on 4096^3 (sampled rows); the block-scaled kernel (1x128 x 128x128,
+//    scales per K block) likewise, with partial K and N blocks;
 //  * when libcublasLt is on the machine (dlopen, no build dependency),
 //    compares with cuBLASLt's FP8 GEMM on 4096^3, then times our kernel,
 //    cuBLASLt FP8 (default and fast accumulation) and cuBLASLt BF16 on
@@ -328,6 +329,8 @@ struct Problem {
   bool amax;
   int64_t batch, m, n, k;
   bool rhsBatched;
+  /// Per-block scales: 1x128 lhs blocks, 128x128 rhs blocks.
+  bool blockScaled = false;
 };
 
 struct Gemm {
@@ -346,6 +349,9 @@ struct Gemm {
     TensorMap mapA, mapB, mapOut{};
     FunctionHandle kernel;
     float sa = 0.5f, sb = 0.25f;
+    /// The per-block scale_invs (blockScaled): lhs [batch, M, K blocks],
+    /// rhs [batch', N blocks, K blocks].
+    std::vector<float> blockSa, blockSb;
   };
 
   DevicePtr upload(const void *data, size_t bytes) {
@@ -371,6 +377,7 @@ struct Gemm {
     c.bias = p.bias;
     c.amax = p.amax;
     c.promote = promote;
+    c.blockScaled = p.blockScaled;
     c.tmaStore = tmaStore && gabi::canTmaStore(p.out, p.n);
     s.config = gabi::selectTiles(c, p.m, p.n);
     s.kernel = check(cuda.getFunction(module, s.config.name()),
@@ -393,8 +400,22 @@ struct Gemm {
     fill(s.b, batchB * p.n, p.b);
     s.da = upload(s.a.data(), s.a.size());
     s.db = upload(s.b.data(), s.b.size());
-    s.dsa = upload(&s.sa, 4);
-    s.dsb = upload(&s.sb, 4);
+    if (p.blockScaled) {
+      // Scales over 2^-4 .. 2^5, not powers of two: their products round.
+      auto scales = [&](std::vector<float> &v, int64_t count) {
+        v.resize(count);
+        for (float &x : v)
+          x = std::ldexp(1.0f + uniform(), int(uniform() * 9) - 4);
+      };
+      int64_t kBlocks = (p.k + gabi::kBlockK - 1) / gabi::kBlockK;
+      scales(s.blockSa, p.batch * p.m * kBlocks);
+      scales(s.blockSb, batchB * ((p.n + 127) / 128) * kBlocks);
+      s.dsa = upload(s.blockSa.data(), s.blockSa.size() * 4);
+      s.dsb = upload(s.blockSb.data(), s.blockSb.size() * 4);
+    } else {
+      s.dsa = upload(&s.sa, 4);
+      s.dsb = upload(&s.sb, 4);
+    }
     // Poisoned: all-ones bytes are NaN in f32, bf16 and f16, so an element
     // the kernel does not write fails the check.
     size_t outWords = (p.batch * p.m * p.n * gabi::bytes(p.out) + 3) / 4;
@@ -478,16 +499,31 @@ struct Gemm {
           const float *x = &a[(bt * p.m + i) * s.pitch];
           const float *w =
               &b[((p.rhsBatched ? bt : 0) * p.n + j) * s.pitch];
+          // Per 128-deep K block: its partial sum times its scale factor
+          // (f32(lhs * rhs) for block scales, the per-tensor product
+          // otherwise).
           double acc = 0, mag = 0;
-          for (int64_t kk = 0; kk < p.k; ++kk) {
-            acc += double(x[kk]) * w[kk];
-            mag += std::fabs(double(x[kk]) * w[kk]);
+          int64_t kBlocks = (p.k + gabi::kBlockK - 1) / gabi::kBlockK;
+          for (int64_t kb = 0; kb < kBlocks; ++kb) {
+            double partial = 0, partialMag = 0;
+            for (int64_t kk = kb * gabi::kBlockK;
+                 kk < std::min<int64_t>(p.k, (kb + 1) * gabi::kBlockK); ++kk) {
+              partial += double(x[kk]) * w[kk];
+              partialMag += std::fabs(double(x[kk]) * w[kk]);
+            }
+            double factor = double(s.sa) * s.sb;
+            if (p.blockScaled) {
+              int64_t bB = p.rhsBatched ? bt : 0, nBlocks = (p.n + 127) / 128;
+              factor = s.blockSa[(bt * p.m + i) * kBlocks + kb] *
+                       s.blockSb[(bB * nBlocks + j / 128) * kBlocks + kb];
+            }
+            acc += partial * factor;
+            mag += partialMag * std::fabs(factor);
           }
-          double scale = double(s.sa) * s.sb;
-          double want = acc * scale + (s.bias.empty() ? 0.0 : s.bias[j]);
+          double want = acc + (s.bias.empty() ? 0.0 : s.bias[j]);
           // f32 accumulation in the tensor cores (about 2^-13 relative per
           // K block on the magnitude), then the output rounding.
-          double tol = 0x1p-10 * mag * scale +
+          double tol = 0x1p-10 * mag +
                        outputEpsilon(p.out) * std::fabs(want) + 1e-6;
           double err = std::fabs(got - want);
           maxRel = std::max(maxRel, err / tol);
@@ -577,6 +613,28 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Per-block scales (DeepGEMM's 1d2d: 1x128 activations, 128x128 weights):
+  // a partial last K block, partial N blocks, a batch with a shared weight,
+  // bias, and a large square one (sampled rows).
+  std::vector<Problem> blockChecks = {
+      {"blocks edges bias", E::E4M3, E::E4M3, E::BF16, E::BF16, false, 1, 333,
+       200, 1000, false, true},
+      {"blocks batched", E::E4M3, E::E4M3, E::F32, E::None, false, 2, 100, 384,
+       512, false, true},
+      {"blocks 4096^3", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
+       4096, 4096, false, true},
+  };
+  for (const Problem &p : blockChecks)
+    for (int variant = 0; variant < 2; ++variant) {
+      std::optional<ModuleHandle> m = variant == 1 ? tmaStoreModule : module;
+      if (!m)
+        continue;
+      auto s = gemm.prepare(p, *m, true, variant == 1);
+      gemm.launch(s);
+      bad += gemm.verify(s, p.m > 1024 ? 61 : 1);
+      gemm.release(s);
+    }
+
   auto lt = CublasLt::load();
   if (!lt)
     std::printf("cuBLASLt: not found; skipping its comparison and timings\n");
@@ -635,6 +693,19 @@ int main(int argc, char **argv) {
       oursPromote = timeRotating(*promoteModule, true, false);
     if (tmaStoreModule)
       oursTma = timeRotating(*tmaStoreModule, false, true);
+    // The block recipe's forward GEMM on the same shape.
+    Problem blocked = p;
+    blocked.blockScaled = true;
+    double oursBlocks = 0;
+    {
+      std::vector<Gemm::Buffers> sets;
+      for (size_t i = 0; i < copies; ++i)
+        sets.push_back(gemm.prepare(blocked, module, true));
+      oursBlocks =
+          tflops(time([&](unsigned i) { gemm.launch(sets[i % copies]); }));
+      for (Gemm::Buffers &set : sets)
+        gemm.release(set);
+    }
     double fp8 = 0, fast = 0, bf16 = 0;
     if (lt) {
       for (bool fastAccum : {false, true}) {
@@ -706,6 +777,9 @@ int main(int argc, char **argv) {
     std::printf("GEMM|%s|%lld|%lld|%lld|%.1f|%.1f|%.1f|%.1f|%.1f|%.1f\n",
                 sh.name, (long long)sh.m, (long long)sh.n, (long long)sh.k,
                 ours, oursPromote, oursTma, fp8, fast, bf16);
+    std::printf("BLOCKGEMM|%s|%lld|%lld|%lld|%.1f|%.1f|%.1f\n", sh.name,
+                (long long)sh.m, (long long)sh.n, (long long)sh.k, oursBlocks,
+                oursPromote, std::max(fp8, fast));
     std::printf(
         "%-38s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f\n", sh.name,
         ours, oursPromote, oursTma, fp8, fast, bf16,
@@ -718,7 +792,9 @@ int main(int argc, char **argv) {
   std::printf("TFLOP/s, median of %u launches over rotating buffers; /fp8 = "
               "best of ours (plain, tma store) / best cuBLASLt FP8 (what "
               "torch._scaled_mm runs; target >= 1.0, goal 1.1), /bf16 = the "
-              "same / cuBLASLt BF16 (target >= 1.5)\n",
+              "same / cuBLASLt BF16 (target >= 1.5); BLOCKGEMM rows: the "
+              "1x128 x 128x128 block-scaled kernel, the per-tensor promote "
+              "kernel and the best cuBLASLt FP8 (per-tensor)\n",
               iterations);
   return bad ? 1 : 0;
 }

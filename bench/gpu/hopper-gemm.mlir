@@ -27,3 +27,18 @@ func.func @batched(%x: tensor<3x100x128xf8E4M3FN>, %w: tensor<256x128xf8E4M3FN>,
   %y = fp8.scaled_matmul %x, %w scales %s, %s {transpose_rhs} : tensor<3x100x128xf8E4M3FN>, tensor<256x128xf8E4M3FN> -> tensor<3x100x256xbf16>
   return %y : tensor<3x100x256xbf16>
 }
+
+// Per-block scales (1x128 x 128x128): the checks' and the timed shapes' tiles
+// (128x128, promotion), bf16 with a bf16 bias and f32 out.
+func.func @blocks_bias(%x: tensor<333x1000xf8E4M3FN>, %w: tensor<200x1000xf8E4M3FN>, %sx: tensor<333x8xf32>, %sw: tensor<2x8xf32>, %b: tensor<200xbf16>) -> tensor<333x200xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 128], [128, 128] bias %b : tensor<200xbf16> {transpose_rhs} : tensor<333x1000xf8E4M3FN>, tensor<200x1000xf8E4M3FN> scales tensor<333x8xf32>, tensor<2x8xf32> -> tensor<333x200xbf16>
+  return %y : tensor<333x200xbf16>
+}
+func.func @blocks_f32(%x: tensor<2x100x512xf8E4M3FN>, %w: tensor<384x512xf8E4M3FN>, %sx: tensor<2x100x4xf32>, %sw: tensor<3x4xf32>) -> tensor<2x100x384xf32> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 1, 128], [128, 128] {transpose_rhs} : tensor<2x100x512xf8E4M3FN>, tensor<384x512xf8E4M3FN> scales tensor<2x100x4xf32>, tensor<3x4xf32> -> tensor<2x100x384xf32>
+  return %y : tensor<2x100x384xf32>
+}
+func.func @blocks_bench(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<4096x4096xf8E4M3FN>, %sx: tensor<4096x32xf32>, %sw: tensor<32x32xf32>) -> tensor<4096x4096xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 128], [128, 128] {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN> scales tensor<4096x32xf32>, tensor<32x32xf32> -> tensor<4096x4096xbf16>
+  return %y : tensor<4096x4096xbf16>
+}

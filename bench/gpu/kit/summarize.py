@@ -117,6 +117,18 @@ def main():
                      "bf16): %s" % (GEMM_TARGET_FP8, GEMM_GOAL_FP8,
                                     GEMM_TARGET_BF16,
                                     "met" if met else "NOT met"))
+    blocks = rows(os.path.join(out, "gemm.log"), "BLOCKGEMM")
+    if blocks:
+        lines += ["", "## Block-scaled GEMM TFLOP/s (1x128 x 128x128 scales, "
+                  "bf16 out)", "",
+                  "| shape | block-scaled | per-tensor promote | "
+                  "best cuBLASLt FP8 (per-tensor) | block / promote | "
+                  "block / cuBLASLt |", "|---|---|---|---|---|---|"]
+        for name, _, _, _, blocked, promote, lt in blocks:
+            blocked, promote, lt = float(blocked), float(promote), float(lt)
+            lines.append("| %s | %.1f | %.1f | %.1f | %.2f | %.2f |" %
+                         (name, blocked, promote, lt, ratio(blocked, promote),
+                          ratio(blocked, lt)))
     print("\n".join(lines))
 
 

@@ -14,7 +14,9 @@
 //  - BM/64 consumer warpgroups (setmaxnreg up to 232), each running 4
 //    wgmma m64nBNk32 per stage on shared-memory descriptors, keeping one
 //    wgmma group in flight, or promoting every 4 wgmma (128 K) into a
-//    separate f32 accumulator;
+//    separate f32 accumulator -- with per-block scales, as
+//    fma(partial, lhs_scale[row, kb] * rhs_scale[col / 128, kb], acc), the
+//    scales read while the wgmma runs (DeepGEMM's sm90 1d2d kernel);
 //  - a persistent loop over output tiles (one block per SM), grouped raster;
 //  - an epilogue that scales, adds the bias, converts, reduces the amax and
 //    stores directly from the accumulator registers, predicated on edges, or
@@ -174,6 +176,25 @@ private:
   /// Tile coordinates (batch, first row, first column) of tile `t`.
   std::tuple<Value, Value, Value> tileCoords(Value t);
   Value mmaBlock(Value accumulator, Value stage, Value consumer, bool fromZero);
+  /// This thread's rows of the tile: the first of each 8-row half of its
+  /// warp's 16 (wgmma m64nN f32 fragment: rows 16w + lane/4 and + 8).
+  Value fragmentRow(Value tileRow, Value consumer);
+  /// The epilogue's f32(lhs_scale_inv * rhs_scale_inv); 1 when the block
+  /// scales were applied in the promotion.
+  Value tensorScale() {
+    if (c.blockScaled)
+      return f32(1.0f);
+    return arith::MulFOp::create(
+        b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
+        LLVM::LoadOp::create(b, b.getF32Type(), rhsScale, 4));
+  }
+  /// The two block-scale factors f32(lhs[row h, kb] * rhs[col tile, kb]) of
+  /// this thread's rows for K block `kb`.
+  std::pair<Value, Value> blockScaleFactors(Value tile, Value consumer,
+                                            Value kb);
+  /// acc + partial * factor of its row, element by element (fma).
+  Value promoteScaled(Value acc, Value partial,
+                      std::pair<Value, Value> factors);
   Value epilogue(Value accumulator, Value tile, Value consumer, Value amax);
   enum class Store { Pairs, Predicated, Staged };
   void storeResults(Value accumulator, Value batchIndex, Value row0,
@@ -191,6 +212,8 @@ private:
   Value m, n, k, batch, rhsBatched;
   Value tid, warpgroup, lane, warpInGroup;
   Value tilesM, tilesN, tilesPerBatch, numTiles, numK;
+  /// Column blocks of 128 of the rhs scales (blockScaled).
+  Value scaleBlocksN;
 };
 } // namespace
 
@@ -302,6 +325,54 @@ Value GemmKernelBuilder::mmaBlock(Value accumulator, Value stage,
   return d;
 }
 
+Value GemmKernelBuilder::fragmentRow(Value tileRow, Value consumer) {
+  return add(add(tileRow, mul(consumer, i32(64))),
+             add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
+}
+
+std::pair<Value, Value>
+GemmKernelBuilder::blockScaleFactors(Value tile, Value consumer, Value kb) {
+  auto [batchIndex, tileRow, tileCol] = tileCoords(tile);
+  Type f32Type = b.getF32Type();
+  auto load = [&](Value base, Value index) -> Value {
+    return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, index), 4);
+  };
+  // Rows past M are computed and never stored: their scale is read from
+  // the last row instead of past the end.
+  Value lastRow = sub(m, i32(1));
+  Value row0 = fragmentRow(tileRow, consumer);
+  Value factors[2];
+  Value batchB = mul(batchIndex, rhsBatched);
+  Value rhsIndex =
+      add(mul(zext64(add(mul(batchB, scaleBlocksN), divU(tileCol, i32(128)))),
+              zext64(numK)),
+          zext64(kb));
+  Value rhsScaleValue = load(rhsScale, rhsIndex);
+  for (int h = 0; h < 2; ++h) {
+    Value row = arith::MinUIOp::create(b, add(row0, i32(8 * h)), lastRow);
+    Value lhsIndex =
+        add(mul(zext64(add(mul(batchIndex, m), row)), zext64(numK)),
+            zext64(kb));
+    factors[h] = arith::MulFOp::create(b, load(lhsScale, lhsIndex),
+                                       rhsScaleValue);
+  }
+  return {factors[0], factors[1]};
+}
+
+Value GemmKernelBuilder::promoteScaled(Value acc, Value partial,
+                                       std::pair<Value, Value> factors) {
+  int64_t numAcc = accType.getBody().size();
+  for (int64_t i = 0; i < numAcc; ++i) {
+    // Element 4j + 2h + e is in the thread's row h.
+    Value factor = (i / 2) % 2 == 0 ? factors.first : factors.second;
+    Value x = LLVM::ExtractValueOp::create(b, acc, i);
+    Value p = LLVM::ExtractValueOp::create(b, partial, i);
+    acc = LLVM::InsertValueOp::create(b, acc,
+                                      math::FmaOp::create(b, p, factor, x), i);
+  }
+  return acc;
+}
+
 void GemmKernelBuilder::buildConsumer() {
   NVVM::SetMaxRegisterOp::create(b, gabi::kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
@@ -333,8 +404,19 @@ void GemmKernelBuilder::buildConsumer() {
                                               state[1], i32(kTryWaitTicks));
         Value first = mmaBlock(undef, state[0], consumer, /*fromZero=*/true);
         if (c.promote) {
+          // Scale loads overlap the wgmma in flight.
+          std::pair<Value, Value> factors;
+          if (c.blockScaled)
+            factors = blockScaleFactors(t, consumer, i32(0));
           NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
           release(state[0]);
+          if (c.blockScaled) {
+            // From zero, as the definition: fma(p, f, +0).
+            Value zeros = undef;
+            for (int64_t i = 0; i < numAcc; ++i)
+              zeros = LLVM::InsertValueOp::create(b, zeros, f32(0.0f), i);
+            first = promoteScaled(zeros, first, factors);
+          }
         } else {
           // One group stays in flight; its slot is released by the next.
           NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
@@ -342,11 +424,18 @@ void GemmKernelBuilder::buildConsumer() {
         auto [stage1, phase1] = advance(state[0], state[1]);
         SmallVector<Value> loop = forLoop(
             i32(1), numK, i32(1), {first, stage1, phase1},
-            [&](Value, ValueRange s) -> SmallVector<Value> {
+            [&](Value kb, ValueRange s) -> SmallVector<Value> {
               Value acc = s[0], stage = s[1], phase = s[2];
               NVVM::MBarrierTryWaitParityOp::create(
                   b, fullBarrier(stage), phase, i32(kTryWaitTicks));
-              if (c.promote) {
+              if (c.blockScaled) {
+                Value partial = mmaBlock(undef, stage, consumer, true);
+                std::pair<Value, Value> factors =
+                    blockScaleFactors(t, consumer, kb);
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+                release(stage);
+                acc = promoteScaled(acc, partial, factors);
+              } else if (c.promote) {
                 Value partial = mmaBlock(undef, stage, consumer, true);
                 NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
                 release(stage);
@@ -405,12 +494,9 @@ Value GemmKernelBuilder::epilogue(Value accumulator, Value t, Value consumer,
                             consumer, amax);
   // wgmma m64nN f32 fragment: warp w of the warpgroup holds rows
   // 16w + lane/4 (+8), columns 8j + 2(lane%4) (+1).
-  Value row0 = add(add(tileRow, mul(consumer, i32(64))),
-                   add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
+  Value row0 = fragmentRow(tileRow, consumer);
   Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
-  Value scale = arith::MulFOp::create(
-      b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
-      LLVM::LoadOp::create(b, b.getF32Type(), rhsScale, 4));
+  Value scale = tensorScale();
   // Whole tile in bounds (and pairs aligned): unpredicated pair stores.
   Value inRows = cmp(arith::CmpIPredicate::ule,
                      add(add(tileRow, mul(consumer, i32(64))), i32(64)), m);
@@ -441,9 +527,7 @@ Value GemmKernelBuilder::tmaStoreEpilogue(Value accumulator, Value batchIndex,
   Value row0 = add(groupRow,
                    add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
   Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
-  Value scale = arith::MulFOp::create(
-      b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
-      LLVM::LoadOp::create(b, b.getF32Type(), rhsScale, 4));
+  Value scale = tensorScale();
   int64_t tileBytes = 64 * c.blockN * gabi::bytes(c.out);
   staging = gepBytes(smem, add(i32(c.stagingOffset()),
                                mul(consumer, i32(tileBytes))));
@@ -613,6 +697,7 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   tilesPerBatch = mul(tilesM, tilesN);
   numTiles = mul(tilesPerBatch, batch);
   numK = ceilDiv(k, gabi::kBlockK);
+  scaleBlocksN = ceilDiv(n, 128);
   // The consumers start on the first K block unconditionally: K = 0 would
   // wait forever for a load that never comes. Fail loudly instead.
   ifThen(cmp(arith::CmpIPredicate::eq, numK, i32(0)),
@@ -740,13 +825,49 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
           ConvertFP8ScaledMatmulToWGMMAPass> {
   using Base::Base;
 
+  /// The block-scaled GEMMs the kernels apply: 1x128 lhs blocks and
+  /// 128x128 rhs blocks, f32 scales, both operands K-major (DeepGEMM's 1d2d:
+  /// the block recipe's forward GEMMs). The copies planLayouts makes for
+  /// other layouts are per-tensor casts, so a block-scaled operand must come
+  /// K-major already.
+  LogicalResult checkBlockScales(ScaledMatmulOp op) {
+    auto isBlock = [](ArrayRef<int64_t> block, int64_t rows, int64_t cols) {
+      for (size_t d = 0; d + 2 < block.size(); ++d)
+        if (block[d] != 1)
+          return false;
+      return block.size() >= 2 && block[block.size() - 2] == rows &&
+             block.back() == cols;
+    };
+    auto isF32 = [](Value scales) {
+      return cast<ShapedType>(scales.getType()).getElementType().isF32();
+    };
+    if (!op.getTransposeLhs() && op.getTransposeRhs() &&
+        isBlock(*op.getLhsBlock(), 1, gabi::kBlockK) &&
+        isBlock(*op.getRhsBlock(), 128, gabi::kBlockK) &&
+        isF32(op.getLhsScaleInv()) && isF32(op.getRhsScaleInv()))
+      return success();
+    auto print = [](ArrayRef<int64_t> block) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "[";
+      llvm::interleaveComma(block, os);
+      os << "]";
+      return text;
+    };
+    return op.emitOpError()
+           << "has block scales " << print(*op.getLhsBlock()) << ", "
+           << print(*op.getRhsBlock())
+           << " that no wgmma kernel applies: they take 1x128 lhs blocks "
+              "with 128x128 rhs blocks and f32 scales, lhs [M, K] and rhs "
+              "[N, K] (transpose_rhs), the block recipe's forward GEMMs; "
+              "row-wise and MX scales, 1x128 x 1x128 (weight gradients) and "
+              "other layouts run with fp8-lower-to-cpu";
+  }
+
   /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
   LogicalResult planLayouts(ScaledMatmulOp op) {
     if (op.isBlockScaled())
-      return op.emitOpError()
-             << "has per-block scales, which the wgmma kernels do not apply "
-                "yet (per-K-block promotion is the open part of issue 12); "
-                "use fp8-lower-to-cpu";
+      return checkBlockScales(op);
     OpBuilder builder(op);
     if (op.getTransposeLhs()) {
       Value copy = op.getLhs().getType().getRank() == 2
@@ -825,6 +946,7 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
         config.bias = getElem(op.getBias().getType().getElementType());
       config.amax = static_cast<bool>(op.getResultAmax());
       config.promote = promote;
+      config.blockScaled = op.isBlockScaled();
       int64_t n = resultType.getDimSize(rank - 1);
       config.tmaStore = tmaStore && !ShapedType::isDynamic(n) &&
                         gabi::canTmaStore(config.out, n);

@@ -91,3 +91,44 @@ func.func @batched(%x: tensor<?x?x1024xf8E4M3FN>, %w: tensor<?x1024xf8E4M3FN>, %
   %y = fp8.scaled_matmul %x, %w scales %s, %s {transpose_rhs} : tensor<?x?x1024xf8E4M3FN>, tensor<?x1024xf8E4M3FN> -> tensor<?x?x?xf16>
   return %y : tensor<?x?x?xf16>
 }
+
+// -----
+
+// Per-block scales (1x128 lhs, 128x128 rhs): the promotion kernel whatever
+// the option, 128x128 tiles. Each K block's partial sum starts from zero;
+// while its wgmma runs the thread reads rhs_scale[col / 128, kb] and
+// lhs_scale[row, kb] for its two rows (rows past M clamped to M - 1), and
+// promotes acc = fma(p, lhs * rhs, acc), the first block onto +0. The
+// epilogue applies no per-tensor scale.
+// CHECK-LABEL: llvm.func @scaled_matmul_e4m3_e4m3_f32_promote_blocks_128x128x128_s7(
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.minui
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.mulf
+// CHECK: arith.minui
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.mulf
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK-COUNT-64: math.fma
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: math.fma
+// CHECK-NOT: math.fma
+// CHECK: scf.yield
+// CHECK-LABEL: func.func @blocks
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 128], [128, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks_128x128x128_s7, transpose_rhs}
+// PROMOTE-LABEL: func.func @blocks
+// PROMOTE: @scaled_matmul_e4m3_e4m3_f32_promote_blocks_128x128x128_s7
+func.func @blocks(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
+                  %sa: tensor<256x8xf32>, %sb: tensor<4x8xf32>) -> tensor<256x512xf32> {
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128] {transpose_rhs}
+      : tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>
+      scales tensor<256x8xf32>, tensor<4x8xf32> -> tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+}

@@ -24,12 +24,38 @@ func.func @batched_lhs_m_major(%a: tensor<2x32x64xf8E4M3FN>, %b: tensor<64x32xf8
 
 // -----
 
-// Per-block scales: the kernels do not apply them yet (issue 12).
-func.func @block_scaled(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
-                        %sa: tensor<64x2xf32>, %sb: tensor<1x2xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op has per-block scales, which the wgmma kernels do not apply yet (per-K-block promotion is the open part of issue 12); use fp8-lower-to-cpu}}
-  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128] {transpose_rhs}
+// Block-scaled forms no wgmma kernel applies: located errors naming the
+// blocks. Row-wise scales (one K block per row, 1x256 x 1x256):
+func.func @row_wise(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                    %sa: tensor<64x1xf32>, %sb: tensor<128x1xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 256], [1, 256] that no wgmma kernel applies: they take 1x128 lhs blocks with 128x128 rhs blocks and f32 scales, lhs [M, K] and rhs [N, K] (transpose_rhs), the block recipe's forward GEMMs; row-wise and MX scales, 1x128 x 1x128 (weight gradients) and other layouts run with fp8-lower-to-cpu}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 256], [1, 256] {transpose_rhs}
       : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
-      scales tensor<64x2xf32>, tensor<1x2xf32> -> tensor<64x128xf32>
+      scales tensor<64x1xf32>, tensor<128x1xf32> -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+// MX (E8M0 scales, 32-element blocks).
+func.func @mx(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+              %sa: tensor<64x8xf8E8M0FNU>, %sb: tensor<128x8xf8E8M0FNU>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 32], [1, 32] that no wgmma kernel applies}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 32], [1, 32] {transpose_rhs}
+      : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
+      scales tensor<64x8xf8E8M0FNU>, tensor<128x8xf8E8M0FNU> -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+// 128x128 weight blocks in [K, N] (the data gradient's layout): no
+// block-scaled transposed copy is made.
+func.func @rhs_k_major_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<256x128xf8E4M3FN>,
+                              %sa: tensor<64x2xf32>, %sb: tensor<2x1xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 128], [128, 128] that no wgmma kernel applies}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128]
+      : tensor<64x256xf8E4M3FN>, tensor<256x128xf8E4M3FN>
+      scales tensor<64x2xf32>, tensor<2x1xf32> -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }

@@ -33,6 +33,7 @@
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e5m2_f32_128x128x128_s7' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_64x128x128_s8' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e5m2_bf16_bias_f32_128x256x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_bias_bf16_promote_blocks_128x128x128_s7' for 'sm_90a'
 // CHECK-NOT: bytes spill stores
 // CHECK-NOT: warning
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -44,6 +45,7 @@
 // PROMOTE-NOT: {{C75[0-9][0-9]}}
 // PROMOTE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_promote_128x128x128_s7' for 'sm_90a'
 // PROMOTE-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_promote_64x128x128_s8' for 'sm_90a'
+// PROMOTE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_bias_bf16_promote_blocks_128x128x128_s7' for 'sm_90a'
 // PROMOTE-NOT: {{[1-9][0-9]* bytes spill}}
 
 // TMASTORE-NOT: warning
@@ -51,6 +53,7 @@
 // TMASTORE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_tmastore_128x256x128_s3' for 'sm_90a'
 // TMASTORE-DAG: Compiling entry function 'scaled_matmul_e4m3_e5m2_f32_tmastore_128x128x128_s5' for 'sm_90a'
 // TMASTORE-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_tmastore_64x128x128_s8' for 'sm_90a'
+// TMASTORE-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_bias_bf16_promote_blocks_tmastore_128x128x128_s{{[0-9]}}' for 'sm_90a'
 // TMASTORE-NOT: {{[1-9][0-9]* bytes spill}}
 
 // The result tile goes registers -> shared memory -> TMA store, guarded by
@@ -132,4 +135,10 @@ func.func @small_e5m2_e4m3_f16_bias_amax(%x: tensor<16x4096xf8E5M2>, %w: tensor<
 func.func @batched_e5m2_e5m2_bias_f32(%x: tensor<4x128x1024xf8E5M2>, %w: tensor<4096x1024xf8E5M2>, %sx: f32, %sw: f32, %b: tensor<4096xf32>) -> tensor<4x128x4096xbf16> {
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw bias %b : tensor<4096xf32> {transpose_rhs} : tensor<4x128x1024xf8E5M2>, tensor<4096x1024xf8E5M2> -> tensor<4x128x4096xbf16>
   return %y : tensor<4x128x4096xbf16>
+}
+// Per-block scales (1x128 x 128x128, DeepGEMM's 1d2d), batched with a bias:
+// promotion with the scales in every variant.
+func.func @blocks_batched_bias(%x: tensor<2x200x1000xf8E4M3FN>, %w: tensor<304x1000xf8E4M3FN>, %sx: tensor<2x200x8xf32>, %sw: tensor<3x8xf32>, %b: tensor<304xbf16>) -> tensor<2x200x304xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 1, 128], [128, 128] bias %b : tensor<304xbf16> {transpose_rhs} : tensor<2x200x1000xf8E4M3FN>, tensor<304x1000xf8E4M3FN> scales tensor<2x200x8xf32>, tensor<3x8xf32> -> tensor<2x200x304xbf16>
+  return %y : tensor<2x200x304xbf16>
 }

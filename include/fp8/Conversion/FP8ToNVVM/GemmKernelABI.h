@@ -5,7 +5,8 @@
 // kernel names, tile selection, parameters, launch geometry and the tensor
 // maps. Header-only, no MLIR dependency (KernelABI.h's conventions).
 //
-// Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote]_<BM>x<BN>x<BK>_s<S>`
+// Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote][_blocks]
+//         [_tmastore]_<BM>x<BN>x<BK>_s<S>`
 // computes, for every batch b:
 //   out[b, m, n] = convert(sum_k f32(A[b, m, k]) * f32(B[b', n, k])
 //                          * lhs_scale_inv * rhs_scale_inv + bias[n])
@@ -17,7 +18,13 @@
 //           box {BK, BM, 1}, SWIZZLE_128B, OOB fill zeros (FLOAT_OOB_FILL_NONE)
 //   1 tmB   CUtensorMap likewise: {K, N, batch'}, box {BK, BN, 1}
 //   2 out          device pointer
-//   3 lhs_scale_inv, 4 rhs_scale_inv   device pointers to one f32 each
+//   3 lhs_scale_inv, 4 rhs_scale_inv   device pointers to one f32 each;
+//           for `_blocks` kernels, to the per-block scale_invs (f32) in the
+//           dialect's block layout: lhs [batch, M, ceil(K/128)] (1x128
+//           blocks), rhs [batch', ceil(N/128), ceil(K/128)] (128x128 blocks),
+//           and per 128-deep K block kb the partial sum p is promoted as
+//           acc = fma(p, f32(lhs_scale_inv[m, kb] * rhs_scale_inv[n/128, kb]),
+//           acc) (fp8.scaled_matmul's block form; no per-tensor scale)
 //   5 bias         device pointer (N elements) or 0 when the kernel has none
 //   6 amax         device pointer to one f32, zeroed before the launch, or 0
 //   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32; K >= 1
@@ -118,6 +125,9 @@ struct GemmConfig {
   /// Add the wgmma partial sums of every BK block (4 wgmma k32) into a
   /// separate f32 accumulator.
   bool promote = false;
+  /// Per-block scales (1x128 lhs, 128x128 rhs): every BK block's partial
+  /// sum is promoted with its scales. Implies promote and BN = 128.
+  bool blockScaled = false;
   /// Stage each consumer's 64 x BN result tile in shared memory and store
   /// it with TMA (edges clipped by TMA) instead of from the registers.
   bool tmaStore = false;
@@ -146,6 +156,8 @@ struct GemmConfig {
       s += "_amax";
     if (promote)
       s += "_promote";
+    if (blockScaled)
+      s += "_blocks";
     if (tmaStore)
       s += "_tmastore";
     s += "_" + std::to_string(blockM) + "x" + std::to_string(blockN) + "x" +
@@ -161,6 +173,7 @@ struct GemmConfig {
 /// many pipeline stages as shared memory allows, 8 at most.
 inline GemmConfig selectTiles(GemmConfig c, int64_t m, int64_t n) {
   c.blockM = m <= 64 ? 64 : 128;
+  c.promote |= c.blockScaled;
   c.blockN = (!c.promote && c.blockM == 128 && n >= 4096 &&
               !(c.tmaStore && c.out == Elem::F32))
                  ? 256
