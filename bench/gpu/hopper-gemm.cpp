@@ -7,7 +7,8 @@
 //    output rounding) on odd edges, small M, K = 40 (padded rows), a batch
 //    with a shared weight, the E4M3 x E5M2 mix, bias and the fused amax, and
 //    on 4096^3 (sampled rows); the block-scaled kernel (1x128 x 128x128,
-//    scales per K block) likewise, with partial K and N blocks;
+//    scales per K block) and the row-wise one likewise, with partial K and
+//    N blocks;
 //  * when libcublasLt is on the machine (dlopen, no build dependency),
 //    compares with cuBLASLt's FP8 GEMM on 4096^3, then times our kernel,
 //    cuBLASLt FP8 (default and fast accumulation) and cuBLASLt BF16 on
@@ -48,7 +49,8 @@ namespace num = mlir::fp8::numerics;
 
 static const char *const kUsage =
     "usage: fp8-hopper-gemm --ptx=GEMM.ptx [--ptx-promote=GEMM.ptx]"
-    " [--ptx-tmastore=GEMM.ptx] [--iterations=20] [--skip-timing]\n"
+    " [--ptx-tmastore=GEMM.ptx] [--iterations=20] [--skip-timing]"
+    " [--list-kernels]\n"
     "FP8 wgmma GEMM: correctness against an f32-accumulation reference and "
     "cuBLASLt, then speed.";
 
@@ -329,9 +331,26 @@ struct Problem {
   bool amax;
   int64_t batch, m, n, k;
   bool rhsBatched;
-  /// Per-block scales: 1x128 lhs blocks, 128x128 rhs blocks.
-  bool blockScaled = false;
+  /// Per-tensor scales, per-block (1x128 lhs blocks, 128x128 rhs blocks)
+  /// or row-wise (one per row of A and of B along all of K).
+  enum class Scaling { Tensor, Blocks, Rows } scaling = Scaling::Tensor;
 };
+using Scaling = Problem::Scaling;
+
+/// The kernel that runs `p`, as convert-fp8-scaled-matmul-to-wgmma picks it.
+gabi::GemmConfig configFor(const Problem &p, bool promote, bool tmaStore) {
+  gabi::GemmConfig c;
+  c.lhs = p.a;
+  c.rhs = p.b;
+  c.out = p.out;
+  c.bias = p.bias;
+  c.amax = p.amax;
+  c.promote = promote;
+  c.blockScaled = p.scaling == Scaling::Blocks;
+  c.rowScaled = p.scaling == Scaling::Rows;
+  c.tmaStore = tmaStore && gabi::canTmaStore(p.out, p.n);
+  return gabi::selectTiles(c, p.m, p.n);
+}
 
 struct Gemm {
   CudaRuntime &cuda;
@@ -349,8 +368,8 @@ struct Gemm {
     TensorMap mapA, mapB, mapOut{};
     FunctionHandle kernel;
     float sa = 0.5f, sb = 0.25f;
-    /// The per-block scale_invs (blockScaled): lhs [batch, M, K blocks],
-    /// rhs [batch', N blocks, K blocks].
+    /// The per-block scale_invs: lhs [batch, M, K blocks], rhs [batch',
+    /// N blocks, K blocks]; row-wise: lhs [batch, M], rhs [batch', N].
     std::vector<float> blockSa, blockSb;
   };
 
@@ -370,16 +389,7 @@ struct Gemm {
                   bool tmaStore = false) {
     Buffers s;
     s.p = p;
-    gabi::GemmConfig c;
-    c.lhs = p.a;
-    c.rhs = p.b;
-    c.out = p.out;
-    c.bias = p.bias;
-    c.amax = p.amax;
-    c.promote = promote;
-    c.blockScaled = p.blockScaled;
-    c.tmaStore = tmaStore && gabi::canTmaStore(p.out, p.n);
-    s.config = gabi::selectTiles(c, p.m, p.n);
+    s.config = configFor(p, promote, tmaStore);
     s.kernel = check(cuda.getFunction(module, s.config.name()),
                      "kernel lookup (is it in hopper-gemm.mlir?)");
     extras.allowSharedMemory(s.kernel, s.config.sharedBytes());
@@ -400,7 +410,7 @@ struct Gemm {
     fill(s.b, batchB * p.n, p.b);
     s.da = upload(s.a.data(), s.a.size());
     s.db = upload(s.b.data(), s.b.size());
-    if (p.blockScaled) {
+    if (p.scaling != Scaling::Tensor) {
       // Scales over 2^-4 .. 2^5, not powers of two: their products round.
       auto scales = [&](std::vector<float> &v, int64_t count) {
         v.resize(count);
@@ -408,8 +418,13 @@ struct Gemm {
           x = std::ldexp(1.0f + uniform(), int(uniform() * 9) - 4);
       };
       int64_t kBlocks = (p.k + gabi::kBlockK - 1) / gabi::kBlockK;
-      scales(s.blockSa, p.batch * p.m * kBlocks);
-      scales(s.blockSb, batchB * ((p.n + 127) / 128) * kBlocks);
+      if (p.scaling == Scaling::Rows) {
+        scales(s.blockSa, p.batch * p.m);
+        scales(s.blockSb, batchB * p.n);
+      } else {
+        scales(s.blockSa, p.batch * p.m * kBlocks);
+        scales(s.blockSb, batchB * ((p.n + 127) / 128) * kBlocks);
+      }
       s.dsa = upload(s.blockSa.data(), s.blockSa.size() * 4);
       s.dsb = upload(s.blockSb.data(), s.blockSb.size() * 4);
     } else {
@@ -512,10 +527,13 @@ struct Gemm {
               partialMag += std::fabs(double(x[kk]) * w[kk]);
             }
             double factor = double(s.sa) * s.sb;
-            if (p.blockScaled) {
-              int64_t bB = p.rhsBatched ? bt : 0, nBlocks = (p.n + 127) / 128;
+            int64_t bB = p.rhsBatched ? bt : 0;
+            if (p.scaling == Scaling::Blocks) {
+              int64_t nBlocks = (p.n + 127) / 128;
               factor = s.blockSa[(bt * p.m + i) * kBlocks + kb] *
                        s.blockSb[(bB * nBlocks + j / 128) * kBlocks + kb];
+            } else if (p.scaling == Scaling::Rows) {
+              factor = s.blockSa[bt * p.m + i] * s.blockSb[bB * p.n + j];
             }
             acc += partial * factor;
             mag += partialMag * std::fabs(factor);
@@ -558,28 +576,14 @@ int main(int argc, char **argv) {
   bench::toolName = "hopper-gemm";
   bench::Options options(argc, argv, kUsage);
   bench::probeIfAsked(options);
-  std::string ptxPath = options.required("ptx");
+  bool listKernels = options.flag("list-kernels");
+  std::string ptxPath =
+      listKernels ? options.text("ptx", "") : options.required("ptx");
   std::string promotePtxPath = options.text("ptx-promote", "");
   std::string tmaStorePtxPath = options.text("ptx-tmastore", "");
   unsigned iterations = options.number("iterations", 20);
   bool skipTiming = options.flag("skip-timing");
   options.finish();
-  std::unique_ptr<CudaRuntime> device = bench::openDevice();
-  CudaRuntime &cuda = *device;
-  if (cuda.getComputeCapability() != 90)
-    fail("the kernels need sm_90a (H100/H200)");
-  DriverExtras extras(cuda);
-  auto loadPtx = [&](const std::string &path) {
-    return bench::loadPtx(cuda, path);
-  };
-  ModuleHandle module = loadPtx(ptxPath);
-  std::optional<ModuleHandle> promoteModule, tmaStoreModule;
-  if (!promotePtxPath.empty())
-    promoteModule = loadPtx(promotePtxPath);
-  if (!tmaStorePtxPath.empty())
-    tmaStoreModule = loadPtx(tmaStorePtxPath);
-
-  Gemm gemm{cuda, extras, cuda.getMultiprocessorCount()};
   using E = gabi::Elem;
   std::vector<Problem> checks = {
       {"edges e4m3xe5m2 f32 bias amax", E::E4M3, E::E5M2, E::F32, E::F32,
@@ -598,6 +602,81 @@ int main(int argc, char **argv) {
       {"K=14336 bf16", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 256,
        512, 14336, false},
   };
+  // Per-block scales (DeepGEMM's 1d2d: 1x128 activations, 128x128 weights):
+  // a partial last K block, partial N blocks, a batch with a shared weight,
+  // bias, and a large square one (sampled rows).
+  // Row-wise scales (torchao's rowwise) in the epilogue likewise.
+  std::vector<Problem> blockChecks = {
+      {"blocks edges bias", E::E4M3, E::E4M3, E::BF16, E::BF16, false, 1, 333,
+       200, 1000, false, Scaling::Blocks},
+      {"blocks batched", E::E4M3, E::E4M3, E::F32, E::None, false, 2, 100, 384,
+       512, false, Scaling::Blocks},
+      {"blocks 4096^3", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
+       4096, 4096, false, Scaling::Blocks},
+      {"rows edges amax", E::E4M3, E::E4M3, E::F16, E::None, true, 1, 333,
+       200, 1000, false, Scaling::Rows},
+      {"rows 4096^3", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
+       4096, 4096, false, Scaling::Rows},
+  };
+  struct Shape {
+    const char *name;
+    int64_t m, n, k;
+  };
+  std::vector<Shape> shapes = {
+      {"4096^3", 4096, 4096, 4096},
+      {"8192^3", 8192, 8192, 8192},
+      {"llama3-8b qkv (4096x6144x4096)", 4096, 6144, 4096},
+      {"llama3-8b o (4096x4096x4096)", 4096, 4096, 4096},
+      {"llama3-8b gate/up (4096x14336x4096)", 4096, 14336, 4096},
+      {"llama3-8b down (4096x4096x14336)", 4096, 4096, 14336},
+  };
+  auto timedProblem = [](const Shape &sh, Scaling scaling) {
+    Problem p{sh.name, gabi::Elem::E4M3, gabi::Elem::E4M3, gabi::Elem::BF16,
+              gabi::Elem::None, false, 1, sh.m, sh.n, sh.k, false, scaling};
+    return p;
+  };
+  if (listKernels) {
+    // Every kernel a run looks up, by the PTX it comes from: what the kit's
+    // test checks against the kit's PTX, so that no lent GPU minute is lost
+    // to a missing kernel.
+    auto list = [](const char *ptx, const gabi::GemmConfig &c) {
+      std::printf("%s %s\n", ptx, c.name().c_str());
+    };
+    for (const Problem &p : checks) {
+      list("plain", configFor(p, false, false));
+      list("promote", configFor(p, true, false));
+      list("tmastore", configFor(p, false, true));
+    }
+    for (const Problem &p : blockChecks) {
+      bool promote = p.scaling == Scaling::Blocks;
+      list("plain", configFor(p, promote, false));
+      list("tmastore", configFor(p, promote, true));
+    }
+    for (const Shape &sh : shapes) {
+      list("plain", configFor(timedProblem(sh, Scaling::Tensor), false, false));
+      list("promote", configFor(timedProblem(sh, Scaling::Tensor), true, false));
+      list("tmastore", configFor(timedProblem(sh, Scaling::Tensor), false, true));
+      list("plain", configFor(timedProblem(sh, Scaling::Blocks), true, false));
+      list("plain", configFor(timedProblem(sh, Scaling::Rows), false, false));
+    }
+    return 0;
+  }
+  std::unique_ptr<CudaRuntime> device = bench::openDevice();
+  CudaRuntime &cuda = *device;
+  if (cuda.getComputeCapability() != 90)
+    fail("the kernels need sm_90a (H100/H200)");
+  DriverExtras extras(cuda);
+  auto loadPtx = [&](const std::string &path) {
+    return bench::loadPtx(cuda, path);
+  };
+  ModuleHandle module = loadPtx(ptxPath);
+  std::optional<ModuleHandle> promoteModule, tmaStoreModule;
+  if (!promotePtxPath.empty())
+    promoteModule = loadPtx(promotePtxPath);
+  if (!tmaStorePtxPath.empty())
+    tmaStoreModule = loadPtx(tmaStorePtxPath);
+
+  Gemm gemm{cuda, extras, cuda.getMultiprocessorCount()};
   size_t bad = 0;
   for (int variant = 0; variant < 3; ++variant) {
     bool promote = variant == 1, tmaStore = variant == 2;
@@ -613,23 +692,12 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Per-block scales (DeepGEMM's 1d2d: 1x128 activations, 128x128 weights):
-  // a partial last K block, partial N blocks, a batch with a shared weight,
-  // bias, and a large square one (sampled rows).
-  std::vector<Problem> blockChecks = {
-      {"blocks edges bias", E::E4M3, E::E4M3, E::BF16, E::BF16, false, 1, 333,
-       200, 1000, false, true},
-      {"blocks batched", E::E4M3, E::E4M3, E::F32, E::None, false, 2, 100, 384,
-       512, false, true},
-      {"blocks 4096^3", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
-       4096, 4096, false, true},
-  };
   for (const Problem &p : blockChecks)
     for (int variant = 0; variant < 2; ++variant) {
       std::optional<ModuleHandle> m = variant == 1 ? tmaStoreModule : module;
       if (!m)
         continue;
-      auto s = gemm.prepare(p, *m, true, variant == 1);
+      auto s = gemm.prepare(p, *m, p.scaling == Scaling::Blocks, variant == 1);
       gemm.launch(s);
       bad += gemm.verify(s, p.m > 1024 ? 61 : 1);
       gemm.release(s);
@@ -649,18 +717,6 @@ int main(int argc, char **argv) {
     return bad ? 1 : 0;
   }
 
-  struct Shape {
-    const char *name;
-    int64_t m, n, k;
-  };
-  std::vector<Shape> shapes = {
-      {"4096^3", 4096, 4096, 4096},
-      {"8192^3", 8192, 8192, 8192},
-      {"llama3-8b qkv (4096x6144x4096)", 4096, 6144, 4096},
-      {"llama3-8b o (4096x4096x4096)", 4096, 4096, 4096},
-      {"llama3-8b gate/up (4096x14336x4096)", 4096, 14336, 4096},
-      {"llama3-8b down (4096x4096x14336)", 4096, 4096, 14336},
-  };
   bench::Timer time(cuda, /*warmups=*/5, iterations);
   size_t workspaceBytes = 64 << 20;
   DevicePtr workspace = check(cuda.allocate(workspaceBytes), "allocate");
@@ -668,8 +724,7 @@ int main(int argc, char **argv) {
       "\n%-38s %9s %9s %9s %9s %9s %9s %8s %8s\n", "shape (MxNxK)", "ours",
       "ours+prm", "ours+tma", "cuLt-fp8", "cuLt-fast", "cuLt-bf16", "/fp8", "/bf16");
   for (const Shape &sh : shapes) {
-    Problem p{sh.name, E::E4M3, E::E4M3, E::BF16, E::None, false, 1,
-              sh.m,    sh.n,    sh.k,    false};
+    Problem p = timedProblem(sh, Scaling::Tensor);
     double flops = 2.0 * sh.m * sh.n * sh.k;
     auto tflops = [&](float ms) { return flops / (ms * 1e-3) / 1e12; };
     // Consecutive launches read different buffers, together larger than
@@ -694,18 +749,22 @@ int main(int argc, char **argv) {
     if (tmaStoreModule)
       oursTma = timeRotating(*tmaStoreModule, false, true);
     // The block recipe's forward GEMM on the same shape.
-    Problem blocked = p;
-    blocked.blockScaled = true;
-    double oursBlocks = 0;
-    {
+    // The block recipe's forward GEMM and the row-wise one on the same
+    // shape.
+    auto timeScaled = [&](Scaling scaling) {
+      Problem scaled = timedProblem(sh, scaling);
       std::vector<Gemm::Buffers> sets;
       for (size_t i = 0; i < copies; ++i)
-        sets.push_back(gemm.prepare(blocked, module, true));
-      oursBlocks =
+        sets.push_back(
+            gemm.prepare(scaled, module, scaling == Scaling::Blocks));
+      double result =
           tflops(time([&](unsigned i) { gemm.launch(sets[i % copies]); }));
       for (Gemm::Buffers &set : sets)
         gemm.release(set);
-    }
+      return result;
+    };
+    double oursBlocks = timeScaled(Scaling::Blocks);
+    double oursRows = timeScaled(Scaling::Rows);
     double fp8 = 0, fast = 0, bf16 = 0;
     if (lt) {
       for (bool fastAccum : {false, true}) {
@@ -777,9 +836,9 @@ int main(int argc, char **argv) {
     std::printf("GEMM|%s|%lld|%lld|%lld|%.1f|%.1f|%.1f|%.1f|%.1f|%.1f\n",
                 sh.name, (long long)sh.m, (long long)sh.n, (long long)sh.k,
                 ours, oursPromote, oursTma, fp8, fast, bf16);
-    std::printf("BLOCKGEMM|%s|%lld|%lld|%lld|%.1f|%.1f|%.1f\n", sh.name,
-                (long long)sh.m, (long long)sh.n, (long long)sh.k, oursBlocks,
-                oursPromote, std::max(fp8, fast));
+    std::printf("BLOCKGEMM|%s|%lld|%lld|%lld|%.1f|%.1f|%.1f|%.1f|%.1f\n",
+                sh.name, (long long)sh.m, (long long)sh.n, (long long)sh.k,
+                oursBlocks, oursRows, ours, oursPromote, std::max(fp8, fast));
     std::printf(
         "%-38s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f\n", sh.name,
         ours, oursPromote, oursTma, fp8, fast, bf16,
@@ -793,8 +852,9 @@ int main(int argc, char **argv) {
               "best of ours (plain, tma store) / best cuBLASLt FP8 (what "
               "torch._scaled_mm runs; target >= 1.0, goal 1.1), /bf16 = the "
               "same / cuBLASLt BF16 (target >= 1.5); BLOCKGEMM rows: the "
-              "1x128 x 128x128 block-scaled kernel, the per-tensor promote "
-              "kernel and the best cuBLASLt FP8 (per-tensor)\n",
+              "1x128 x 128x128 block-scaled kernel, the row-wise one, the "
+              "per-tensor plain and promote kernels and the best cuBLASLt "
+              "FP8 (per-tensor)\n",
               iterations);
   return bad ? 1 : 0;
 }

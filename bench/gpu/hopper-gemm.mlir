@@ -42,3 +42,14 @@ func.func @blocks_bench(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<4096x4096xf8E
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 128], [128, 128] {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN> scales tensor<4096x32xf32>, tensor<32x32xf32> -> tensor<4096x4096xbf16>
   return %y : tensor<4096x4096xbf16>
 }
+
+// Row-wise scales: f16 with amax for the checks, bf16 for the timed shapes
+// (128x256 tiles, as the per-tensor plain kernel).
+func.func @rows_amax(%x: tensor<333x1000xf8E4M3FN>, %w: tensor<200x1000xf8E4M3FN>, %sx: tensor<333x1xf32>, %sw: tensor<200x1xf32>) -> (tensor<333x200xf16>, f32) {
+  %y, %a = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 1000], [1, 1000] {transpose_rhs} : tensor<333x1000xf8E4M3FN>, tensor<200x1000xf8E4M3FN> scales tensor<333x1xf32>, tensor<200x1xf32> -> tensor<333x200xf16>, f32
+  return %y, %a : tensor<333x200xf16>, f32
+}
+func.func @rows_bench(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<4096x4096xf8E4M3FN>, %sx: tensor<4096x1xf32>, %sw: tensor<4096x1xf32>) -> tensor<4096x4096xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 4096], [1, 4096] {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN> scales tensor<4096x1xf32>, tensor<4096x1xf32> -> tensor<4096x4096xbf16>
+  return %y : tensor<4096x4096xbf16>
+}

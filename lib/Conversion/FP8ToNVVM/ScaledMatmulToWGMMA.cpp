@@ -182,7 +182,7 @@ private:
   /// The epilogue's f32(lhs_scale_inv * rhs_scale_inv); 1 when the block
   /// scales were applied in the promotion.
   Value tensorScale() {
-    if (c.blockScaled)
+    if (c.blockScaled || c.rowScaled)
       return f32(1.0f);
     return arith::MulFOp::create(
         b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
@@ -580,8 +580,31 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
   int64_t outBits = outType.getIntOrFloatBitWidth();
   Type bitsType = b.getIntegerType(outBits);
   Type pairType = b.getIntegerType(2 * outBits);
+  // Row-wise scales: lhs_scale_inv of this thread's two rows, and below
+  // rhs_scale_inv of each column; rows and columns past the edges are read
+  // from the last one (their results are never stored).
+  Type f32Type = b.getF32Type();
+  auto loadScale = [&](Value base, Value index) -> Value {
+    return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, zext64(index)),
+                                4);
+  };
+  Value rowScale[2];
+  if (c.rowScaled)
+    for (int h = 0; h < 2; ++h)
+      rowScale[h] = loadScale(
+          lhsScale,
+          add(batchRow, arith::MinUIOp::create(b, add(row0, i32(8 * h)),
+                                               sub(m, i32(1)))));
+  Value batchColumn = mul(mul(batchIndex, rhsBatched), n);
   for (int64_t j = 0; j < c.blockN / 8; ++j) {
     Value col = add(col0, i32(8 * j));
+    Value colScale[2];
+    if (c.rowScaled)
+      for (int e = 0; e < 2; ++e)
+        colScale[e] = loadScale(
+            rhsScale, add(batchColumn, arith::MinUIOp::create(
+                                           b, add(col, i32(e)),
+                                           sub(n, i32(1)))));
     Value biasValue[2];
     if (biasType) {
       for (int e = 0; e < 2; ++e) {
@@ -599,7 +622,13 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
       Value results[2];
       for (int e = 0; e < 2; ++e) {
         Value v = LLVM::ExtractValueOp::create(b, accumulator, 4 * j + 2 * h + e);
-        v = arith::MulFOp::create(b, v, scale);
+        if (c.rowScaled)
+          // The one K block's promotion onto +0 (the op's definition).
+          v = math::FmaOp::create(
+              b, v, arith::MulFOp::create(b, rowScale[h], colScale[e]),
+              f32(0.0f));
+        else
+          v = arith::MulFOp::create(b, v, scale);
         if (biasType)
           v = arith::AddFOp::create(b, v, biasValue[e]);
         results[e] = convert(v);
@@ -825,12 +854,14 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
           ConvertFP8ScaledMatmulToWGMMAPass> {
   using Base::Base;
 
-  /// The block-scaled GEMMs the kernels apply: 1x128 lhs blocks and
-  /// 128x128 rhs blocks, f32 scales, both operands K-major (DeepGEMM's 1d2d:
-  /// the block recipe's forward GEMMs). The copies planLayouts makes for
-  /// other layouts are per-tensor casts, so a block-scaled operand must come
-  /// K-major already.
-  LogicalResult checkBlockScales(ScaledMatmulOp op) {
+  enum class BlockForm { Blocks, Rows };
+
+  /// The block-scaled GEMMs the kernels apply, f32 scales, both operands
+  /// K-major: 1x128 lhs blocks with 128x128 rhs blocks (DeepGEMM's 1d2d:
+  /// the block recipe's forward GEMMs), and one scale per row along all of
+  /// K (torchao's rowwise). The copies planLayouts makes for other layouts
+  /// are per-tensor casts, so a block-scaled operand must come K-major.
+  FailureOr<BlockForm> checkBlockScales(ScaledMatmulOp op) {
     auto isBlock = [](ArrayRef<int64_t> block, int64_t rows, int64_t cols) {
       for (size_t d = 0; d + 2 < block.size(); ++d)
         if (block[d] != 1)
@@ -841,11 +872,15 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     auto isF32 = [](Value scales) {
       return cast<ShapedType>(scales.getType()).getElementType().isF32();
     };
-    if (!op.getTransposeLhs() && op.getTransposeRhs() &&
-        isBlock(*op.getLhsBlock(), 1, gabi::kBlockK) &&
-        isBlock(*op.getRhsBlock(), 128, gabi::kBlockK) &&
-        isF32(op.getLhsScaleInv()) && isF32(op.getRhsScaleInv()))
-      return success();
+    bool layouts = !op.getTransposeLhs() && op.getTransposeRhs() &&
+                   isF32(op.getLhsScaleInv()) && isF32(op.getRhsScaleInv());
+    int64_t k = op.getLhs().getType().getShape().back();
+    if (layouts && isBlock(*op.getLhsBlock(), 1, gabi::kBlockK) &&
+        isBlock(*op.getRhsBlock(), 128, gabi::kBlockK))
+      return BlockForm::Blocks;
+    if (layouts && !ShapedType::isDynamic(k) &&
+        isBlock(*op.getLhsBlock(), 1, k) && isBlock(*op.getRhsBlock(), 1, k))
+      return BlockForm::Rows;
     auto print = [](ArrayRef<int64_t> block) {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -857,17 +892,18 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     return op.emitOpError()
            << "has block scales " << print(*op.getLhsBlock()) << ", "
            << print(*op.getRhsBlock())
-           << " that no wgmma kernel applies: they take 1x128 lhs blocks "
-              "with 128x128 rhs blocks and f32 scales, lhs [M, K] and rhs "
-              "[N, K] (transpose_rhs), the block recipe's forward GEMMs; "
-              "row-wise and MX scales, 1x128 x 1x128 (weight gradients) and "
-              "other layouts run with fp8-lower-to-cpu";
+           << " that no wgmma kernel applies: they take f32 scales, lhs "
+              "[M, K] and rhs [N, K] (transpose_rhs), in 1x128 lhs blocks "
+              "with 128x128 rhs blocks (the block recipe's forward GEMMs) or "
+              "one scale per row along all of K (row-wise); MX scales, "
+              "1x128 x 1x128 (weight gradients) and other layouts run with "
+              "fp8-lower-to-cpu";
   }
 
   /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
   LogicalResult planLayouts(ScaledMatmulOp op) {
     if (op.isBlockScaled())
-      return checkBlockScales(op);
+      return failure(failed(checkBlockScales(op)));
     OpBuilder builder(op);
     if (op.getTransposeLhs()) {
       Value copy = op.getLhs().getType().getRank() == 2
@@ -946,7 +982,11 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
         config.bias = getElem(op.getBias().getType().getElementType());
       config.amax = static_cast<bool>(op.getResultAmax());
       config.promote = promote;
-      config.blockScaled = op.isBlockScaled();
+      if (op.isBlockScaled()) {
+        BlockForm form = *checkBlockScales(op);
+        config.blockScaled = form == BlockForm::Blocks;
+        config.rowScaled = form == BlockForm::Rows;
+      }
       int64_t n = resultType.getDimSize(rank - 1);
       config.tmaStore = tmaStore && !ShapedType::isDynamic(n) &&
                         gabi::canTmaStore(config.out, n);

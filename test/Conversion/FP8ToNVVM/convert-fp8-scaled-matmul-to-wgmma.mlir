@@ -132,3 +132,31 @@ func.func @blocks(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
       scales tensor<256x8xf32>, tensor<4x8xf32> -> tensor<256x512xf32>
   return %y : tensor<256x512xf32>
 }
+
+// -----
+
+// Row-wise scales (one per row along all of K, torchao's rowwise): the
+// plain kernel; the epilogue reads lhs_scale of the thread's two rows
+// (clamped to M - 1) and rhs_scale of each column (clamped to N - 1), and
+// stores fma(acc, f32(lhs * rhs), +0).
+// CHECK-LABEL: llvm.func @scaled_matmul_e4m3_e4m3_bf16_rows_128x128x128_s7(
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: arith.minui
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.minui
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.minui
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: arith.minui
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: %[[F:.*]] = arith.mulf
+// CHECK: math.fma %{{.*}}, %[[F]], %{{.*}} : f32
+// CHECK-LABEL: func.func @rows
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 256], [1, 256] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_rows_128x128x128_s7, transpose_rhs}
+func.func @rows(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
+                %sa: tensor<256x1xf32>, %sb: tensor<384x1xf32>) -> tensor<256x384xbf16> {
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 256], [1, 256] {transpose_rhs}
+      : tensor<256x256xf8E4M3FN>, tensor<384x256xf8E4M3FN>
+      scales tensor<256x1xf32>, tensor<384x1xf32> -> tensor<256x384xbf16>
+  return %y : tensor<256x384xbf16>
+}

@@ -25,13 +25,13 @@ func.func @batched_lhs_m_major(%a: tensor<2x32x64xf8E4M3FN>, %b: tensor<64x32xf8
 // -----
 
 // Block-scaled forms no wgmma kernel applies: located errors naming the
-// blocks. Row-wise scales (one K block per row, 1x256 x 1x256):
-func.func @row_wise(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
-                    %sa: tensor<64x1xf32>, %sb: tensor<128x1xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 256], [1, 256] that no wgmma kernel applies: they take 1x128 lhs blocks with 128x128 rhs blocks and f32 scales, lhs [M, K] and rhs [N, K] (transpose_rhs), the block recipe's forward GEMMs; row-wise and MX scales, 1x128 x 1x128 (weight gradients) and other layouts run with fp8-lower-to-cpu}}
-  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 256], [1, 256] {transpose_rhs}
+// blocks. 1x128 x 1x128 (the weight gradient's form):
+func.func @wgrad_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                        %sa: tensor<64x2xf32>, %sb: tensor<128x2xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 128], [1, 128] that no wgmma kernel applies: they take f32 scales, lhs [M, K] and rhs [N, K] (transpose_rhs), in 1x128 lhs blocks with 128x128 rhs blocks (the block recipe's forward GEMMs) or one scale per row along all of K (row-wise); MX scales, 1x128 x 1x128 (weight gradients) and other layouts run with fp8-lower-to-cpu}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs}
       : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
-      scales tensor<64x1xf32>, tensor<128x1xf32> -> tensor<64x128xf32>
+      scales tensor<64x2xf32>, tensor<128x2xf32> -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
 

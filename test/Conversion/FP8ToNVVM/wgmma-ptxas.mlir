@@ -34,6 +34,7 @@
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_f16_bias_f16_amax_64x128x128_s8' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e5m2_bf16_bias_f32_128x256x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_bias_bf16_promote_blocks_128x128x128_s7' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_f16_amax_rows_128x256x128_s4' for 'sm_90a'
 // CHECK-NOT: bytes spill stores
 // CHECK-NOT: warning
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -141,4 +142,9 @@ func.func @batched_e5m2_e5m2_bias_f32(%x: tensor<4x128x1024xf8E5M2>, %w: tensor<
 func.func @blocks_batched_bias(%x: tensor<2x200x1000xf8E4M3FN>, %w: tensor<304x1000xf8E4M3FN>, %sx: tensor<2x200x8xf32>, %sw: tensor<3x8xf32>, %b: tensor<304xbf16>) -> tensor<2x200x304xbf16> {
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 1, 128], [128, 128] bias %b : tensor<304xbf16> {transpose_rhs} : tensor<2x200x1000xf8E4M3FN>, tensor<304x1000xf8E4M3FN> scales tensor<2x200x8xf32>, tensor<3x8xf32> -> tensor<2x200x304xbf16>
   return %y : tensor<2x200x304xbf16>
+}
+// Row-wise scales, f16 out with amax (epilogue scaling).
+func.func @rows_amax(%x: tensor<500x640xf8E4M3FN>, %w: tensor<4096x640xf8E4M3FN>, %sx: tensor<500x1xf32>, %sw: tensor<4096x1xf32>) -> (tensor<500x4096xf16>, f32) {
+  %y, %a = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 640], [1, 640] {transpose_rhs} : tensor<500x640xf8E4M3FN>, tensor<4096x640xf8E4M3FN> scales tensor<500x1xf32>, tensor<4096x1xf32> -> tensor<500x4096xf16>, f32
+  return %y, %a : tensor<500x4096xf16>, f32
 }

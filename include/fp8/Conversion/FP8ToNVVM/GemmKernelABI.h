@@ -6,7 +6,7 @@
 // maps. Header-only, no MLIR dependency (KernelABI.h's conventions).
 //
 // Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote][_blocks]
-//         [_tmastore]_<BM>x<BN>x<BK>_s<S>`
+//         [_rows][_tmastore]_<BM>x<BN>x<BK>_s<S>`
 // computes, for every batch b:
 //   out[b, m, n] = convert(sum_k f32(A[b, m, k]) * f32(B[b', n, k])
 //                          * lhs_scale_inv * rhs_scale_inv + bias[n])
@@ -24,7 +24,10 @@
 //           blocks), rhs [batch', ceil(N/128), ceil(K/128)] (128x128 blocks),
 //           and per 128-deep K block kb the partial sum p is promoted as
 //           acc = fma(p, f32(lhs_scale_inv[m, kb] * rhs_scale_inv[n/128, kb]),
-//           acc) (fp8.scaled_matmul's block form; no per-tensor scale)
+//           acc) (fp8.scaled_matmul's block form; no per-tensor scale);
+//           for `_rows` kernels, to one scale_inv per row along K: lhs
+//           [batch, M], rhs [batch', N], applied in the epilogue as
+//           fma(acc, f32(lhs_scale_inv[m] * rhs_scale_inv[n]), +0)
 //   5 bias         device pointer (N elements) or 0 when the kernel has none
 //   6 amax         device pointer to one f32, zeroed before the launch, or 0
 //   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32; K >= 1
@@ -128,6 +131,9 @@ struct GemmConfig {
   /// Per-block scales (1x128 lhs, 128x128 rhs): every BK block's partial
   /// sum is promoted with its scales. Implies promote and BN = 128.
   bool blockScaled = false;
+  /// Row-wise scales (one per row of A and of B along all of K), applied
+  /// in the epilogue.
+  bool rowScaled = false;
   /// Stage each consumer's 64 x BN result tile in shared memory and store
   /// it with TMA (edges clipped by TMA) instead of from the registers.
   bool tmaStore = false;
@@ -158,6 +164,8 @@ struct GemmConfig {
       s += "_promote";
     if (blockScaled)
       s += "_blocks";
+    if (rowScaled)
+      s += "_rows";
     if (tmaStore)
       s += "_tmastore";
     s += "_" + std::to_string(blockM) + "x" + std::to_string(blockN) + "x" +
