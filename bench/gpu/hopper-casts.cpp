@@ -133,11 +133,13 @@ std::vector<float> makeBlockInput(size_t rows, size_t cols, uint64_t seed) {
       x[r * cols + c] =
           std::ldexp(1.0f + mantissa, exponent) * ((u >> 28) & 1 ? -1 : 1);
     }
-  for (size_t c = 0; c < std::min<size_t>(cols, 128); ++c)
-    x[c] = 0.0f; // row 0, the first 1x128, 1x32 blocks
-  if (rows > 2 && cols > 200) {
+  // The first 128x128 block all zero (and with it 1x128 and 1x32 blocks).
+  for (size_t r = 0; r < std::min<size_t>(rows, 128); ++r)
+    for (size_t c = 0; c < std::min<size_t>(cols, 128); ++c)
+      x[r * cols + c] = 0.0f;
+  if (rows > 130 && cols > 200) {
     x[1 * cols + 130] = std::numeric_limits<float>::quiet_NaN();
-    x[2 * cols + 131] = -std::numeric_limits<float>::infinity();
+    x[130 * cols + 2] = -std::numeric_limits<float>::infinity();
   }
   return x;
 }
@@ -159,13 +161,15 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
   size_t blockRows = (rows + recipe.br - 1) / recipe.br;
   size_t blockCols = (cols + recipe.bc - 1) / recipe.bc;
   size_t blocks = blockRows * blockCols;
-  DevicePtr dx = dev.allocate(x.size() * 4), dq = dev.allocate(x.size());
+  size_t qWords = (x.size() + 3) / 4;
+  DevicePtr dx = dev.allocate(x.size() * 4), dq = dev.allocate(qWords * 4);
   DevicePtr damax = dev.allocate(blocks * 4), dscale = dev.allocate(blocks * 4);
   DevicePtr dinv = dev.allocate(blocks * 4);
   check(cuda.copyToDevice(dx, x.data(), x.size() * 4), "copy H2D");
-  // Poison: every output must be written.
-  check(cuda.memsetD32(dq, 0xA5A5A5A5u, (x.size() + 3) / 4), "memset");
-  check(cuda.memsetD32(dinv, 0xA5A5A5A5u, blocks), "memset");
+  // Poison (a NaN pattern): every output must be written.
+  for (auto [ptr, words] : {std::pair{dq, qWords}, std::pair{damax, blocks},
+                            std::pair{dscale, blocks}, std::pair{dinv, blocks}})
+    check(cuda.memsetD32(ptr, 0xFFA5A5A5u, words), "memset");
   KernelArgs args;
   args.add(dx).add(dq).add(damax).add(dscale).add(dinv).add(int64_t(1))
       .add(int64_t(rows)).add(int64_t(cols));
@@ -183,6 +187,13 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
     if (bad++ < 5)
       std::fprintf(stderr, "  %s: block %zu %s %a, want %a\n", recipe.kernel,
                    block, what, got, want);
+  };
+  auto invGot = [&](size_t block) -> double {
+    if (recipe.mx)
+      return invBytes[block];
+    float f;
+    std::memcpy(&f, &invBytes[4 * block], 4);
+    return f;
   };
   std::vector<float> values;
   for (size_t bi = 0; bi < blockRows; ++bi)
@@ -211,7 +222,7 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
         report("scale", block, scale[block], scaleRef);
       if (recipe.mx ? invBytes[block] != codeRef
                     : std::memcmp(&invBytes[4 * block], &invRef, 4) != 0)
-        report("scale_inv", block, 0, recipe.mx ? codeRef : invRef);
+        report("scale_inv", block, invGot(block), recipe.mx ? codeRef : invRef);
       for (size_t r = bi * recipe.br; r < r1; ++r)
         for (size_t c = bj * recipe.bc; c < c1; ++c) {
           uint8_t want = num::fromF32(x[r * cols + c] * scaleRef,
@@ -427,7 +438,14 @@ int main(int argc, char **argv) {
               bandwidth(1.25 * bytes, quantMs), bandwidth(1.5 * bytes, ctMs),
               {}};
       // Block casts over the matrix: scales are 1/128 .. 1/16384 of it.
-      DevicePtr blockScales = dev.allocate(count / 8 + 1024);
+      // The most blocks of any recipe (1x32 when colsM is not a multiple
+      // of 32 rounds up), 4 bytes each.
+      size_t mostBlocks = 0;
+      for (const BlockRecipe &recipe : blockRecipes)
+        mostBlocks = std::max<size_t>(
+            mostBlocks, ((rowsM + recipe.br - 1) / recipe.br) *
+                            ((colsM + recipe.bc - 1) / recipe.bc));
+      DevicePtr blockScales = dev.allocate(mostBlocks * 4);
       for (size_t i = 0; i < std::size(blockRecipes); ++i) {
         const BlockRecipe &recipe = blockRecipes[i];
         size_t blocks = ((rowsM + recipe.br - 1) / recipe.br) *

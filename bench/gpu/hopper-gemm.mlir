@@ -53,3 +53,19 @@ func.func @rows_bench(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<4096x4096xf8E4M
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 4096], [1, 4096] {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN> scales tensor<4096x1xf32>, tensor<4096x1xf32> -> tensor<4096x4096xbf16>
   return %y : tensor<4096x4096xbf16>
 }
+
+// MXFP8 (E8M0 per 32 of K, emulated with a promotion per k32 step): K = 200
+// for the checks (f32 out), the timed shapes in bf16.
+func.func @mx_f32(%x: tensor<300x200xf8E4M3FN>, %w: tensor<256x200xf8E4M3FN>, %sx: tensor<300x7xf8E8M0FNU>, %sw: tensor<256x7xf8E8M0FNU>) -> tensor<300x256xf32> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 32], [1, 32] {transpose_rhs} : tensor<300x200xf8E4M3FN>, tensor<256x200xf8E4M3FN> scales tensor<300x7xf8E8M0FNU>, tensor<256x7xf8E8M0FNU> -> tensor<300x256xf32>
+  return %y : tensor<300x256xf32>
+}
+func.func @mx_bench(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<4096x4096xf8E4M3FN>, %sx: tensor<4096x128xf8E8M0FNU>, %sw: tensor<4096x128xf8E8M0FNU>) -> tensor<4096x4096xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 32], [1, 32] {transpose_rhs} : tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN> scales tensor<4096x128xf8E8M0FNU>, tensor<4096x128xf8E8M0FNU> -> tensor<4096x4096xbf16>
+  return %y : tensor<4096x4096xbf16>
+}
+// 64-row tiles with per-batch weights and their per-batch block scales.
+func.func @blocks_small_batched(%x: tensor<2x48x384xf8E4M3FN>, %w: tensor<2x256x384xf8E4M3FN>, %sx: tensor<2x48x3xf32>, %sw: tensor<2x2x3xf32>) -> tensor<2x48x256xbf16> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 1, 128], [1, 128, 128] {transpose_rhs} : tensor<2x48x384xf8E4M3FN>, tensor<2x256x384xf8E4M3FN> scales tensor<2x48x3xf32>, tensor<2x2x3xf32> -> tensor<2x48x256xbf16>
+  return %y : tensor<2x48x256xbf16>
+}

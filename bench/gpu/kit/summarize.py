@@ -120,18 +120,17 @@ def main():
     blocks = rows(os.path.join(out, "gemm.log"), "BLOCKGEMM")
     if blocks:
         lines += ["", "## Finer-scaled GEMM TFLOP/s (bf16 out)", "",
-                  "| shape | 1x128 x 128x128 blocks | row-wise | per-tensor | "
-                  "per-tensor promote | best cuBLASLt FP8 (per-tensor) | "
-                  "blocks / promote | rows / per-tensor |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for name, _, _, _, blocked, rowwise, plain, promote, lt in blocks:
-            blocked, rowwise, plain, promote, lt = (
-                float(blocked), float(rowwise), float(plain), float(promote),
-                float(lt))
-            lines.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | "
-                         "%.2f |" % (name, blocked, rowwise, plain, promote,
-                                     lt, ratio(blocked, promote),
-                                     ratio(rowwise, plain)))
+                  "| shape | 1x128 x 128x128 blocks | row-wise | MX "
+                  "(emulated) | per-tensor | per-tensor promote | best "
+                  "cuBLASLt FP8 (per-tensor) | blocks / promote | rows / "
+                  "per-tensor |", "|---|---|---|---|---|---|---|---|---|"]
+        for name, _, _, _, *values in blocks:
+            blocked, rowwise, mx, plain, promote, lt = map(float, values)
+            lines.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | "
+                         "%.2f | %.2f |" % (name, blocked, rowwise, mx, plain,
+                                            promote, lt,
+                                            ratio(blocked, promote),
+                                            ratio(rowwise, plain)))
     print("\n".join(lines))
 
 

@@ -67,8 +67,11 @@ static StringRef getTypeTag(Type type) {
   return "";
 }
 
-/// The largest finite value of an FP8 element type.
+/// The largest finite value of an FP8 element type (E4M3FN or E5M2, what
+/// the dialect's casts produce).
 static float getMaxFinite(Type float8Type) {
+  assert((isa<Float8E4M3FNType, Float8E5M2Type>(float8Type)) &&
+         "an FP8 cast type");
   return num::getFormatInfo(isa<Float8E4M3FNType>(float8Type)
                                 ? num::Format::E4M3FN
                                 : num::Format::E5M2)
@@ -1363,13 +1366,13 @@ LogicalResult HostLowering::checkSupported() {
       return func.emitOpError() << "argument #" << i << " has type " << type
                                 << ", which the GPU lowering does not support "
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
-                                   "f8E5M2 and f32 scalars)";
+                                   "f8E5M2, f8E8M0FNU and f32 scalars)";
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     if (!getDeviceType(type))
       return func.emitOpError() << "result #" << i << " has type " << type
                                 << ", which the GPU lowering does not support "
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
-                                   "f8E5M2 and f32 scalars)";
+                                   "f8E5M2, f8E8M0FNU and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
@@ -1491,9 +1494,12 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
     if (!scales || !scales.getScale().hasOneUse())
       continue;
     auto quantize = dyn_cast<QuantizeOp>(*scales.getScale().user_begin());
+    // The kernel computes the scales for the format it casts to.
     if (!quantize || quantize.getInput() != op.getInput() ||
         quantize.getBlockShape() != op.getBlockShape() ||
-        quantize.getScale() != scales.getScale())
+        quantize.getScale() != scales.getScale() ||
+        quantize.getResult().getType().getElementType() !=
+            scales.getFp8Type())
       continue;
     Value scale = allocate(scales.getScale(), {});
     Value scaleInv = allocate(scales.getScaleInv(), {});
@@ -1517,6 +1523,9 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
 }
 
 LogicalResult HostLowering::lowerBlockScales(ComputeBlockScalesOp op) {
+  if (!op.getAmax().getType().hasStaticShape())
+    return op.emitOpError("with per-block scales needs static shapes, got ")
+           << op.getAmax().getType();
   Value amax = buffers.lookup(op.getAmax());
   Value scale = allocate(op.getScale(), {});
   Value scaleInv = allocate(op.getScaleInv(), {});

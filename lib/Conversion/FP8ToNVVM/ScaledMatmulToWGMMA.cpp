@@ -28,6 +28,7 @@
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 #include "fp8/Conversion/Passes.h"
+#include "fp8/Conversion/ScaleArith.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 
@@ -175,14 +176,40 @@ private:
   void buildConsumer();
   /// Tile coordinates (batch, first row, first column) of tile `t`.
   std::tuple<Value, Value, Value> tileCoords(Value t);
-  Value mmaBlock(Value accumulator, Value stage, Value consumer, bool fromZero);
+  /// wgmma k32 steps [firstStep, firstStep + numSteps) of a stage, one
+  /// commit group.
+  Value mmaBlock(Value accumulator, Value stage, Value consumer, bool fromZero,
+                 int64_t firstStep = 0,
+                 int64_t numSteps = gabi::kBlockK / 32);
+  /// Gives a stage's ring slot back to the producer (one arrive per warp).
+  void release(Value stage) {
+    ifThen(cmp(arith::CmpIPredicate::eq, lane, i32(0)), [&] {
+      NVVM::MBarrierArriveOp::create(b, Type(), emptyBarrier(stage), Value());
+    });
+  }
+  /// One stage of a block-scaled or MX GEMM: its partial sums from zero,
+  /// each promoted into `acc` with its scales, the slot released.
+  Value scaledStage(Value acc, Value stage, Value consumer, Value tile,
+                    Value kb);
+  /// The E8M0 codes an MX promotion needs for 32-deep K block `kb32`: the
+  /// thread's two rows', and its BN/4 columns' packed four to an i32 (few
+  /// registers next to the two accumulators).
+  struct MXCodes {
+    Value exists; // i1: the block is inside K
+    Value rows[2];
+    SmallVector<Value> columns;
+  };
+  MXCodes loadMXCodes(Value tile, Value consumer, Value kb32);
+  /// fma(partial, f32(2^(row - 127) * 2^(col - 127)), acc) per element; a
+  /// factor of 0 for a block past K.
+  Value promoteMX(Value acc, Value partial, const MXCodes &codes);
   /// This thread's rows of the tile: the first of each 8-row half of its
   /// warp's 16 (wgmma m64nN f32 fragment: rows 16w + lane/4 and + 8).
   Value fragmentRow(Value tileRow, Value consumer);
   /// The epilogue's f32(lhs_scale_inv * rhs_scale_inv); 1 when the block
   /// scales were applied in the promotion.
   Value tensorScale() {
-    if (c.blockScaled || c.rowScaled)
+    if (c.blockScaled || c.rowScaled || c.mxScaled)
       return f32(1.0f);
     return arith::MulFOp::create(
         b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
@@ -192,9 +219,9 @@ private:
   /// this thread's rows for K block `kb`.
   std::pair<Value, Value> blockScaleFactors(Value tile, Value consumer,
                                             Value kb);
-  /// acc + partial * factor of its row, element by element (fma).
+  /// fma(partial, factor, acc) element by element.
   Value promoteScaled(Value acc, Value partial,
-                      std::pair<Value, Value> factors);
+                      llvm::function_ref<Value(int64_t)> factorOf);
   Value epilogue(Value accumulator, Value tile, Value consumer, Value amax);
   enum class Store { Pairs, Predicated, Staged };
   void storeResults(Value accumulator, Value batchIndex, Value row0,
@@ -301,19 +328,20 @@ void GemmKernelBuilder::buildProducer() {
 }
 
 Value GemmKernelBuilder::mmaBlock(Value accumulator, Value stage,
-                                  Value consumer, bool fromZero) {
+                                  Value consumer, bool fromZero,
+                                  int64_t firstStep, int64_t numSteps) {
   Value rowOffset = mul(consumer, i32(64 * gabi::kBlockK));
   Value descA = descriptor(gepBytes(tileA(stage), rowOffset));
   Value descB = descriptor(tileB(stage));
   NVVM::WgmmaFenceAlignedOp::create(b);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, c.blockN, 32);
   Value d = accumulator;
-  for (int64_t kk = 0; kk < gabi::kBlockK / 32; ++kk) {
+  for (int64_t kk = firstStep; kk < firstStep + numSteps; ++kk) {
     // A k32 step is 32 bytes along the 128-byte swizzled row: +2 in the
     // descriptor's address field (16-byte units).
     Value step = i64(2 * kk);
-    auto scaleD = fromZero && kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                      : NVVM::WGMMAScaleOut::one;
+    auto scaleD = fromZero && kk == firstStep ? NVVM::WGMMAScaleOut::zero
+                                              : NVVM::WGMMAScaleOut::one;
     d = NVVM::WgmmaMmaAsyncOp::create(
         b, accType, d, add(descA, step), add(descB, step), shape,
         wgmmaType(c.lhs), wgmmaType(c.rhs), NVVM::WGMMATypes::f32, scaleD,
@@ -359,17 +387,112 @@ GemmKernelBuilder::blockScaleFactors(Value tile, Value consumer, Value kb) {
   return {factors[0], factors[1]};
 }
 
-Value GemmKernelBuilder::promoteScaled(Value acc, Value partial,
-                                       std::pair<Value, Value> factors) {
+Value GemmKernelBuilder::promoteScaled(
+    Value acc, Value partial, llvm::function_ref<Value(int64_t)> factorOf) {
   int64_t numAcc = accType.getBody().size();
   for (int64_t i = 0; i < numAcc; ++i) {
-    // Element 4j + 2h + e is in the thread's row h.
-    Value factor = (i / 2) % 2 == 0 ? factors.first : factors.second;
     Value x = LLVM::ExtractValueOp::create(b, acc, i);
     Value p = LLVM::ExtractValueOp::create(b, partial, i);
-    acc = LLVM::InsertValueOp::create(b, acc,
-                                      math::FmaOp::create(b, p, factor, x), i);
+    acc = LLVM::InsertValueOp::create(
+        b, acc, math::FmaOp::create(b, p, factorOf(i), x), i);
   }
+  return acc;
+}
+
+GemmKernelBuilder::MXCodes GemmKernelBuilder::loadMXCodes(Value tile,
+                                                          Value consumer,
+                                                          Value kb32) {
+  auto [batchIndex, tileRow, tileCol] = tileCoords(tile);
+  Type i8 = b.getI8Type(), i32Type = b.getI32Type();
+  Value numK32 = ceilDiv(k, 32);
+  MXCodes codes;
+  // A 32-deep block past K (the last stage's tail) has no scale: its
+  // partial sum is 0 and its factor 0, never a NaN from a clamped read.
+  codes.exists = cmp(arith::CmpIPredicate::ult, kb32, numK32);
+  Value kbSafe = arith::MinUIOp::create(b, kb32, sub(numK32, i32(1)));
+  // i32 indices (GemmKernelABI.h: M, N and K are i32): the per-column
+  // offsets LLVM hoists out of the K loop take one register each, not two.
+  auto load = [&](Value base, Value scaleRow) -> Value {
+    Value index = add(mul(scaleRow, numK32), kbSafe);
+    return arith::ExtUIOp::create(
+        b, i32Type, LLVM::LoadOp::create(b, i8, gep(base, i8, index), 1));
+  };
+  Value row0 = fragmentRow(tileRow, consumer);
+  Value lastRow = sub(m, i32(1)), lastCol = sub(n, i32(1));
+  for (int h = 0; h < 2; ++h)
+    codes.rows[h] = load(lhsScale,
+                         add(mul(batchIndex, m),
+                             arith::MinUIOp::create(b, add(row0, i32(8 * h)),
+                                                    lastRow)));
+  // The thread's BN/4 columns' codes, four to a register.
+  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  Value batchColumn = mul(mul(batchIndex, rhsBatched), n);
+  for (int64_t j = 0; j < c.blockN / 8; ++j)
+    for (int e = 0; e < 2; ++e) {
+      int64_t slot = 2 * j + e;
+      Value col = arith::MinUIOp::create(b, add(col0, i32(8 * j + e)),
+                                         lastCol);
+      Value code = arith::ShLIOp::create(b, load(rhsScale, add(batchColumn, col)),
+                                         i32(8 * (slot % 4)));
+      if (slot % 4 == 0)
+        codes.columns.push_back(code);
+      else
+        codes.columns.back() = arith::OrIOp::create(b, codes.columns.back(), code);
+    }
+  return codes;
+}
+
+Value GemmKernelBuilder::promoteMX(Value acc, Value partial,
+                                   const MXCodes &codes) {
+  Location loc = b.getLoc();
+  Value rowScale[2];
+  for (int h = 0; h < 2; ++h)
+    rowScale[h] = createE8M0ToF32(b, loc, codes.rows[h]);
+  for (int64_t j = 0; j < c.blockN / 8; ++j)
+    for (int e = 0; e < 2; ++e) {
+      int64_t slot = 2 * j + e;
+      Value code = andI(arith::ShRUIOp::create(b, codes.columns[slot / 4],
+                                               i32(8 * (slot % 4))),
+                        i32(0xFF));
+      Value colScale = createE8M0ToF32(b, loc, code);
+      for (int h = 0; h < 2; ++h) {
+        int64_t i = 4 * j + 2 * h + e;
+        Value factor =
+            select(codes.exists, arith::MulFOp::create(b, rowScale[h], colScale),
+                   f32(0.0f));
+        Value x = LLVM::ExtractValueOp::create(b, acc, i);
+        Value p = LLVM::ExtractValueOp::create(b, partial, i);
+        acc = LLVM::InsertValueOp::create(
+            b, acc, math::FmaOp::create(b, p, factor, x), i);
+      }
+    }
+  return acc;
+}
+
+Value GemmKernelBuilder::scaledStage(Value acc, Value stage, Value consumer,
+                                     Value tile, Value kb) {
+  Value undef = LLVM::UndefOp::create(b, accType);
+  if (c.blockScaled) {
+    Value partial = mmaBlock(undef, stage, consumer, /*fromZero=*/true);
+    // The scale loads overlap the wgmma in flight.
+    auto [first, second] = blockScaleFactors(tile, consumer, kb);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    release(stage);
+    // Element 4j + 2h + e is in the thread's row h.
+    return promoteScaled(acc, partial, [&](int64_t i) {
+      return (i / 2) % 2 == 0 ? first : second;
+    });
+  }
+  // MX: every wgmma k32 step is a block of its own, promoted before the
+  // next one starts (Hopper has no block-scaled tensor-core instruction).
+  for (int64_t kk = 0; kk < gabi::kBlockK / 32; ++kk) {
+    Value partial = mmaBlock(undef, stage, consumer, /*fromZero=*/true, kk, 1);
+    MXCodes codes =
+        loadMXCodes(tile, consumer, add(mul(kb, i32(4)), i32(kk)));
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    acc = promoteMX(acc, partial, codes);
+  }
+  release(stage);
   return acc;
 }
 
@@ -378,11 +501,6 @@ void GemmKernelBuilder::buildConsumer() {
                                  NVVM::SetMaxRegisterAction::increase);
   Value consumer = sub(warpgroup, i32(1));
   Value laneZero = cmp(arith::CmpIPredicate::eq, lane, i32(0));
-  auto release = [&](Value stage) {
-    ifThen(laneZero, [&] {
-      NVVM::MBarrierArriveOp::create(b, Type(), emptyBarrier(stage), Value());
-    });
-  };
   Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
   Value stride = NVVM::GridDimXOp::create(b, b.getI32Type());
   int64_t numAcc = accType.getBody().size();
@@ -402,22 +520,21 @@ void GemmKernelBuilder::buildConsumer() {
         Value undef = LLVM::UndefOp::create(b, accType);
         NVVM::MBarrierTryWaitParityOp::create(b, fullBarrier(state[0]),
                                               state[1], i32(kTryWaitTicks));
-        Value first = mmaBlock(undef, state[0], consumer, /*fromZero=*/true);
-        if (c.promote) {
-          // Scale loads overlap the wgmma in flight.
-          std::pair<Value, Value> factors;
-          if (c.blockScaled)
-            factors = blockScaleFactors(t, consumer, i32(0));
+        bool scaled = c.blockScaled || c.mxScaled;
+        Value first;
+        if (scaled) {
+          // From zero, as the definition: fma(p, f, +0).
+          Value zeros = undef;
+          for (int64_t i = 0; i < numAcc; ++i)
+            zeros = LLVM::InsertValueOp::create(b, zeros, f32(0.0f), i);
+          first = scaledStage(zeros, state[0], consumer, t, i32(0));
+        } else {
+          first = mmaBlock(undef, state[0], consumer, /*fromZero=*/true);
+        }
+        if (c.promote && !scaled) {
           NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
           release(state[0]);
-          if (c.blockScaled) {
-            // From zero, as the definition: fma(p, f, +0).
-            Value zeros = undef;
-            for (int64_t i = 0; i < numAcc; ++i)
-              zeros = LLVM::InsertValueOp::create(b, zeros, f32(0.0f), i);
-            first = promoteScaled(zeros, first, factors);
-          }
-        } else {
+        } else if (!c.promote) {
           // One group stays in flight; its slot is released by the next.
           NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
         }
@@ -428,13 +545,8 @@ void GemmKernelBuilder::buildConsumer() {
               Value acc = s[0], stage = s[1], phase = s[2];
               NVVM::MBarrierTryWaitParityOp::create(
                   b, fullBarrier(stage), phase, i32(kTryWaitTicks));
-              if (c.blockScaled) {
-                Value partial = mmaBlock(undef, stage, consumer, true);
-                std::pair<Value, Value> factors =
-                    blockScaleFactors(t, consumer, kb);
-                NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-                release(stage);
-                acc = promoteScaled(acc, partial, factors);
+              if (scaled) {
+                acc = scaledStage(acc, stage, consumer, t, kb);
               } else if (c.promote) {
                 Value partial = mmaBlock(undef, stage, consumer, true);
                 NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
@@ -686,6 +798,10 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
 }
 
 void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
+  assert((c.promote || !(c.blockScaled || c.mxScaled)) &&
+         "per-block scales are applied by the promotion (selectTiles)");
+  assert((!c.blockScaled || c.blockN == 128) &&
+         "one rhs scale block per tile column");
   Block *entry = &func.getBody().front();
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
@@ -854,13 +970,15 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
           ConvertFP8ScaledMatmulToWGMMAPass> {
   using Base::Base;
 
-  enum class BlockForm { Blocks, Rows };
+  enum class BlockForm { Blocks, Rows, MX };
 
   /// The block-scaled GEMMs the kernels apply, f32 scales, both operands
   /// K-major: 1x128 lhs blocks with 128x128 rhs blocks (DeepGEMM's 1d2d:
   /// the block recipe's forward GEMMs), and one scale per row along all of
-  /// K (torchao's rowwise). The copies planLayouts makes for other layouts
-  /// are per-tensor casts, so a block-scaled operand must come K-major.
+  /// K (torchao's rowwise), and MXFP8 (1x32 blocks on both, E8M0 scales,
+  /// promoted after every wgmma k32 step: emulated, Hopper has no MX
+  /// instruction). The copies planLayouts makes for other layouts are
+  /// per-tensor casts, so a block-scaled operand must come K-major.
   FailureOr<BlockForm> checkBlockScales(ScaledMatmulOp op) {
     auto isBlock = [](ArrayRef<int64_t> block, int64_t rows, int64_t cols) {
       for (size_t d = 0; d + 2 < block.size(); ++d)
@@ -881,6 +999,14 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     if (layouts && !ShapedType::isDynamic(k) &&
         isBlock(*op.getLhsBlock(), 1, k) && isBlock(*op.getRhsBlock(), 1, k))
       return BlockForm::Rows;
+    auto isE8M0 = [](Value scales) {
+      return isa<Float8E8M0FNUType>(
+          cast<ShapedType>(scales.getType()).getElementType());
+    };
+    if (!op.getTransposeLhs() && op.getTransposeRhs() &&
+        isE8M0(op.getLhsScaleInv()) && isE8M0(op.getRhsScaleInv()) &&
+        isBlock(*op.getLhsBlock(), 1, 32) && isBlock(*op.getRhsBlock(), 1, 32))
+      return BlockForm::MX;
     auto print = [](ArrayRef<int64_t> block) {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -892,12 +1018,12 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     return op.emitOpError()
            << "has block scales " << print(*op.getLhsBlock()) << ", "
            << print(*op.getRhsBlock())
-           << " that no wgmma kernel applies: they take f32 scales, lhs "
-              "[M, K] and rhs [N, K] (transpose_rhs), in 1x128 lhs blocks "
-              "with 128x128 rhs blocks (the block recipe's forward GEMMs) or "
-              "one scale per row along all of K (row-wise); MX scales, "
-              "1x128 x 1x128 (weight gradients) and other layouts run with "
-              "fp8-lower-to-cpu";
+           << " that no wgmma kernel applies: they take lhs [M, K] and "
+              "rhs [N, K] (transpose_rhs) with f32 scales in 1x128 lhs "
+              "blocks and 128x128 rhs blocks (the block recipe's forward "
+              "GEMMs) or one per row along all of K (row-wise), or E8M0 "
+              "scales in 1x32 blocks (MX); 1x128 x 1x128 (weight gradients) "
+              "and other layouts run with fp8-lower-to-cpu";
   }
 
   /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
@@ -986,6 +1112,7 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
         BlockForm form = *checkBlockScales(op);
         config.blockScaled = form == BlockForm::Blocks;
         config.rowScaled = form == BlockForm::Rows;
+        config.mxScaled = form == BlockForm::MX;
       }
       int64_t n = resultType.getDimSize(rank - 1);
       config.tmaStore = tmaStore && !ShapedType::isDynamic(n) &&

@@ -113,7 +113,6 @@ func.func @batched(%x: tensor<?x?x1024xf8E4M3FN>, %w: tensor<?x1024xf8E4M3FN>, %
 // CHECK: arith.mulf
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: arith.constant 0.000000e+00 : f32
 // CHECK-COUNT-64: math.fma
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
@@ -158,5 +157,40 @@ func.func @rows(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
   %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 256], [1, 256] {transpose_rhs}
       : tensor<256x256xf8E4M3FN>, tensor<384x256xf8E4M3FN>
       scales tensor<256x1xf32>, tensor<384x1xf32> -> tensor<256x384xbf16>
+  return %y : tensor<256x384xbf16>
+}
+
+// -----
+
+// MXFP8 (1x32 blocks, E8M0 scales on both operands): the promotion kernel
+// with every wgmma k32 step its own commit group from zero, waited for and
+// promoted before the next: the row and column codes (bytes, the columns'
+// packed four to a register, decoded: 0 -> 2^-127, 0xFF -> NaN) multiply
+// into one factor per element, 0 for a 32-deep block past K. 64-column
+// tiles: 32 accumulators per thread.
+// CHECK-LABEL: llvm.func @scaled_matmul_e4m3_e4m3_bf16_promote_mx_128x64x128_s{{[0-9]}}(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr<1> -> i8
+// CHECK: arith.constant 4194304 : i32
+// CHECK: arith.select
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-32: math.fma
+// CHECK-NOT: math.fma
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-LABEL: func.func @mx
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 32], [1, 32] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_promote_mx_128x64x128_s{{[0-9]}}, transpose_rhs}
+func.func @mx(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
+              %sa: tensor<256x8xf8E8M0FNU>, %sb: tensor<384x8xf8E8M0FNU>) -> tensor<256x384xbf16> {
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 32], [1, 32] {transpose_rhs}
+      : tensor<256x256xf8E4M3FN>, tensor<384x256xf8E4M3FN>
+      scales tensor<256x8xf8E8M0FNU>, tensor<384x8xf8E8M0FNU> -> tensor<256x384xbf16>
   return %y : tensor<256x384xbf16>
 }

@@ -140,3 +140,20 @@ func.func @separate(%x: tensor<4x256xf32>, %s: tensor<4x2xf32>, %si: tensor<4x2x
       : tensor<4x256xf8E5M2> scales tensor<4x2xf32> -> tensor<4x256xf32>
   return %a, %s2, %y : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x256xf32>
 }
+
+// -----
+
+// Scales computed for E4M3 but cast to E5M2: a fused kernel would compute
+// them for the format it casts to, so the ops stay separate.
+// CHECK-LABEL: func.func @other_format(
+// CHECK: gpu.launch_func @fp8_kernels::@block_amax_f32_1x128
+// CHECK: gpu.launch_func @fp8_kernels::@block_scales_e4m3 blocks
+// CHECK: gpu.launch_func @fp8_kernels::@block_quantize_f32_e5m2_1x128
+func.func @other_format(%x: tensor<4x256xf32>) -> tensor<4x256xf8E5M2> {
+  %a = fp8.block_amax %x block [1, 128] : tensor<4x256xf32> -> tensor<4x2xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
+      : tensor<4x2xf32> -> tensor<4x2xf32>, tensor<4x2xf32>
+  %q = fp8.quantize %x, %s block [1, 128]
+      : tensor<4x256xf32> scales tensor<4x2xf32> -> tensor<4x256xf8E5M2>
+  return %q : tensor<4x256xf8E5M2>
+}

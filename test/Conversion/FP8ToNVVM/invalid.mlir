@@ -87,3 +87,12 @@ func.func @dynamic_blocks(%x: tensor<?x256xf32>, %s: tensor<?x2xf32>) -> tensor<
       : tensor<?x256xf32> scales tensor<?x2xf32> -> tensor<?x256xf8E4M3FN>
   return %q : tensor<?x256xf8E4M3FN>
 }
+
+// -----
+
+func.func @dynamic_scales(%a: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'fp8.compute_block_scales' op with per-block scales needs static shapes, got 'tensor<?x2xf32>'}}
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN
+      : tensor<?x2xf32> -> tensor<?x2xf32>, tensor<?x2xf32>
+  return %si : tensor<?x2xf32>
+}

@@ -28,22 +28,10 @@ func.func @batched_lhs_m_major(%a: tensor<2x32x64xf8E4M3FN>, %b: tensor<64x32xf8
 // blocks. 1x128 x 1x128 (the weight gradient's form):
 func.func @wgrad_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
                         %sa: tensor<64x2xf32>, %sb: tensor<128x2xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 128], [1, 128] that no wgmma kernel applies: they take f32 scales, lhs [M, K] and rhs [N, K] (transpose_rhs), in 1x128 lhs blocks with 128x128 rhs blocks (the block recipe's forward GEMMs) or one scale per row along all of K (row-wise); MX scales, 1x128 x 1x128 (weight gradients) and other layouts run with fp8-lower-to-cpu}}
+  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 128], [1, 128] that no wgmma kernel applies: they take lhs [M, K] and rhs [N, K] (transpose_rhs) with f32 scales in 1x128 lhs blocks and 128x128 rhs blocks (the block recipe's forward GEMMs) or one per row along all of K (row-wise), or E8M0 scales in 1x32 blocks (MX); 1x128 x 1x128 (weight gradients) and other layouts run with fp8-lower-to-cpu}}
   %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs}
       : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
       scales tensor<64x2xf32>, tensor<128x2xf32> -> tensor<64x128xf32>
-  return %y : tensor<64x128xf32>
-}
-
-// -----
-
-// MX (E8M0 scales, 32-element blocks).
-func.func @mx(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
-              %sa: tensor<64x8xf8E8M0FNU>, %sb: tensor<128x8xf8E8M0FNU>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 32], [1, 32] that no wgmma kernel applies}}
-  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 32], [1, 32] {transpose_rhs}
-      : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
-      scales tensor<64x8xf8E8M0FNU>, tensor<128x8xf8E8M0FNU> -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
 

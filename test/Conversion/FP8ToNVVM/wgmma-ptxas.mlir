@@ -22,6 +22,9 @@
 // RUN: fp8-opt %s --fp8-lower-gemm-to-nvvm="format=bin toolkit=%cuda_toolkit" | FileCheck %s --check-prefix=BIN
 // ptxas -v, for the record (registers at launch; setmaxnreg then gives the
 // producer 40 and the consumers 232):
+// No kernel of any variant spills or has a stack (the CHECK-NOTs below only
+// look between their neighbours' matches).
+// RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.ptxas.txt %t.p.ptxas.txt %t.t.ptxas.txt
 // RUN: cat %t.ptxas.txt %t.p.ptxas.txt %t.t.ptxas.txt
 
 // No spills, no stack, in any variant (wgmma accumulators live in registers),
@@ -35,6 +38,7 @@
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e5m2_bf16_bias_f32_128x256x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_bias_bf16_promote_blocks_128x128x128_s7' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_f16_amax_rows_128x256x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_f32_promote_mx_128x64x128_s{{[0-9]}}' for 'sm_90a'
 // CHECK-NOT: bytes spill stores
 // CHECK-NOT: warning
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -147,4 +151,10 @@ func.func @blocks_batched_bias(%x: tensor<2x200x1000xf8E4M3FN>, %w: tensor<304x1
 func.func @rows_amax(%x: tensor<500x640xf8E4M3FN>, %w: tensor<4096x640xf8E4M3FN>, %sx: tensor<500x1xf32>, %sw: tensor<4096x1xf32>) -> (tensor<500x4096xf16>, f32) {
   %y, %a = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 640], [1, 640] {transpose_rhs} : tensor<500x640xf8E4M3FN>, tensor<4096x640xf8E4M3FN> scales tensor<500x1xf32>, tensor<4096x1xf32> -> tensor<500x4096xf16>, f32
   return %y, %a : tensor<500x4096xf16>, f32
+}
+// MXFP8, K = 200 (the last 32-deep block partial, the last stage's tail
+// past K), f32 out.
+func.func @mx_f32(%x: tensor<300x208xf8E4M3FN>, %w: tensor<256x208xf8E4M3FN>, %sx: tensor<300x7xf8E8M0FNU>, %sw: tensor<256x7xf8E8M0FNU>) -> tensor<300x256xf32> {
+  %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 32], [1, 32] {transpose_rhs} : tensor<300x208xf8E4M3FN>, tensor<256x208xf8E4M3FN> scales tensor<300x7xf8E8M0FNU>, tensor<256x7xf8E8M0FNU> -> tensor<300x256xf32>
+  return %y : tensor<300x256xf32>
 }

@@ -6,7 +6,7 @@
 // maps. Header-only, no MLIR dependency (KernelABI.h's conventions).
 //
 // Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote][_blocks]
-//         [_rows][_tmastore]_<BM>x<BN>x<BK>_s<S>`
+//         [_rows][_mx][_tmastore]_<BM>x<BN>x<BK>_s<S>`
 // computes, for every batch b:
 //   out[b, m, n] = convert(sum_k f32(A[b, m, k]) * f32(B[b', n, k])
 //                          * lhs_scale_inv * rhs_scale_inv + bias[n])
@@ -27,7 +27,11 @@
 //           acc) (fp8.scaled_matmul's block form; no per-tensor scale);
 //           for `_rows` kernels, to one scale_inv per row along K: lhs
 //           [batch, M], rhs [batch', N], applied in the epilogue as
-//           fma(acc, f32(lhs_scale_inv[m] * rhs_scale_inv[n]), +0)
+//           fma(acc, f32(lhs_scale_inv[m] * rhs_scale_inv[n]), +0);
+//           for `_mx` kernels, to E8M0 codes (one byte) per 32 elements of
+//           K: lhs [batch, M, ceil(K/32)], rhs [batch', N, ceil(K/32)], each
+//           wgmma k32 step's partial sum promoted as fma(p, f32(2^(a-127) *
+//           2^(b-127)), acc)
 //   5 bias         device pointer (N elements) or 0 when the kernel has none
 //   6 amax         device pointer to one f32, zeroed before the launch, or 0
 //   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32; K >= 1
@@ -134,6 +138,9 @@ struct GemmConfig {
   /// Row-wise scales (one per row of A and of B along all of K), applied
   /// in the epilogue.
   bool rowScaled = false;
+  /// MXFP8: E8M0 scales per 32 elements of K on both operands, every wgmma
+  /// k32 step promoted with them. Implies promote and BN = 64.
+  bool mxScaled = false;
   /// Stage each consumer's 64 x BN result tile in shared memory and store
   /// it with TMA (edges clipped by TMA) instead of from the registers.
   bool tmaStore = false;
@@ -166,6 +173,8 @@ struct GemmConfig {
       s += "_blocks";
     if (rowScaled)
       s += "_rows";
+    if (mxScaled)
+      s += "_mx";
     if (tmaStore)
       s += "_tmastore";
     s += "_" + std::to_string(blockM) + "x" + std::to_string(blockN) + "x" +
@@ -181,11 +190,15 @@ struct GemmConfig {
 /// many pipeline stages as shared memory allows, 8 at most.
 inline GemmConfig selectTiles(GemmConfig c, int64_t m, int64_t n) {
   c.blockM = m <= 64 ? 64 : 128;
-  c.promote |= c.blockScaled;
+  c.promote |= c.blockScaled || c.mxScaled;
   c.blockN = (!c.promote && c.blockM == 128 && n >= 4096 &&
               !(c.tmaStore && c.out == Elem::F32))
                  ? 256
                  : 128;
+  // MX promotes after every k32 step with a factor per column: 64 columns
+  // keep the two accumulators and the scale codes in registers.
+  if (c.mxScaled)
+    c.blockN = 64;
   int staging = c.tmaStore ? c.epilogueBytes() + 128 : 0;
   c.stages = std::min<int>(8, (kMaxSharedBytes - kAlignSlack - staging) /
                                   (c.stageBytes() + 16));

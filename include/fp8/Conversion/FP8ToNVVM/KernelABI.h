@@ -39,8 +39,10 @@
 // grid-stride loop (blockKernelGridSize).
 //
 // <in>/<out> is f32, bf16 or f16; <fp8> is e4m3 or e5m2. Buffers from
-// cuMemAlloc (256-byte aligned) take the 16-byte vector path; any other
-// alignment is still correct through the scalar path.
+// cuMemAlloc (256-byte aligned) take the vector paths (16-byte accesses in
+// the element-wise kernels, 4-element runs in the block kernels, whose
+// rows must also be a multiple of 4 elements); any other alignment is still
+// correct through the element-by-element path.
 //
 //===----------------------------------------------------------------------===//
 
