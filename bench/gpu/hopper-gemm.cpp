@@ -332,10 +332,11 @@ struct Problem {
   bool amax;
   int64_t batch, m, n, k;
   bool rhsBatched;
-  /// Per-tensor scales, per-block (1x128 lhs blocks, 128x128 rhs blocks),
-  /// row-wise (one per row of A and of B along all of K) or MX (E8M0 per
+  /// Per-tensor scales, per-block (1x128 lhs blocks, 128x128 rhs blocks;
+  /// Blocks1d1d: 1x128 rhs blocks too), row-wise (one per row of A and of B along all of K) or MX (E8M0 per
   /// 32 elements of K on both).
-  enum class Scaling { Tensor, Blocks, Rows, MX } scaling = Scaling::Tensor;
+  enum class Scaling { Tensor, Blocks, Blocks1d1d, Rows, MX } scaling =
+      Scaling::Tensor;
 };
 using Scaling = Problem::Scaling;
 
@@ -348,7 +349,9 @@ gabi::GemmConfig configFor(const Problem &p, bool promote, bool tmaStore) {
   c.bias = p.bias;
   c.amax = p.amax;
   c.promote = promote;
-  c.blockScaled = p.scaling == Scaling::Blocks;
+  c.blockScaled =
+      p.scaling == Scaling::Blocks || p.scaling == Scaling::Blocks1d1d;
+  c.rhsRowBlocks = p.scaling == Scaling::Blocks1d1d;
   c.rowScaled = p.scaling == Scaling::Rows;
   c.mxScaled = p.scaling == Scaling::MX;
   c.tmaStore = tmaStore && gabi::canTmaStore(p.out, p.n);
@@ -439,7 +442,9 @@ struct Gemm {
         scales(s.blockSb, batchB * p.n);
       } else {
         scales(s.blockSa, p.batch * p.m * kBlocks);
-        scales(s.blockSb, batchB * ((p.n + 127) / 128) * kBlocks);
+        int64_t rhsRows =
+            p.scaling == Scaling::Blocks1d1d ? p.n : (p.n + 127) / 128;
+        scales(s.blockSb, batchB * rhsRows * kBlocks);
       }
       if (p.scaling == Scaling::MX) {
         s.dsa = upload(s.mxSa.data(), s.mxSa.size());
@@ -554,6 +559,9 @@ struct Gemm {
               int64_t nBlocks = (p.n + 127) / 128;
               factor = s.blockSa[(bt * p.m + i) * kBlocks + kb] *
                        s.blockSb[(bB * nBlocks + j / 128) * kBlocks + kb];
+            } else if (p.scaling == Scaling::Blocks1d1d) {
+              factor = s.blockSa[(bt * p.m + i) * kBlocks + kb] *
+                       s.blockSb[(bB * p.n + j) * kBlocks + kb];
             } else if (p.scaling == Scaling::Rows) {
               factor = s.blockSa[bt * p.m + i] * s.blockSb[bB * p.n + j];
             } else if (p.scaling == Scaling::MX) {
@@ -645,6 +653,8 @@ int main(int argc, char **argv) {
        200, 1000, false, Scaling::Rows},
       {"rows 4096^3", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096,
        4096, 4096, false, Scaling::Rows},
+      {"blocks 1d1d wgrad e5m2", E::E5M2, E::E4M3, E::BF16, E::None, false, 1,
+       300, 200, 1000, false, Scaling::Blocks1d1d},
       {"mx edges K=200", E::E4M3, E::E4M3, E::F32, E::None, false, 1, 300,
        256, 200, false, Scaling::MX},
       {"mx 4096^3", E::E4M3, E::E4M3, E::BF16, E::None, false, 1, 4096, 4096,
@@ -680,7 +690,7 @@ int main(int argc, char **argv) {
       list("tmastore", configFor(p, false, true));
     }
     for (const Problem &p : blockChecks) {
-      bool promote = p.scaling == Scaling::Blocks || p.scaling == Scaling::MX;
+      bool promote = p.scaling != Scaling::Tensor && p.scaling != Scaling::Rows;
       list("plain", configFor(p, promote, false));
       list("tmastore", configFor(p, promote, true));
     }
@@ -730,7 +740,7 @@ int main(int argc, char **argv) {
       std::optional<ModuleHandle> m = variant == 1 ? tmaStoreModule : module;
       if (!m)
         continue;
-      bool promote = p.scaling == Scaling::Blocks || p.scaling == Scaling::MX;
+      bool promote = p.scaling != Scaling::Tensor && p.scaling != Scaling::Rows;
       auto s = gemm.prepare(p, *m, promote, variant == 1);
       gemm.launch(s);
       bad += gemm.verify(s, p.m > 1024 ? 61 : 1);

@@ -69,3 +69,8 @@ func.func @blocks_small_batched(%x: tensor<2x48x384xf8E4M3FN>, %w: tensor<2x256x
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 1, 128], [1, 128, 128] {transpose_rhs} : tensor<2x48x384xf8E4M3FN>, tensor<2x256x384xf8E4M3FN> scales tensor<2x48x3xf32>, tensor<2x2x3xf32> -> tensor<2x48x256xbf16>
   return %y : tensor<2x48x256xbf16>
 }
+// 1x128 x 1x128 (the weight gradient's form), E5M2 x E4M3.
+func.func @blocks_wgrad(%dyt: tensor<300x1000xf8E5M2>, %xt: tensor<200x1000xf8E4M3FN>, %sa: tensor<300x8xf32>, %sb: tensor<200x8xf32>) -> tensor<300x200xbf16> {
+  %y = fp8.scaled_matmul %dyt, %xt scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs} : tensor<300x1000xf8E5M2>, tensor<200x1000xf8E4M3FN> scales tensor<300x8xf32>, tensor<200x8xf32> -> tensor<300x200xbf16>
+  return %y : tensor<300x200xbf16>
+}

@@ -191,6 +191,9 @@ private:
   /// each promoted into `acc` with its scales, the slot released.
   Value scaledStage(Value acc, Value stage, Value consumer, Value tile,
                     Value kb);
+  /// The 1d1d scales of K block `kb`: the thread's two rows' lhs scales,
+  /// then its BN/4 columns' rhs scales (column 2j + e at 2 + 2j + e).
+  SmallVector<Value> loadRowBlockScales(Value tile, Value consumer, Value kb);
   /// The E8M0 codes an MX promotion needs for 32-deep K block `kb32`: the
   /// thread's two rows', and its BN/4 columns' packed four to an i32 (few
   /// registers next to the two accumulators).
@@ -469,9 +472,49 @@ Value GemmKernelBuilder::promoteMX(Value acc, Value partial,
   return acc;
 }
 
+SmallVector<Value> GemmKernelBuilder::loadRowBlockScales(Value tile,
+                                                        Value consumer,
+                                                        Value kb) {
+  auto [batchIndex, tileRow, tileCol] = tileCoords(tile);
+  Type f32Type = b.getF32Type();
+  // i32 offsets, as loadMXCodes.
+  auto load = [&](Value base, Value scaleRow) -> Value {
+    Value index = add(mul(scaleRow, numK), kb);
+    return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, index), 4);
+  };
+  SmallVector<Value> scales;
+  Value row0 = fragmentRow(tileRow, consumer);
+  for (int h = 0; h < 2; ++h)
+    scales.push_back(load(
+        lhsScale, add(mul(batchIndex, m),
+                      arith::MinUIOp::create(b, add(row0, i32(8 * h)),
+                                             sub(m, i32(1))))));
+  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  Value batchColumn = mul(mul(batchIndex, rhsBatched), n);
+  for (int64_t j = 0; j < c.blockN / 8; ++j)
+    for (int e = 0; e < 2; ++e)
+      scales.push_back(load(
+          rhsScale, add(batchColumn,
+                        arith::MinUIOp::create(b, add(col0, i32(8 * j + e)),
+                                               sub(n, i32(1))))));
+  return scales;
+}
+
 Value GemmKernelBuilder::scaledStage(Value acc, Value stage, Value consumer,
                                      Value tile, Value kb) {
   Value undef = LLVM::UndefOp::create(b, accType);
+  if (c.blockScaled && c.rhsRowBlocks) {
+    Value partial = mmaBlock(undef, stage, consumer, /*fromZero=*/true);
+    // Row and column scales read while the wgmma runs.
+    SmallVector<Value> scales = loadRowBlockScales(tile, consumer, kb);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    release(stage);
+    // Element 4j + 2h + e: row h, column 2j + e of the thread's.
+    return promoteScaled(acc, partial, [&](int64_t i) -> Value {
+      return arith::MulFOp::create(b, scales[(i / 2) % 2],
+                                   scales[2 + 2 * (i / 4) + i % 2]);
+    });
+  }
   if (c.blockScaled) {
     Value partial = mmaBlock(undef, stage, consumer, /*fromZero=*/true);
     // The scale loads overlap the wgmma in flight.
@@ -800,7 +843,7 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
 void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   assert((c.promote || !(c.blockScaled || c.mxScaled)) &&
          "per-block scales are applied by the promotion (selectTiles)");
-  assert((!c.blockScaled || c.blockN == 128) &&
+  assert((!c.blockScaled || c.rhsRowBlocks || c.blockN == 128) &&
          "one rhs scale block per tile column");
   Block *entry = &func.getBody().front();
   b.setInsertionPointToStart(entry);
@@ -970,11 +1013,12 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
           ConvertFP8ScaledMatmulToWGMMAPass> {
   using Base::Base;
 
-  enum class BlockForm { Blocks, Rows, MX };
+  enum class BlockForm { Blocks, Blocks1d1d, Rows, MX };
 
   /// The block-scaled GEMMs the kernels apply, f32 scales, both operands
   /// K-major: 1x128 lhs blocks with 128x128 rhs blocks (DeepGEMM's 1d2d:
-  /// the block recipe's forward GEMMs), and one scale per row along all of
+  /// the block recipe's forward GEMMs) or 1x128 rhs blocks (1d1d: its
+  /// weight gradients, K = tokens), and one scale per row along all of
   /// K (torchao's rowwise), and MXFP8 (1x32 blocks on both, E8M0 scales,
   /// promoted after every wgmma k32 step: emulated, Hopper has no MX
   /// instruction). The copies planLayouts makes for other layouts are
@@ -999,6 +1043,9 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     if (layouts && !ShapedType::isDynamic(k) &&
         isBlock(*op.getLhsBlock(), 1, k) && isBlock(*op.getRhsBlock(), 1, k))
       return BlockForm::Rows;
+    if (layouts && isBlock(*op.getLhsBlock(), 1, gabi::kBlockK) &&
+        isBlock(*op.getRhsBlock(), 1, gabi::kBlockK))
+      return BlockForm::Blocks1d1d;
     auto isE8M0 = [](Value scales) {
       return isa<Float8E8M0FNUType>(
           cast<ShapedType>(scales.getType()).getElementType());
@@ -1020,10 +1067,9 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
            << print(*op.getRhsBlock())
            << " that no wgmma kernel applies: they take lhs [M, K] and "
               "rhs [N, K] (transpose_rhs) with f32 scales in 1x128 lhs "
-              "blocks and 128x128 rhs blocks (the block recipe's forward "
-              "GEMMs) or one per row along all of K (row-wise), or E8M0 "
-              "scales in 1x32 blocks (MX); 1x128 x 1x128 (weight gradients) "
-              "and other layouts run with fp8-lower-to-cpu";
+              "blocks and 128x128 or 1x128 rhs blocks, or one per row along "
+              "all of K (row-wise), or E8M0 scales in 1x32 blocks (MX); "
+              "other blocks and layouts run with fp8-lower-to-cpu";
   }
 
   /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
@@ -1110,7 +1156,9 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       config.promote = promote;
       if (op.isBlockScaled()) {
         BlockForm form = *checkBlockScales(op);
-        config.blockScaled = form == BlockForm::Blocks;
+        config.blockScaled =
+            form == BlockForm::Blocks || form == BlockForm::Blocks1d1d;
+        config.rhsRowBlocks = form == BlockForm::Blocks1d1d;
         config.rowScaled = form == BlockForm::Rows;
         config.mxScaled = form == BlockForm::MX;
       }

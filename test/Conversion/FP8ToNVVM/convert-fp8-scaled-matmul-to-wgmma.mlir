@@ -194,3 +194,24 @@ func.func @mx(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
       scales tensor<256x8xf8E8M0FNU>, tensor<384x8xf8E8M0FNU> -> tensor<256x384xbf16>
   return %y : tensor<256x384xbf16>
 }
+
+// -----
+
+// 1x128 blocks on both operands (the weight gradient dY^T X, K = tokens;
+// DeepGEMM's 1d1d): per K block the thread reads its two rows' and its 16
+// columns' scales (64-column tiles) while the wgmma runs, and promotes each
+// element with f32(row * column).
+// CHECK-LABEL: llvm.func @scaled_matmul_e4m3_e4m3_f32_promote_blocks1d1d_128x64x128_s{{[0-9]}}(
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-18: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-32: math.fma
+// CHECK-LABEL: func.func @wgrad
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 128], [1, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks1d1d_128x64x128_s{{[0-9]}}, transpose_rhs}
+func.func @wgrad(%dyt: tensor<256x1024xf8E4M3FN>, %xt: tensor<512x1024xf8E4M3FN>,
+                 %sa: tensor<256x8xf32>, %sb: tensor<512x8xf32>) -> tensor<256x512xf32> {
+  %y = fp8.scaled_matmul %dyt, %xt scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs}
+      : tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>
+      scales tensor<256x8xf32>, tensor<512x8xf32> -> tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+}

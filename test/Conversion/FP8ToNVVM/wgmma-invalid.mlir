@@ -25,13 +25,13 @@ func.func @batched_lhs_m_major(%a: tensor<2x32x64xf8E4M3FN>, %b: tensor<64x32xf8
 // -----
 
 // Block-scaled forms no wgmma kernel applies: located errors naming the
-// blocks. 1x128 x 1x128 (the weight gradient's form):
-func.func @wgrad_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
-                        %sa: tensor<64x2xf32>, %sb: tensor<128x2xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 128], [1, 128] that no wgmma kernel applies: they take lhs [M, K] and rhs [N, K] (transpose_rhs) with f32 scales in 1x128 lhs blocks and 128x128 rhs blocks (the block recipe's forward GEMMs) or one per row along all of K (row-wise), or E8M0 scales in 1x32 blocks (MX); 1x128 x 1x128 (weight gradients) and other layouts run with fp8-lower-to-cpu}}
-  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs}
+// blocks. 64-deep K blocks:
+func.func @k64_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
+                      %sa: tensor<64x4xf32>, %sb: tensor<128x4xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op has block scales [1, 64], [1, 64] that no wgmma kernel applies: they take lhs [M, K] and rhs [N, K] (transpose_rhs) with f32 scales in 1x128 lhs blocks and 128x128 or 1x128 rhs blocks, or one per row along all of K (row-wise), or E8M0 scales in 1x32 blocks (MX); other blocks and layouts run with fp8-lower-to-cpu}}
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 64], [1, 64] {transpose_rhs}
       : tensor<64x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>
-      scales tensor<64x2xf32>, tensor<128x2xf32> -> tensor<64x128xf32>
+      scales tensor<64x4xf32>, tensor<128x4xf32> -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
 

@@ -38,6 +38,7 @@
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e5m2_bf16_bias_f32_128x256x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_bf16_bias_bf16_promote_blocks_128x128x128_s7' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_f16_amax_rows_128x256x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'scaled_matmul_e5m2_e4m3_bf16_promote_blocks1d1d_128x64x128_s{{[0-9]}}' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'scaled_matmul_e4m3_e4m3_f32_promote_mx_128x64x128_s{{[0-9]}}' for 'sm_90a'
 // CHECK-NOT: bytes spill stores
 // CHECK-NOT: warning
@@ -157,4 +158,9 @@ func.func @rows_amax(%x: tensor<500x640xf8E4M3FN>, %w: tensor<4096x640xf8E4M3FN>
 func.func @mx_f32(%x: tensor<300x208xf8E4M3FN>, %w: tensor<256x208xf8E4M3FN>, %sx: tensor<300x7xf8E8M0FNU>, %sw: tensor<256x7xf8E8M0FNU>) -> tensor<300x256xf32> {
   %y = fp8.scaled_matmul %x, %w scales %sx, %sw blocks [1, 32], [1, 32] {transpose_rhs} : tensor<300x208xf8E4M3FN>, tensor<256x208xf8E4M3FN> scales tensor<300x7xf8E8M0FNU>, tensor<256x7xf8E8M0FNU> -> tensor<300x256xf32>
   return %y : tensor<300x256xf32>
+}
+// 1x128 x 1x128 (weight gradients), E5M2 gradients, bf16 out.
+func.func @wgrad_e5m2(%dyt: tensor<300x1000xf8E5M2>, %xt: tensor<200x1000xf8E4M3FN>, %sa: tensor<300x8xf32>, %sb: tensor<200x8xf32>) -> tensor<300x200xbf16> {
+  %y = fp8.scaled_matmul %dyt, %xt scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs} : tensor<300x1000xf8E5M2>, tensor<200x1000xf8E4M3FN> scales tensor<300x8xf32>, tensor<200x8xf32> -> tensor<300x200xbf16>
+  return %y : tensor<300x200xbf16>
 }

@@ -5,8 +5,8 @@
 // kernel names, tile selection, parameters, launch geometry and the tensor
 // maps. Header-only, no MLIR dependency (KernelABI.h's conventions).
 //
-// Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote][_blocks]
-//         [_rows][_mx][_tmastore]_<BM>x<BN>x<BK>_s<S>`
+// Kernel `scaled_matmul_<a>_<b>_<out>[_bias_<t>][_amax][_promote]
+//         [_blocks|_blocks1d1d|_rows|_mx][_tmastore]_<BM>x<BN>x<BK>_s<S>`
 // computes, for every batch b:
 //   out[b, m, n] = convert(sum_k f32(A[b, m, k]) * f32(B[b', n, k])
 //                          * lhs_scale_inv * rhs_scale_inv + bias[n])
@@ -25,6 +25,8 @@
 //           and per 128-deep K block kb the partial sum p is promoted as
 //           acc = fma(p, f32(lhs_scale_inv[m, kb] * rhs_scale_inv[n/128, kb]),
 //           acc) (fp8.scaled_matmul's block form; no per-tensor scale);
+//           `_blocks1d1d`: rhs in 1x128 blocks too, [batch', N, ceil(K/128)],
+//           rhs_scale_inv[n, kb];
 //           for `_rows` kernels, to one scale_inv per row along K: lhs
 //           [batch, M], rhs [batch', N], applied in the epilogue as
 //           fma(acc, f32(lhs_scale_inv[m] * rhs_scale_inv[n]), +0);
@@ -135,6 +137,9 @@ struct GemmConfig {
   /// Per-block scales (1x128 lhs, 128x128 rhs): every BK block's partial
   /// sum is promoted with its scales. Implies promote and BN = 128.
   bool blockScaled = false;
+  /// With blockScaled: 1x128 rhs blocks too (one scale per column and K
+  /// block: the weight gradient's dY^T x X, DeepGEMM's 1d1d). BN = 64.
+  bool rhsRowBlocks = false;
   /// Row-wise scales (one per row of A and of B along all of K), applied
   /// in the epilogue.
   bool rowScaled = false;
@@ -170,7 +175,7 @@ struct GemmConfig {
     if (promote)
       s += "_promote";
     if (blockScaled)
-      s += "_blocks";
+      s += rhsRowBlocks ? "_blocks1d1d" : "_blocks";
     if (rowScaled)
       s += "_rows";
     if (mxScaled)
@@ -197,7 +202,7 @@ inline GemmConfig selectTiles(GemmConfig c, int64_t m, int64_t n) {
                  : 128;
   // MX promotes after every k32 step with a factor per column: 64 columns
   // keep the two accumulators and the scale codes in registers.
-  if (c.mxScaled)
+  if (c.mxScaled || (c.blockScaled && c.rhsRowBlocks))
     c.blockN = 64;
   int staging = c.tmaStore ? c.epilogueBytes() + 128 : 0;
   c.stages = std::min<int>(8, (kMaxSharedBytes - kAlignSlack - staging) /
