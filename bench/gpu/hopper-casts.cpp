@@ -149,29 +149,52 @@ struct BlockRecipe {
   const char *kernel;
   int64_t br, bc;
   bool mx, powerOfTwo;
+  /// bf16 input (its 8-byte vector path) instead of f32.
+  bool bf16 = false;
 };
 
-/// Runs `recipe`'s block_cast on x (rows x cols) and compares q, amax,
-/// scale and scale_inv with lib/Numerics block by block. Returns the
-/// number of mismatches.
+/// f32 -> bf16 bits, rounded to nearest even (NaN stays NaN).
+uint16_t toBF16(float f) {
+  uint32_t b = bits(f);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u)
+    return uint16_t((b >> 16) | 0x40);
+  return uint16_t((b + 0x7FFFu + ((b >> 16) & 1)) >> 16);
+}
+
+/// Runs `recipe`'s block_cast on `input` ([batch, rows, cols]) and compares
+/// q, amax, scale and scale_inv with lib/Numerics block by block. Returns
+/// the number of mismatches.
 size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
-                      const BlockRecipe &recipe, const std::vector<float> &x,
+                      const BlockRecipe &recipe,
+                      const std::vector<float> &input, size_t batch,
                       size_t rows, size_t cols) {
   Device dev{cuda};
   size_t blockRows = (rows + recipe.br - 1) / recipe.br;
   size_t blockCols = (cols + recipe.bc - 1) / recipe.bc;
-  size_t blocks = blockRows * blockCols;
-  size_t qWords = (x.size() + 3) / 4;
+  size_t blocks = batch * blockRows * blockCols;
+  size_t qWords = (input.size() + 3) / 4;
+  // The reference sees the values the kernel reads (bf16-rounded).
+  std::vector<float> x = input;
+  std::vector<uint16_t> x16;
+  if (recipe.bf16)
+    for (float &v : x) {
+      x16.push_back(toBF16(v));
+      uint32_t widened = uint32_t(x16.back()) << 16;
+      std::memcpy(&v, &widened, 4);
+    }
   DevicePtr dx = dev.allocate(x.size() * 4), dq = dev.allocate(qWords * 4);
   DevicePtr damax = dev.allocate(blocks * 4), dscale = dev.allocate(blocks * 4);
   DevicePtr dinv = dev.allocate(blocks * 4);
-  check(cuda.copyToDevice(dx, x.data(), x.size() * 4), "copy H2D");
+  if (recipe.bf16)
+    check(cuda.copyToDevice(dx, x16.data(), x16.size() * 2), "copy H2D");
+  else
+    check(cuda.copyToDevice(dx, x.data(), x.size() * 4), "copy H2D");
   // Poison (a NaN pattern): every output must be written.
   for (auto [ptr, words] : {std::pair{dq, qWords}, std::pair{damax, blocks},
                             std::pair{dscale, blocks}, std::pair{dinv, blocks}})
     check(cuda.memsetD32(ptr, 0xFFA5A5A5u, words), "memset");
   KernelArgs args;
-  args.add(dx).add(dq).add(damax).add(dscale).add(dinv).add(int64_t(1))
+  args.add(dx).add(dq).add(damax).add(dscale).add(dinv).add(int64_t(batch))
       .add(int64_t(rows)).add(int64_t(cols));
   int64_t group = abi::blockGroupSize(recipe.br, recipe.bc);
   check(cuda.launch(f, Dim3{unsigned(abi::blockKernelGridSize(blocks, group))},
@@ -196,15 +219,17 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
     return f;
   };
   std::vector<float> values;
+  for (size_t b = 0; b < batch; ++b)
   for (size_t bi = 0; bi < blockRows; ++bi)
     for (size_t bj = 0; bj < blockCols; ++bj) {
-      size_t block = bi * blockCols + bj;
+      size_t block = (b * blockRows + bi) * blockCols + bj;
+      size_t base = b * rows * cols;
       size_t r1 = std::min(rows, (bi + 1) * recipe.br);
       size_t c1 = std::min(cols, (bj + 1) * recipe.bc);
       values.clear();
       for (size_t r = bi * recipe.br; r < r1; ++r)
         for (size_t c = bj * recipe.bc; c < c1; ++c)
-          values.push_back(x[r * cols + c]);
+          values.push_back(x[base + r * cols + c]);
       float amaxRef = num::computeAmax(values.data(), values.size());
       float scaleRef, invRef = 0;
       uint8_t codeRef = 0;
@@ -225,11 +250,11 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
         report("scale_inv", block, invGot(block), recipe.mx ? codeRef : invRef);
       for (size_t r = bi * recipe.br; r < r1; ++r)
         for (size_t c = bj * recipe.bc; c < c1; ++c) {
-          uint8_t want = num::fromF32(x[r * cols + c] * scaleRef,
+          uint8_t want = num::fromF32(x[base + r * cols + c] * scaleRef,
                                       num::Format::E4M3FN,
                                       num::Overflow::SatFinite);
-          if (q[r * cols + c] != want)
-            report("byte", block, q[r * cols + c], want);
+          if (q[base + r * cols + c] != want)
+            report("byte", block, q[base + r * cols + c], want);
         }
     }
   for (DevicePtr p : {dx, dq, damax, dscale, dinv})
@@ -263,10 +288,13 @@ int main(int argc, char **argv) {
   FunctionHandle computeScale = kernel("compute_scale");
   FunctionHandle castTranspose = kernel("cast_transpose_f32_e4m3_amax");
   FunctionHandle dequantize = kernel("dequantize_e4m3_f32");
+  // The timed recipes (f32 input), then a bf16 one checked on a batch.
   const BlockRecipe blockRecipes[] = {
       {"block_cast_f32_e4m3_1x128_pow2", 1, 128, false, true},
       {"block_cast_f32_e4m3_128x128", 128, 128, false, false},
-      {"block_cast_f32_e4m3_1x32_mx", 1, 32, true, false}};
+      {"block_cast_f32_e4m3_1x32_mx", 1, 32, true, false},
+      {"block_cast_bf16_e4m3_1x128_pow2", 1, 128, false, true, true}};
+  constexpr size_t kTimedRecipes = 3;
   std::vector<FunctionHandle> blockCasts;
   for (const BlockRecipe &recipe : blockRecipes)
     blockCasts.push_back(kernel(recipe.kernel));
@@ -288,12 +316,14 @@ int main(int argc, char **argv) {
   // NaN and Inf blocks.
   for (auto [rowsB, colsB] : {std::pair<size_t, size_t>{1000, 1000},
                               std::pair<size_t, size_t>{130, 301}}) {
-    std::vector<float> xb = makeBlockInput(rowsB, colsB, rowsB);
     for (size_t i = 0; i < std::size(blockRecipes); ++i) {
+      // The bf16 recipe on a batch of two (the batch offset).
+      size_t batch = blockRecipes[i].bf16 ? 2 : 1;
+      std::vector<float> xb = makeBlockInput(batch * rowsB, colsB, rowsB);
       size_t bad = checkBlockCast(cuda, blockCasts[i], blockRecipes[i], xb,
-                                  rowsB, colsB);
-      std::printf("%s on %zux%zu: %s\n", blockRecipes[i].kernel, rowsB, colsB,
-                  bad ? "MISMATCH" : "exact");
+                                  batch, rowsB, colsB);
+      std::printf("%s on %zux%zux%zu: %s\n", blockRecipes[i].kernel, batch,
+                  rowsB, colsB, bad ? "MISMATCH" : "exact");
       mismatches += bad;
     }
   }
@@ -446,7 +476,7 @@ int main(int argc, char **argv) {
             mostBlocks, ((rowsM + recipe.br - 1) / recipe.br) *
                             ((colsM + recipe.bc - 1) / recipe.bc));
       DevicePtr blockScales = dev.allocate(mostBlocks * 4);
-      for (size_t i = 0; i < std::size(blockRecipes); ++i) {
+      for (size_t i = 0; i < kTimedRecipes; ++i) {
         const BlockRecipe &recipe = blockRecipes[i];
         size_t blocks = ((rowsM + recipe.br - 1) / recipe.br) *
                         ((colsM + recipe.bc - 1) / recipe.bc);

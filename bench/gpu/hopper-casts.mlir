@@ -50,3 +50,13 @@ func.func @blocks(%x: tensor<256x256xf32>)
       : tensor<256x256xf8E4M3FN>, tensor<256x2xf32>, tensor<256x256xf8E4M3FN>,
         tensor<2x2xf32>, tensor<256x256xf8E4M3FN>, tensor<256x8xf8E8M0FNU>
 }
+
+// A bf16 input in a batch (checked, not timed).
+func.func @blocks_bf16(%x: tensor<2x256x256xbf16>) -> (tensor<2x256x256xf8E4M3FN>, tensor<2x256x2xf32>) {
+  %a = fp8.block_amax %x block [1, 1, 128] : tensor<2x256x256xbf16> -> tensor<2x256x2xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<2x256x2xf32> -> tensor<2x256x2xf32>, tensor<2x256x2xf32>
+  %q = fp8.quantize %x, %s block [1, 1, 128]
+      : tensor<2x256x256xbf16> scales tensor<2x256x2xf32> -> tensor<2x256x256xf8E4M3FN>
+  return %q, %si : tensor<2x256x256xf8E4M3FN>, tensor<2x256x2xf32>
+}
