@@ -416,6 +416,11 @@ private:
                           Type out, bool withAmax);
   Value getSharedTile(ImplicitLocOpBuilder &b);
 
+  /// A kernel (src, dst, scales, batch, rows, cols) that maps each block
+  /// of src into dst with its entry of scales (block_quantize/dequantize).
+  StringRef getBlockMap(
+      StringRef name, int64_t br, int64_t bc,
+      function_ref<void(KernelEmitter &, BlockCursor &, ValueRange)> perBlock);
   void walkBlocks(KernelEmitter &k, int64_t br, int64_t bc, Value batch,
                   Value rows, Value cols, ArrayRef<Value> vectorPtrs,
                   function_ref<void(BlockCursor &)> body);
@@ -1158,32 +1163,39 @@ StringRef KernelLibrary::getBlockAmax(Type in, int64_t br, int64_t bc) {
       });
 }
 
+StringRef KernelLibrary::getBlockMap(
+    StringRef name, int64_t br, int64_t bc,
+    function_ref<void(KernelEmitter &, BlockCursor &, ValueRange)> perBlock) {
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i64 = IntegerType::get(ctx, 64);
+  // (src, dst, scales, batch, rows, cols)
+  return getOrCreate(name, {ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
+                     [&](KernelEmitter &k, ValueRange args) {
+                       walkBlocks(k, br, bc, args[3], args[4], args[5],
+                                  {args[0], args[1]}, [&](BlockCursor &c) {
+                                    perBlock(k, c, args.take_front(3));
+                                  });
+                     });
+}
+
 StringRef KernelLibrary::getBlockQuantize(Type in, Type out, int64_t br,
                                           int64_t bc) {
   std::string name = ("block_quantize_" + getTypeTag(in) + "_" +
                       getTypeTag(out) + getBlockTag(br, bc))
                          .str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
   // (x, q, scale, batch, rows, cols)
-  return getOrCreate(
-      name, {ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        Value x = args[0], q = args[1];
-        int64_t steps = abi::blockSteps(br, bc);
-        walkBlocks(k, br, bc, args[3], args[4], args[5], {x, q},
-                   [&](BlockCursor &c) {
-          BlockRuns runs{k, c};
-          Value scale = k.loadScalar(k.gep(args[2], k.f32(), c.index));
-          for (int64_t s = 0; s < steps; ++s) {
-            SmallVector<Value, 4> scaled;
-            for (Value v : runs.load(x, in, s))
-              scaled.push_back(k.fmul(v, scale));
-            runs.storeFloat8(q, scaled, out, s);
-          }
-        });
-      });
+  return getBlockMap(name, br, bc,
+                     [&](KernelEmitter &k, BlockCursor &c, ValueRange args) {
+    BlockRuns runs{k, c};
+    Value scale = k.loadScalar(k.gep(args[2], k.f32(), c.index));
+    for (int64_t s = 0; s < abi::blockSteps(br, bc); ++s) {
+      SmallVector<Value, 4> scaled;
+      for (Value v : runs.load(args[0], in, s))
+        scaled.push_back(k.fmul(v, scale));
+      runs.storeFloat8(args[1], scaled, out, s);
+    }
+  });
 }
 
 StringRef KernelLibrary::getBlockDequantize(Type in, Type out, int64_t br,
@@ -1192,32 +1204,22 @@ StringRef KernelLibrary::getBlockDequantize(Type in, Type out, int64_t br,
                       getTypeTag(out) + getBlockTag(br, bc) +
                       (mx ? "_mx" : ""))
                          .str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
   // (q, y, scale_inv, batch, rows, cols)
-  return getOrCreate(
-      name, {ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        Value q = args[0], y = args[1];
-        int64_t steps = abi::blockSteps(br, bc);
-        walkBlocks(k, br, bc, args[3], args[4], args[5], {q, y},
-                   [&](BlockCursor &c) {
-          BlockRuns runs{k, c};
-          Value scaleInv =
-              mx ? createE8M0ToF32(
-                       k.b, k.b.getLoc(),
-                       k.zext32(k.load(k.i8(), k.gep(args[2], k.i8(), c.index),
-                                       1)))
-                 : k.loadScalar(k.gep(args[2], k.f32(), c.index));
-          for (int64_t s = 0; s < steps; ++s) {
-            SmallVector<Value, 4> values;
-            for (Value v : runs.loadFloat8(q, in, s))
-              values.push_back(k.fmul(v, scaleInv));
-            runs.storeWide(y, values, out, s);
-          }
-        });
-      });
+  return getBlockMap(name, br, bc,
+                     [&](KernelEmitter &k, BlockCursor &c, ValueRange args) {
+    BlockRuns runs{k, c};
+    Value scaleInv =
+        mx ? createE8M0ToF32(
+                 k.b, k.b.getLoc(),
+                 k.zext32(k.load(k.i8(), k.gep(args[2], k.i8(), c.index), 1)))
+           : k.loadScalar(k.gep(args[2], k.f32(), c.index));
+    for (int64_t s = 0; s < abi::blockSteps(br, bc); ++s) {
+      SmallVector<Value, 4> values;
+      for (Value v : runs.loadFloat8(args[0], in, s))
+        values.push_back(k.fmul(v, scaleInv));
+      runs.storeWide(args[1], values, out, s);
+    }
+  });
 }
 
 StringRef KernelLibrary::getBlockScales(Type out, const BlockRecipe &recipe) {
