@@ -1302,8 +1302,8 @@ static FailureOr<BlockGeometry> getBlockGeometry(Operation *op, Type type,
            << geometry.br << "x" << geometry.bc
            << " elements, which no GPU kernel takes (1xN with N a power of "
               "two from 4 to 128, or MxN with N a power of two from 4 to "
-              "1024 and M*N a multiple of 1024, such as 1x32, 1x128 and "
-              "128x128)";
+              "1024 and M*N a multiple of 1024 up to 16384, such as 1x32, "
+              "1x128 and 128x128)";
   return geometry;
 }
 

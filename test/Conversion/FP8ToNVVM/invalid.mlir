@@ -65,7 +65,7 @@ func.func @unregistered(%x: tensor<4xf32>, %s: f32) -> tensor<4xf8E4M3FN> {
 // Block shapes no kernel takes, and blocks across a batch dimension:
 // located errors naming the shape.
 func.func @odd_block(%x: tensor<64x300xf32>) -> tensor<64x3xf32> {
-  // expected-error @+1 {{'fp8.block_amax' op has blocks of 1x100 elements, which no GPU kernel takes (1xN with N a power of two from 4 to 128, or MxN with N a power of two from 4 to 1024 and M*N a multiple of 1024, such as 1x32, 1x128 and 128x128)}}
+  // expected-error @+1 {{'fp8.block_amax' op has blocks of 1x100 elements, which no GPU kernel takes (1xN with N a power of two from 4 to 128, or MxN with N a power of two from 4 to 1024 and M*N a multiple of 1024 up to 16384, such as 1x32, 1x128 and 128x128)}}
   %a = fp8.block_amax %x block [1, 100] : tensor<64x300xf32> -> tensor<64x3xf32>
   return %a : tensor<64x3xf32>
 }
@@ -95,4 +95,13 @@ func.func @dynamic_scales(%a: tensor<?x2xf32>) -> tensor<?x2xf32> {
   %s, %si = fp8.compute_block_scales %a for f8E4M3FN
       : tensor<?x2xf32> -> tensor<?x2xf32>, tensor<?x2xf32>
   return %si : tensor<?x2xf32>
+}
+
+// -----
+
+// 256x256 blocks: 64 runs per thread would not stay in registers.
+func.func @huge_block(%x: tensor<256x256xf32>) -> tensor<1x1xf32> {
+  // expected-error @+1 {{'fp8.block_amax' op has blocks of 256x256 elements, which no GPU kernel takes}}
+  %a = fp8.block_amax %x block [256, 256] : tensor<256x256xf32> -> tensor<1x1xf32>
+  return %a : tensor<1x1xf32>
 }

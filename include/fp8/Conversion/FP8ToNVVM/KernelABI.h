@@ -97,18 +97,24 @@ inline constexpr int64_t castTransposeGridSize(int64_t rows, int64_t cols) {
 /// Elements per thread and step of the block kernels.
 inline constexpr int64_t kBlockVector = 4;
 
+/// The most runs a thread of a block kernel holds in registers (a 128x128
+/// block: 16 runs of 4 f32).
+inline constexpr int64_t kMaxBlockSteps = 16;
+
 /// Threads that cover one br x bc block: bc / 4 lanes of a warp for a 1 x bc
 /// block (bc a power of two from 4 to 128), all kBlockSize threads for a
-/// larger block (bc a power of two from 4 to 1024 and br * bc a multiple of
-/// kBlockSize * 4: 128x128, 32x32, ...). 0: no kernel for that shape.
+/// larger block (bc a power of two from 4 to 1024, br * bc a multiple of
+/// kBlockSize * 4 and at most kMaxBlockSteps times that: 32x32 .. 128x128).
+/// 0: no kernel for that shape.
 inline constexpr int64_t blockGroupSize(int64_t br, int64_t bc) {
   bool powerOfTwo = bc >= kBlockVector && (bc & (bc - 1)) == 0;
   if (!powerOfTwo)
     return 0;
   if (br == 1)
     return bc <= kBlockVector * kWarpSize ? bc / kBlockVector : 0;
-  if (br < 1 || bc > kBlockVector * kBlockSize ||
-      (br * bc) % (kBlockSize * kBlockVector) != 0)
+  int64_t perStep = kBlockSize * kBlockVector;
+  if (br < 1 || bc > perStep || (br * bc) % perStep != 0 ||
+      br * bc > kMaxBlockSteps * perStep)
     return 0;
   return kBlockSize;
 }
