@@ -209,6 +209,25 @@ private:
   /// This thread's rows of the tile: the first of each 8-row half of its
   /// warp's 16 (wgmma m64nN f32 fragment: rows 16w + lane/4 and + 8).
   Value fragmentRow(Value tileRow, Value consumer);
+  /// This thread's first column of the tile: 8j + 2(lane % 4) (+1).
+  Value fragmentColumn(Value tileCol) {
+    return add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  }
+  /// The lhs scale row of fragment row `row0` + 8h, batch * M + row: rows
+  /// past M are computed and never stored, so they read the last row's
+  /// scale instead of past the end.
+  Value lhsScaleRow(Value batchIndex, Value row0, int h) {
+    return add(mul(batchIndex, m), arith::MinUIOp::create(
+                                       b, add(row0, i32(8 * h)),
+                                       sub(m, i32(1))));
+  }
+  /// The rhs scale row of column `col0` + `offset` (one scale row per
+  /// column), batch' * N + column, clamped likewise.
+  Value rhsScaleRow(Value batchIndex, Value col0, int64_t offset) {
+    return add(mul(mul(batchIndex, rhsBatched), n),
+               arith::MinUIOp::create(b, add(col0, i32(offset)),
+                                      sub(n, i32(1))));
+  }
   /// The epilogue's f32(lhs_scale_inv * rhs_scale_inv); 1 when the block
   /// scales were applied in the promotion.
   Value tensorScale() {
@@ -368,9 +387,6 @@ GemmKernelBuilder::blockScaleFactors(Value tile, Value consumer, Value kb) {
   auto load = [&](Value base, Value index) -> Value {
     return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, index), 4);
   };
-  // Rows past M are computed and never stored: their scale is read from
-  // the last row instead of past the end.
-  Value lastRow = sub(m, i32(1));
   Value row0 = fragmentRow(tileRow, consumer);
   Value factors[2];
   Value batchB = mul(batchIndex, rhsBatched);
@@ -380,9 +396,8 @@ GemmKernelBuilder::blockScaleFactors(Value tile, Value consumer, Value kb) {
           zext64(kb));
   Value rhsScaleValue = load(rhsScale, rhsIndex);
   for (int h = 0; h < 2; ++h) {
-    Value row = arith::MinUIOp::create(b, add(row0, i32(8 * h)), lastRow);
     Value lhsIndex =
-        add(mul(zext64(add(mul(batchIndex, m), row)), zext64(numK)),
+        add(mul(zext64(lhsScaleRow(batchIndex, row0, h)), zext64(numK)),
             zext64(kb));
     factors[h] = arith::MulFOp::create(b, load(lhsScale, lhsIndex),
                                        rhsScaleValue);
@@ -421,22 +436,16 @@ GemmKernelBuilder::MXCodes GemmKernelBuilder::loadMXCodes(Value tile,
         b, i32Type, LLVM::LoadOp::create(b, i8, gep(base, i8, index), 1));
   };
   Value row0 = fragmentRow(tileRow, consumer);
-  Value lastRow = sub(m, i32(1)), lastCol = sub(n, i32(1));
   for (int h = 0; h < 2; ++h)
-    codes.rows[h] = load(lhsScale,
-                         add(mul(batchIndex, m),
-                             arith::MinUIOp::create(b, add(row0, i32(8 * h)),
-                                                    lastRow)));
+    codes.rows[h] = load(lhsScale, lhsScaleRow(batchIndex, row0, h));
   // The thread's BN/4 columns' codes, four to a register.
-  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
-  Value batchColumn = mul(mul(batchIndex, rhsBatched), n);
+  Value col0 = fragmentColumn(tileCol);
   for (int64_t j = 0; j < c.blockN / 8; ++j)
     for (int e = 0; e < 2; ++e) {
       int64_t slot = 2 * j + e;
-      Value col = arith::MinUIOp::create(b, add(col0, i32(8 * j + e)),
-                                         lastCol);
-      Value code = arith::ShLIOp::create(b, load(rhsScale, add(batchColumn, col)),
-                                         i32(8 * (slot % 4)));
+      Value code = arith::ShLIOp::create(
+          b, load(rhsScale, rhsScaleRow(batchIndex, col0, 8 * j + e)),
+          i32(8 * (slot % 4)));
       if (slot % 4 == 0)
         codes.columns.push_back(code);
       else
@@ -485,18 +494,12 @@ SmallVector<Value> GemmKernelBuilder::loadRowBlockScales(Value tile,
   SmallVector<Value> scales;
   Value row0 = fragmentRow(tileRow, consumer);
   for (int h = 0; h < 2; ++h)
-    scales.push_back(load(
-        lhsScale, add(mul(batchIndex, m),
-                      arith::MinUIOp::create(b, add(row0, i32(8 * h)),
-                                             sub(m, i32(1))))));
-  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
-  Value batchColumn = mul(mul(batchIndex, rhsBatched), n);
+    scales.push_back(load(lhsScale, lhsScaleRow(batchIndex, row0, h)));
+  Value col0 = fragmentColumn(tileCol);
   for (int64_t j = 0; j < c.blockN / 8; ++j)
     for (int e = 0; e < 2; ++e)
-      scales.push_back(load(
-          rhsScale, add(batchColumn,
-                        arith::MinUIOp::create(b, add(col0, i32(8 * j + e)),
-                                               sub(n, i32(1))))));
+      scales.push_back(
+          load(rhsScale, rhsScaleRow(batchIndex, col0, 8 * j + e)));
   return scales;
 }
 
@@ -650,7 +653,7 @@ Value GemmKernelBuilder::epilogue(Value accumulator, Value t, Value consumer,
   // wgmma m64nN f32 fragment: warp w of the warpgroup holds rows
   // 16w + lane/4 (+8), columns 8j + 2(lane%4) (+1).
   Value row0 = fragmentRow(tileRow, consumer);
-  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  Value col0 = fragmentColumn(tileCol);
   Value scale = tensorScale();
   // Whole tile in bounds (and pairs aligned): unpredicated pair stores.
   Value inRows = cmp(arith::CmpIPredicate::ule,
@@ -679,9 +682,8 @@ Value GemmKernelBuilder::tmaStoreEpilogue(Value accumulator, Value batchIndex,
                                           Value tileRow, Value tileCol,
                                           Value consumer, Value amax) {
   Value groupRow = add(tileRow, mul(consumer, i32(64)));
-  Value row0 = add(groupRow,
-                   add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
-  Value col0 = add(tileCol, mul(remU(lane, i32(4)), i32(2)));
+  Value row0 = fragmentRow(tileRow, consumer);
+  Value col0 = fragmentColumn(tileCol);
   Value scale = tensorScale();
   int64_t tileBytes = 64 * c.blockN * gabi::bytes(c.out);
   staging = gepBytes(smem, add(i32(c.stagingOffset()),
@@ -736,8 +738,7 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
   Type bitsType = b.getIntegerType(outBits);
   Type pairType = b.getIntegerType(2 * outBits);
   // Row-wise scales: lhs_scale_inv of this thread's two rows, and below
-  // rhs_scale_inv of each column; rows and columns past the edges are read
-  // from the last one (their results are never stored).
+  // rhs_scale_inv of each column.
   Type f32Type = b.getF32Type();
   auto loadScale = [&](Value base, Value index) -> Value {
     return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, zext64(index)),
@@ -746,20 +747,14 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
   Value rowScale[2];
   if (c.rowScaled)
     for (int h = 0; h < 2; ++h)
-      rowScale[h] = loadScale(
-          lhsScale,
-          add(batchRow, arith::MinUIOp::create(b, add(row0, i32(8 * h)),
-                                               sub(m, i32(1)))));
-  Value batchColumn = mul(mul(batchIndex, rhsBatched), n);
+      rowScale[h] = loadScale(lhsScale, lhsScaleRow(batchIndex, row0, h));
   for (int64_t j = 0; j < c.blockN / 8; ++j) {
     Value col = add(col0, i32(8 * j));
     Value colScale[2];
     if (c.rowScaled)
       for (int e = 0; e < 2; ++e)
-        colScale[e] = loadScale(
-            rhsScale, add(batchColumn, arith::MinUIOp::create(
-                                           b, add(col, i32(e)),
-                                           sub(n, i32(1)))));
+        colScale[e] =
+            loadScale(rhsScale, rhsScaleRow(batchIndex, col0, 8 * j + e));
     Value biasValue[2];
     if (biasType) {
       for (int e = 0; e < 2; ++e) {
