@@ -57,6 +57,15 @@ if os.environ.get("FP8_SANITIZER"):
     config.available_features.add("sanitizer")
     config.environment["FP8_SANITIZER"] = "1"
 
+# libFP8Plugin.so (tools/fp8-plugin) loads into the installed mlir-opt when
+# both share libMLIR.so; an instrumented plugin cannot load into the
+# uninstrumented mlir-opt.
+fp8_plugin = os.path.join(config.fp8_obj_root, "lib", "libFP8Plugin.so")
+if (config.link_mlir_dylib and not os.environ.get("FP8_SANITIZER")
+        and os.path.exists(fp8_plugin)):
+    config.available_features.add("mlir-plugin")
+    config.substitutions.append(("%fp8_plugin", fp8_plugin))
+
 # gnuplot draws fp8-train's plots (Debian: gnuplot-nox, scripts/setup.sh).
 if shutil.which("gnuplot"):
     config.available_features.add("gnuplot")
