@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -30,6 +31,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -41,6 +43,7 @@
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8RESHAPEDYNAMICEXPANDS
 #define GEN_PASS_DEF_FP8DEFINEEXTERNGLOBALS
+#define GEN_PASS_DEF_FP8COPYSTOREDBUFFERS
 #define GEN_PASS_DEF_FP8LOWERNESTEDMODULESTOCPU
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
@@ -122,6 +125,37 @@ struct FP8DefineExternGlobalsPass
   }
 };
 
+/// Whether `value`'s buffer may be one that One-Shot Bufferize cannot
+/// write: a block argument or a global, seen through view-like ops.
+static bool mayBeReadOnlyBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(def))
+      return true;
+    if (!isa<tensor::CastOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::ReshapeOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return true;
+}
+
+struct FP8CopyStoredBuffersPass
+    : fp8::impl::FP8CopyStoredBuffersBase<FP8CopyStoredBuffersPass> {
+  void runOnOperation() override {
+    getOperation().walk([](ml_program::GlobalStoreOp store) {
+      Value value = store.getValue();
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type || !mayBeReadOnlyBuffer(value))
+        return;
+      OpBuilder builder(store);
+      Value copy = bufferization::AllocTensorOp::create(
+          builder, store.getLoc(), type, /*dynamicSizes=*/ValueRange(),
+          /*copy=*/value);
+      store.getValueMutable().assign(copy);
+    });
+  }
+};
+
 struct FP8LowerNestedModulesToCPUPass
     : fp8::impl::FP8LowerNestedModulesToCPUBase<
           FP8LowerNestedModulesToCPUPass> {
@@ -167,6 +201,7 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
                                         bool threads) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   pm.addPass(fp8::createFP8DefineExternGlobals());
+  pm.addPass(fp8::createFP8CopyStoredBuffers());
   // Data-parallel programs: collectives on MPI buffers, bufferized below.
   pm.addPass(fp8::createFP8LowerShardToMPI());
   pm.addPass(fp8::createConvertFP8ToLinalg());

@@ -49,6 +49,24 @@ def FP8DefineExternGlobals : Pass<"fp8-define-extern-globals", "ModuleOp"> {
   }];
 }
 
+def FP8CopyStoredBuffers : Pass<"fp8-copy-stored-buffers", "ModuleOp"> {
+  let summary = "Give ml_program.global_store a fresh tensor when its value "
+                "may be a read-only buffer";
+  let description = [{
+    Part of `fp8-lower-to-cpu`, before bufferization. MLIR 22's bufferization
+    of `ml_program.global_store` declares that the op writes its operand and
+    does not read it, so when the operand's buffer is read-only (a function
+    argument marked `bufferization.writable = false`, as fp8-run and
+    fp8-compile mark every input, or another global's `global_load`) One-Shot
+    Bufferize gives the store a new, uninitialized buffer instead of the
+    value: the global silently receives garbage. This pass stores a copy
+    (`bufferization.alloc_tensor() copy(%v)`) instead whenever the value,
+    looked through casts, reshapes and slices, comes from a block argument
+    or a global load. Values computed in the function are stored as they are.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def FP8PackContractionsForCPU
     : Pass<"fp8-pack-contractions-for-cpu", "::mlir::func::FuncOp"> {
   let summary = "Give contractions a B operand whose rows run along N";
