@@ -34,7 +34,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
-tools = ["fp8-gen", "fp8-opt", "fp8-run", "fp8-train", "mlir-opt", "mlir-runner",
+tools = ["fp8-compile", "fp8-gen", "fp8-opt", "fp8-run", "fp8-train", "mlir-opt", "mlir-runner",
          ToolSubst("FP8NumericsTests", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
@@ -56,6 +56,12 @@ if shutil.which("mpirun"):
 if os.environ.get("FP8_SANITIZER"):
     config.available_features.add("sanitizer")
     config.environment["FP8_SANITIZER"] = "1"
+
+# A C compiler for the programs that call fp8-compile's libraries.
+c_compiler = shutil.which("cc") or shutil.which("clang-22")
+if c_compiler:
+    config.available_features.add("c-compiler")
+    config.substitutions.append(("%c_compiler", c_compiler))
 
 # libFP8Plugin.so (tools/fp8-plugin) loads into the installed mlir-opt when
 # both share libMLIR.so; an instrumented plugin cannot load into the

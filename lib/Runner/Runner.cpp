@@ -1,6 +1,8 @@
 //===- Runner.cpp - JIT-run functions on host data ------------------------===//
 
 #include "fp8/Runner/Runner.h"
+
+#include "fp8/AOT/CInterface.h"
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Numerics/Scaling.h"
 #include "fp8/InitAllFP8.h"
@@ -455,37 +457,6 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
 
 CompiledFunction::~CompiledFunction() = default;
 
-static bool isSupportedType(Type type) {
-  Type element = type;
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    element = tensor.getElementType();
-  else if (isa<ShapedType>(type))
-    return false;
-  return element.isF32() || element.isF64() || element.isF16() ||
-         element.isBF16() ||
-         isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(element) ||
-         element.isInteger(1) || element.isInteger(8) ||
-         element.isInteger(16) || element.isInteger(32) ||
-         element.isInteger(64) || element.isIndex();
-}
-
-/// Argument and result annotations of other dialects (`fp8.role`, ...) have
-/// done their work by now; the LLVM IR translation would warn about each.
-static void dropNonLLVMArgumentAttrs(func::FuncOp func) {
-  auto llvmOnly = [](DictionaryAttr attrs) {
-    SmallVector<NamedAttribute> kept;
-    if (attrs)
-      for (NamedAttribute attr : attrs)
-        if (attr.getName().strref().starts_with("llvm."))
-          kept.push_back(attr);
-    return kept;
-  };
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    func.setArgAttrs(i, llvmOnly(func.getArgAttrDict(i)));
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    func.setResultAttrs(i, llvmOnly(func.getResultAttrDict(i)));
-}
-
 void runner::registerRunnerDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
@@ -528,7 +499,7 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   }
   for (Type type : llvm::concat<const Type>(func.getArgumentTypes(),
                                             func.getResultTypes())) {
-    if (!isSupportedType(type)) {
+    if (!aot::isCInterfaceType(type)) {
       std::string text;
       llvm::raw_string_ostream os(text);
       os << "@" << name << " has an argument or result of unsupported type "
@@ -541,15 +512,7 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   std::unique_ptr<CompiledFunction> compiled(new CompiledFunction());
   compiled->name = name.str();
   compiled->signature = func.getFunctionType();
-  func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
-  dropNonLLVMArgumentAttrs(func);
-  // One-Shot Bufferize may otherwise update a tensor argument in place (an
-  // optimizer step writing its weights into the input buffer): the caller's
-  // inputs must survive the call, the same inputs feed both versions.
-  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
-    if (isa<TensorType>(type))
-      func.setArgAttr(index, "bufferization.writable",
-                      BoolAttr::get(func.getContext(), false));
+  aot::prepareForCInterface(func);
 
   MLIRContext *context = clone->getContext();
   PassManager pm(context);

@@ -1,0 +1,72 @@
+//===- CInterface.h - Functions callable from C ------------------*- C++ -*-===//
+//
+// What a compiled module offers to C and C++ callers: every public function
+// through MLIR's C interface (`_mlir_ciface_<name>`, memref descriptors,
+// `llvm.emit_c_interface`), accessors of its state (the ml_program globals
+// that hold delayed-scaling histories and scales), and a C header that
+// declares them. fp8-run's JIT and fp8-compile's libraries share these
+// rules, so both call a function the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_AOT_CINTERFACE_H
+#define FP8_AOT_CINTERFACE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::fp8::aot {
+
+/// Whether `type` can cross the C interface: a ranked tensor (static or
+/// dynamic sizes) or a scalar of f32, f64, f16, bf16, the FP8 formats, E8M0,
+/// i1/i8/i16/i32/i64 or index. f16 and bf16 scalars are tensors only (see
+/// isCScalarType).
+bool isCInterfaceType(Type type);
+
+/// Whether a scalar of `type` has a C type that passes it the way LLVM does
+/// (f16 and bf16 travel in vector registers; C has no portable type for
+/// them, so they cross as rank-0 tensors).
+bool isCScalarType(Type type);
+
+/// Makes `func` callable through the C interface: `llvm.emit_c_interface`,
+/// argument and result attributes of other dialects dropped (their work is
+/// done; the LLVM IR translation would warn about each), and every tensor
+/// argument read-only, so that a call never writes into the caller's inputs.
+void prepareForCInterface(func::FuncOp func);
+
+/// One accessor pair of a module's state: `get` returns a fresh copy of the
+/// global (the caller frees it), `set` overwrites it.
+struct StateAccessor {
+  std::string global;  ///< ml_program.global symbol
+  std::string getName; ///< func.func that returns it
+  std::string setName; ///< func.func that writes it
+  RankedTensorType type;
+};
+
+/// Adds `<prefix>state_get_<name>` and `<prefix>state_set_<name>` for every
+/// ml_program.global of static ranked tensor type (name: the symbol with
+/// every character outside [A-Za-z0-9_] replaced by '_'). Fails, with an
+/// error at the global, when two names collide or a function of that name
+/// exists.
+LogicalResult addStateAccessors(ModuleOp module, StringRef prefix,
+                                SmallVectorImpl<StateAccessor> &accessors);
+
+/// The public functions with a body, checked: each argument and result must
+/// satisfy isCInterfaceType / isCScalarType; the error is located at the
+/// function and names the argument or result.
+FailureOr<SmallVector<func::FuncOp>> getExportedFunctions(ModuleOp module);
+
+/// A C header (C99 and C++) declaring `_mlir_ciface_<name>` of every
+/// exported function, the memref descriptor and result structs they take,
+/// and a table of the state accessors. `guard` names the include guard;
+/// `library` is quoted in its comment.
+std::string emitCHeader(ArrayRef<func::FuncOp> functions,
+                        ArrayRef<StateAccessor> state, StringRef prefix,
+                        StringRef guard, StringRef library);
+
+} // namespace mlir::fp8::aot
+
+#endif // FP8_AOT_CINTERFACE_H

@@ -1,0 +1,312 @@
+//===- CInterface.cpp - Functions callable from C -------------------------===//
+
+#include "fp8/AOT/CInterface.h"
+
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::aot;
+
+bool aot::isCInterfaceType(Type type) {
+  Type element = type;
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    element = tensor.getElementType();
+  else if (isa<ShapedType>(type))
+    return false;
+  return element.isF32() || element.isF64() || element.isF16() ||
+         element.isBF16() ||
+         isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(element) ||
+         element.isInteger(1) || element.isInteger(8) ||
+         element.isInteger(16) || element.isInteger(32) ||
+         element.isInteger(64) || element.isIndex();
+}
+
+bool aot::isCScalarType(Type type) {
+  return isCInterfaceType(type) && !isa<ShapedType>(type) && !type.isF16() &&
+         !type.isBF16();
+}
+
+void aot::prepareForCInterface(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  auto llvmOnly = [](DictionaryAttr attrs) {
+    SmallVector<NamedAttribute> kept;
+    if (attrs)
+      for (NamedAttribute attr : attrs)
+        if (attr.getName().strref().starts_with("llvm."))
+          kept.push_back(attr);
+    return kept;
+  };
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    func.setArgAttrs(i, llvmOnly(func.getArgAttrDict(i)));
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    func.setResultAttrs(i, llvmOnly(func.getResultAttrDict(i)));
+  // One-Shot Bufferize would otherwise update a tensor argument in place
+  // (an optimizer step writing its weights into the input buffer).
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (isa<TensorType>(type))
+      func.setArgAttr(index, "bufferization.writable",
+                      BoolAttr::get(context, false));
+}
+
+static std::string toCIdentifier(StringRef symbol) {
+  std::string name = symbol.str();
+  for (char &c : name)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  return name;
+}
+
+LogicalResult
+aot::addStateAccessors(ModuleOp module, StringRef prefix,
+                       SmallVectorImpl<StateAccessor> &accessors) {
+  SymbolTable symbols(module);
+  llvm::StringMap<std::string> taken;
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    if (!type || !type.hasStaticShape() || !isCInterfaceType(type))
+      continue;
+    std::string name = toCIdentifier(global.getSymName());
+    StateAccessor accessor{global.getSymName().str(),
+                           (prefix + "state_get_" + name).str(),
+                           (prefix + "state_set_" + name).str(), type};
+    for (const std::string &fn : {accessor.getName, accessor.setName}) {
+      if (auto [it, inserted] = taken.try_emplace(fn, accessor.global);
+          !inserted)
+        return global.emitError()
+               << "state accessor '" << fn << "' of @" << global.getSymName()
+               << " collides with that of @" << it->second
+               << ": rename one of the globals";
+      if (symbols.lookup(fn))
+        return global.emitError()
+               << "state accessor '" << fn << "' of @" << global.getSymName()
+               << " collides with a symbol of the module: choose another "
+                  "prefix";
+    }
+    Location loc = global.getLoc();
+    auto symbol = FlatSymbolRefAttr::get(global.getSymNameAttr());
+
+    auto get = func::FuncOp::create(builder, loc, accessor.getName,
+                                    builder.getFunctionType({}, {type}));
+    OpBuilder body = OpBuilder::atBlockBegin(get.addEntryBlock());
+    Value value =
+        ml_program::GlobalLoadOp::create(body, loc, type, symbol).getResult();
+    func::ReturnOp::create(body, loc, value);
+
+    auto set = func::FuncOp::create(builder, loc, accessor.setName,
+                                    builder.getFunctionType({type}, {}));
+    body = OpBuilder::atBlockBegin(set.addEntryBlock());
+    ml_program::GlobalStoreOp::create(body, loc, symbol,
+                                      set.getArgument(0));
+    func::ReturnOp::create(body, loc);
+    // A stored global must be mutable; a private one is kept reachable.
+    global.setIsMutable(true);
+    accessors.push_back(std::move(accessor));
+  }
+  return success();
+}
+
+FailureOr<SmallVector<func::FuncOp>>
+aot::getExportedFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> functions;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() || !func.isPublic())
+      continue;
+    auto check = [&](Type type, StringRef what, unsigned index) {
+      if (isa<ShapedType>(type) ? isCInterfaceType(type)
+                                : isCScalarType(type))
+        return success();
+      InFlightDiagnostic diag = func.emitError()
+                                << "@" << func.getSymName() << " " << what
+                                << " #" << index << " has type " << type
+                                << ", which the C interface does not take";
+      if (type.isF16() || type.isBF16())
+        diag << ": pass an f16 or bf16 scalar as a rank-0 tensor";
+      else
+        diag << " (ranked tensors and scalars of f32, f64, f16, bf16, FP8, "
+                "E8M0, i1-i64 and index)";
+      return failure();
+    };
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (failed(check(type, "argument", i)))
+        return failure();
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+      if (failed(check(type, "result", i)))
+        return failure();
+    functions.push_back(func);
+  }
+  return functions;
+}
+
+//===----------------------------------------------------------------------===//
+// The C header
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How one element type is spelled in C and in descriptor names.
+struct CElement {
+  StringRef cType;
+  StringRef tag;
+};
+} // namespace
+
+static CElement getCElement(Type type) {
+  if (type.isF32())
+    return {"float", "f32"};
+  if (type.isF64())
+    return {"double", "f64"};
+  // Bit patterns: C has no portable 16-bit or 8-bit float types.
+  if (type.isF16())
+    return {"uint16_t", "f16"};
+  if (type.isBF16())
+    return {"uint16_t", "bf16"};
+  if (isa<Float8E4M3FNType>(type))
+    return {"uint8_t", "f8e4m3fn"};
+  if (isa<Float8E5M2Type>(type))
+    return {"uint8_t", "f8e5m2"};
+  if (isa<Float8E8M0FNUType>(type))
+    return {"uint8_t", "f8e8m0fnu"};
+  if (type.isIndex())
+    return {"int64_t", "index"};
+  switch (type.getIntOrFloatBitWidth()) {
+  case 1:
+    return {"bool", "i1"};
+  case 8:
+    return {"int8_t", "i8"};
+  case 16:
+    return {"int16_t", "i16"};
+  case 32:
+    return {"int32_t", "i32"};
+  default:
+    return {"int64_t", "i64"};
+  }
+}
+
+static std::string getDescriptorName(RankedTensorType type) {
+  return ("fp8_memref_" + getCElement(type.getElementType()).tag + "_" +
+          Twine(type.getRank()) + "d")
+      .str();
+}
+
+/// The C type of a value of `type` in a result struct or argument list.
+static std::string getCType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return getDescriptorName(tensor);
+  return getCElement(type).cType.str();
+}
+
+static void emitDescriptor(raw_ostream &os, RankedTensorType type) {
+  std::string name = getDescriptorName(type);
+  std::string macro = StringRef(name).upper();
+  StringRef element = getCElement(type.getElementType()).cType;
+  os << "#ifndef " << macro << "\n#define " << macro << "\n"
+     << "typedef struct " << name << " {\n"
+     << "  " << element << " *allocated;\n"
+     << "  " << element << " *aligned;\n"
+     << "  int64_t offset;\n";
+  if (type.getRank() > 0)
+    os << "  int64_t sizes[" << type.getRank() << "];\n"
+       << "  int64_t strides[" << type.getRank() << "];\n";
+  os << "} " << name << ";\n#endif\n\n";
+}
+
+std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
+                             ArrayRef<StateAccessor> state, StringRef prefix,
+                             StringRef guard, StringRef library) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "/* " << library
+     << ": generated by fp8-compile; do not edit.\n"
+        " *\n"
+        " * MLIR's C interface. A tensor crosses as a pointer to a memref\n"
+        " * descriptor: the buffer as allocated, the aligned pointer to its\n"
+        " * first element, an offset, sizes and strides in elements. Inputs\n"
+        " * must be dense and row-major with offset 0: the code reads\n"
+        " * `aligned` and the sizes (dynamic ones are taken from them), not\n"
+        " * the offset or strides. f16, bf16, FP8 and E8M0 elements are their\n"
+        " * bit patterns. A call reads its arguments and never writes them.\n"
+        " * Every tensor result is a fresh dense buffer from malloc: the\n"
+        " * caller frees `allocated` (once, if two results share it).\n"
+        " */\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include <stdbool.h>\n#include <stdint.h>\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+
+  // Descriptors, each once (and once across headers, by their guards).
+  llvm::StringSet<> emitted;
+  auto collect = [&](Type type) {
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      if (emitted.insert(getDescriptorName(tensor)).second)
+        emitDescriptor(os, tensor);
+  };
+  for (func::FuncOp func : functions)
+    for (Type type : llvm::concat<const Type>(func.getArgumentTypes(),
+                                              func.getResultTypes()))
+      collect(type);
+  for (const StateAccessor &accessor : state)
+    collect(accessor.type);
+
+  for (func::FuncOp func : functions) {
+    FunctionType signature = func.getFunctionType();
+    os << "/* @" << func.getSymName() << signature << " */\n";
+    std::string resultParam;
+    std::string returnType = "void";
+    if (signature.getNumResults() == 1 &&
+        !isa<ShapedType>(signature.getResult(0))) {
+      returnType = getCType(signature.getResult(0));
+    } else if (signature.getNumResults() == 1) {
+      resultParam = getCType(signature.getResult(0)) + " *result";
+    } else if (signature.getNumResults() > 1) {
+      std::string results = (func.getSymName() + "_results").str();
+      os << "typedef struct " << results << " {\n";
+      for (auto [i, type] : llvm::enumerate(signature.getResults()))
+        os << "  " << getCType(type) << " r" << i << ";\n";
+      os << "} " << results << ";\n";
+      resultParam = results + " *result";
+    }
+    SmallVector<std::string> params;
+    if (!resultParam.empty())
+      params.push_back(resultParam);
+    for (auto [i, type] : llvm::enumerate(signature.getInputs()))
+      params.push_back(getCType(type) + (isa<ShapedType>(type) ? " *" : " ") +
+                       "arg" + std::to_string(i));
+    os << returnType << " _mlir_ciface_" << func.getSymName() << "(";
+    if (params.empty())
+      os << "void";
+    llvm::interleaveComma(params, os);
+    os << ");\n\n";
+  }
+
+  if (!state.empty()) {
+    os << "/* State (delayed-scaling histories and scales): get returns a\n"
+          " * fresh copy (free `allocated`), set overwrites. X(get, set,\n"
+          " * \"global\", descriptor type) once per global, for checkpoints. */\n";
+    for (const StateAccessor &accessor : state) {
+      std::string desc = getDescriptorName(accessor.type);
+      os << "void _mlir_ciface_" << accessor.getName << "(" << desc
+         << " *result);\n"
+         << "void _mlir_ciface_" << accessor.setName << "(" << desc
+         << " *value);\n";
+    }
+    os << "#define " << StringRef(prefix.str()).upper()
+       << "FOR_EACH_STATE(X)";
+    for (const StateAccessor &accessor : state)
+      os << " \\\n  X(_mlir_ciface_" << accessor.getName << ", _mlir_ciface_"
+         << accessor.setName << ", \"" << accessor.global << "\", "
+         << getDescriptorName(accessor.type) << ")";
+    os << "\n\n";
+  }
+  os << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* "
+     << guard << " */\n";
+  return text;
+}
