@@ -63,6 +63,16 @@ if c_compiler:
     config.available_features.add("c-compiler")
     config.substitutions.append(("%c_compiler", c_compiler))
 
+# MLIR's GPU runtime ABI (lib/Runtime/MgpuRuntime.cpp) and the fake CUDA
+# driver that runs it on machines without a GPU.
+config.substitutions.append(
+    ("%fp8_gpu_runtime",
+     os.path.join(config.fp8_obj_root, "lib", "libfp8_gpu_runtime.so")))
+config.substitutions.append(
+    ("%fake_cuda_driver",
+     os.path.join(config.fp8_obj_root, "unittests", "Runner",
+                  "libFP8FakeCudaDriver.so")))
+
 # libFP8Plugin.so (tools/fp8-plugin) loads into the installed mlir-opt when
 # both share libMLIR.so; an instrumented plugin cannot load into the
 # uninstrumented mlir-opt.

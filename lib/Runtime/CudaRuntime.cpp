@@ -31,6 +31,11 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 /// Names and descriptions of the results this wrapper is most likely to see,
 /// for drivers whose cuGetErrorName/String fail (the toolkit's link stub).
@@ -93,6 +98,15 @@ struct CudaRuntime::Driver {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+  CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
 
   ~Driver() {
     // libcuda is never unloaded once initialized (it keeps threads); only a
@@ -172,7 +186,16 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuEventDestroy_v2", d.cuEventDestroy) &&
             resolve(lib, "cuEventRecord", d.cuEventRecord) &&
             resolve(lib, "cuEventSynchronize", d.cuEventSynchronize) &&
-            resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime);
+            resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime) &&
+            resolve(lib, "cuMemAllocManaged", d.cuMemAllocManaged) &&
+            resolve(lib, "cuStreamCreate", d.cuStreamCreate) &&
+            resolve(lib, "cuStreamDestroy_v2", d.cuStreamDestroy) &&
+            resolve(lib, "cuStreamSynchronize", d.cuStreamSynchronize) &&
+            resolve(lib, "cuStreamWaitEvent", d.cuStreamWaitEvent) &&
+            resolve(lib, "cuMemcpyAsync", d.cuMemcpyAsync) &&
+            resolve(lib, "cuMemsetD32Async", d.cuMemsetD32Async) &&
+            resolve(lib, "cuMemsetD16Async", d.cuMemsetD16Async) &&
+            resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute);
   if (!ok) {
     const char *reason = dlerror();
     return Status::error(std::string("no usable CUDA driver: ") + path +
@@ -249,7 +272,12 @@ CudaRuntime::~CudaRuntime() {
     (void)driver->cuDevicePrimaryCtxRelease(device);
 }
 
-Result<ModuleHandle> CudaRuntime::loadModule(std::string_view image) {
+Status CudaRuntime::makeCurrent() {
+  return driver->check(driver->cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
+Result<ModuleHandle> CudaRuntime::loadModule(std::string_view image,
+                                             int jitOptLevel) {
   // PTX must be NUL-terminated; a binary image is passed as it is.
   std::string copy;
   const void *data = image.data();
@@ -260,11 +288,16 @@ Result<ModuleHandle> CudaRuntime::loadModule(std::string_view image) {
     data = copy.c_str();
   }
   char log[8192] = {};
-  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1),
+                    reinterpret_cast<void *>(static_cast<intptr_t>(
+                        jitOptLevel < 0 ? 4 : jitOptLevel))};
+  unsigned numOptions = jitOptLevel < 0 ? 2 : 3;
   CUmodule module = nullptr;
   if (Status err = driver->check(
-          driver->cuModuleLoadDataEx(&module, data, 2, options, values),
+          driver->cuModuleLoadDataEx(&module, data, numOptions, options,
+                                     values),
           "cuModuleLoadDataEx")) {
     if (!*log)
       return std::move(err);
@@ -301,6 +334,15 @@ Result<DevicePtr> CudaRuntime::allocate(size_t bytes) {
   return ptr;
 }
 
+Result<DevicePtr> CudaRuntime::allocateManaged(size_t bytes) {
+  CUdeviceptr ptr = 0;
+  if (Status err = driver->check(
+          driver->cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL),
+          "cuMemAllocManaged(" + std::to_string(bytes) + " bytes)"))
+    return std::move(err);
+  return ptr;
+}
+
 Status CudaRuntime::free(DevicePtr ptr) {
   return driver->check(driver->cuMemFree(ptr), "cuMemFree");
 }
@@ -322,23 +364,81 @@ Status CudaRuntime::memsetD32(DevicePtr dst, uint32_t value, size_t count) {
   return driver->check(driver->cuMemsetD32(dst, value, count), "cuMemsetD32");
 }
 
+Result<StreamHandle> CudaRuntime::createStream() {
+  CUstream stream = nullptr;
+  if (Status err = driver->check(
+          driver->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+          "cuStreamCreate"))
+    return std::move(err);
+  return static_cast<StreamHandle>(stream);
+}
+
+Status CudaRuntime::destroyStream(StreamHandle stream) {
+  return driver->check(driver->cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+Status CudaRuntime::synchronizeStream(StreamHandle stream) {
+  return driver->check(driver->cuStreamSynchronize(stream),
+                       "cuStreamSynchronize");
+}
+
+Status CudaRuntime::waitEvent(StreamHandle stream, EventHandle event) {
+  return driver->check(driver->cuStreamWaitEvent(stream, event, 0),
+                       "cuStreamWaitEvent");
+}
+
+Status CudaRuntime::copyAsync(DevicePtr dst, DevicePtr src, size_t bytes,
+                              StreamHandle stream) {
+  return driver->check(driver->cuMemcpyAsync(dst, src, bytes, stream),
+                       "cuMemcpyAsync(" + std::to_string(bytes) + " bytes)");
+}
+
+Status CudaRuntime::memsetAsync(DevicePtr dst, uint32_t value, size_t count,
+                                unsigned elementBytes, StreamHandle stream) {
+  if (elementBytes == 2)
+    return driver->check(
+        driver->cuMemsetD16Async(dst, static_cast<unsigned short>(value),
+                                 count, stream),
+        "cuMemsetD16Async");
+  return driver->check(driver->cuMemsetD32Async(dst, value, count, stream),
+                       "cuMemsetD32Async");
+}
+
 Status CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
-                          unsigned sharedBytes, KernelArgs &args) {
+                           unsigned sharedBytes, StreamHandle stream,
+                           void **params) {
   return driver->check(
       driver->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x,
-                             block.y, block.z, sharedBytes, nullptr,
-                             args.pointers(), nullptr),
+                             block.y, block.z, sharedBytes, stream, params,
+                             nullptr),
       "cuLaunchKernel");
+}
+
+Status CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
+                          unsigned sharedBytes, KernelArgs &args) {
+  return launch(function, grid, block, sharedBytes, nullptr, args.pointers());
+}
+
+Status CudaRuntime::setDynamicSharedMemory(FunctionHandle function,
+                                           unsigned bytes) {
+  return driver->check(
+      driver->cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          static_cast<int>(bytes)),
+      "cuFuncSetAttribute(max dynamic shared memory " +
+          std::to_string(bytes) + " bytes)");
 }
 
 Status CudaRuntime::synchronize() {
   return driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-Result<EventHandle> CudaRuntime::createEvent() {
+Result<EventHandle> CudaRuntime::createEvent(bool timing) {
   CUevent event = nullptr;
-  if (Status err = driver->check(driver->cuEventCreate(&event, CU_EVENT_DEFAULT),
-                                "cuEventCreate"))
+  if (Status err = driver->check(
+          driver->cuEventCreate(
+              &event, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
+          "cuEventCreate"))
     return std::move(err);
   return static_cast<EventHandle>(event);
 }
@@ -347,8 +447,13 @@ Status CudaRuntime::destroyEvent(EventHandle event) {
   return driver->check(driver->cuEventDestroy(event), "cuEventDestroy");
 }
 
-Status CudaRuntime::recordEvent(EventHandle event) {
-  return driver->check(driver->cuEventRecord(event, nullptr), "cuEventRecord");
+Status CudaRuntime::recordEvent(EventHandle event, StreamHandle stream) {
+  return driver->check(driver->cuEventRecord(event, stream), "cuEventRecord");
+}
+
+Status CudaRuntime::synchronizeEvent(EventHandle event) {
+  return driver->check(driver->cuEventSynchronize(event),
+                       "cuEventSynchronize");
 }
 
 Result<float> CudaRuntime::elapsedMilliseconds(EventHandle start,

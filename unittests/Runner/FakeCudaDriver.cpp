@@ -8,6 +8,11 @@
 // program fp8-run interprets is checked end to end, and outputs that only
 // kernels write come back as zeros.
 //
+// FP8_FAKE_CUDA_TRACE=1 also prints every module load, allocation, free,
+// copy, stream and event call, and at exit how many allocations, modules
+// and streams are still live. FP8_FAKE_CUDA_MEMORY=N makes allocations
+// fail with CUDA_ERROR_OUT_OF_MEMORY once more than N bytes are live.
+//
 //===----------------------------------------------------------------------===//
 
 #include <cstdint>
@@ -34,13 +39,62 @@ struct Module {
 
 #define FAKE extern "C" __attribute__((visibility("default"))) CUresult
 
+namespace {
+/// What the trace counts, reported at exit.
+struct Live {
+  long allocations = 0, modules = 0, streams = 0;
+  size_t bytes = 0;
+  ~Live() {
+    if (trace())
+      std::fprintf(stderr,
+                   "fake-cuda: at exit %ld allocations, %ld modules, %ld "
+                   "streams live\n",
+                   allocations, modules, streams);
+  }
+  static bool trace() {
+    const char *value = std::getenv("FP8_FAKE_CUDA_TRACE");
+    return value && *value && *value != '0';
+  }
+};
+Live live;
+
+template <typename... Args> void trace(const char *format, Args... args) {
+  if (!Live::trace())
+    return;
+  std::fprintf(stderr, "fake-cuda: ");
+  std::fprintf(stderr, format, args...);
+  std::fprintf(stderr, "\n");
+}
+
+/// Allocation sizes, for the live byte count.
+std::vector<std::pair<CUdeviceptr, size_t>> allocations;
+
+CUresult allocate(CUdeviceptr *ptr, size_t bytes, const char *kind) {
+  if (!bytes)
+    return 1;
+  if (const char *limit = std::getenv("FP8_FAKE_CUDA_MEMORY");
+      limit && live.bytes + bytes > std::strtoull(limit, nullptr, 10))
+    return 2;
+  *ptr = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
+  allocations.push_back({*ptr, bytes});
+  ++live.allocations;
+  live.bytes += bytes;
+  trace("%s %zu bytes", kind, bytes);
+  return 0;
+}
+} // namespace
+
 FAKE cuInit(unsigned) { return 0; }
 FAKE cuGetErrorName(CUresult code, const char **name) {
-  *name = code == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_INVALID_VALUE";
+  *name = code == 500 ? "CUDA_ERROR_NOT_FOUND"
+          : code == 2 ? "CUDA_ERROR_OUT_OF_MEMORY"
+                      : "CUDA_ERROR_INVALID_VALUE";
   return 0;
 }
 FAKE cuGetErrorString(CUresult code, const char **text) {
-  *text = code == 500 ? "named symbol not found" : "invalid argument";
+  *text = code == 500 ? "named symbol not found"
+          : code == 2 ? "out of memory"
+                      : "invalid argument";
   return 0;
 }
 FAKE cuDeviceGetCount(int *count) {
@@ -74,10 +128,14 @@ FAKE cuModuleLoadDataEx(void **module, const void *image, unsigned, int *,
   if (!std::strstr(text, ".entry"))
     return 1;
   *module = new Module{text};
+  ++live.modules;
+  trace("load module (%zu bytes of PTX)", std::strlen(text));
   return 0;
 }
 FAKE cuModuleUnload(void *module) {
   delete static_cast<Module *>(module);
+  --live.modules;
+  trace("unload module");
   return 0;
 }
 FAKE cuModuleGetFunction(void **function, void *module, const char *name) {
@@ -91,14 +149,23 @@ FAKE cuModuleGetFunction(void **function, void *module, const char *name) {
   return 0;
 }
 FAKE cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
-  if (!bytes)
-    return 1;
-  *ptr = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
-  return 0;
+  return allocate(ptr, bytes, "alloc");
+}
+FAKE cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned) {
+  return allocate(ptr, bytes, "alloc managed");
 }
 FAKE cuMemFree_v2(CUdeviceptr ptr) {
-  std::free(reinterpret_cast<void *>(ptr));
-  return 0;
+  for (auto it = allocations.begin(); it != allocations.end(); ++it) {
+    if (it->first != ptr)
+      continue;
+    std::free(reinterpret_cast<void *>(ptr));
+    --live.allocations;
+    live.bytes -= it->second;
+    trace("free %zu bytes", it->second);
+    allocations.erase(it);
+    return 0;
+  }
+  return 1;
 }
 FAKE cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
@@ -115,6 +182,8 @@ FAKE cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   return 0;
 }
 FAKE cuMemsetD32_v2(CUdeviceptr dst, unsigned value, size_t count) {
+  if (!dst)
+    return 1;
   auto *words = reinterpret_cast<uint32_t *>(dst);
   for (size_t i = 0; i < count; ++i)
     words[i] = value;
@@ -129,6 +198,50 @@ FAKE cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                "fake-cuda: launch %s grid %u,%u,%u block %u,%u,%u smem %u\n",
                static_cast<Function *>(function)->name.c_str(), gx, gy, gz,
                bx, by, bz, smem);
+  return 0;
+}
+FAKE cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *) {
+  if (!dst || !src)
+    return 1;
+  std::memcpy(reinterpret_cast<void *>(dst),
+              reinterpret_cast<const void *>(src), bytes);
+  trace("copy %zu bytes", bytes);
+  return 0;
+}
+FAKE cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count, void *) {
+  trace("memset %zu words", count);
+  return cuMemsetD32_v2(dst, value, count);
+}
+FAKE cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
+                      void *) {
+  if (!dst)
+    return 1;
+  auto *halves = reinterpret_cast<uint16_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    halves[i] = value;
+  trace("memset %zu halves", count);
+  return 0;
+}
+FAKE cuStreamCreate(void **stream, unsigned) {
+  static int dummy;
+  *stream = &dummy;
+  ++live.streams;
+  trace("stream create");
+  return 0;
+}
+FAKE cuStreamDestroy_v2(void *) {
+  --live.streams;
+  trace("stream destroy");
+  return 0;
+}
+FAKE cuStreamSynchronize(void *) {
+  trace("stream synchronize");
+  return 0;
+}
+FAKE cuStreamWaitEvent(void *, void *, unsigned) { return 0; }
+FAKE cuFuncSetAttribute(void *function, int attribute, int value) {
+  trace("set %s attribute %d to %d",
+        static_cast<Function *>(function)->name.c_str(), attribute, value);
   return 0;
 }
 FAKE cuEventCreate(void **event, unsigned) {

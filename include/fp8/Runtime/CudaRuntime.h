@@ -34,6 +34,7 @@ using DevicePtr = uint64_t;
 using ModuleHandle = struct CudaModuleOpaque *;
 using FunctionHandle = struct CudaFunctionOpaque *;
 using EventHandle = struct CudaEventOpaque *;
+using StreamHandle = struct CudaStreamOpaque *;
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -78,9 +79,13 @@ public:
   int getComputeCapability() const { return computeCapability; }
   int getMultiprocessorCount() const { return multiprocessors; }
 
+  /// Makes the runtime's context current on the calling thread.
+  Status makeCurrent();
+
   /// A PTX (text) or cubin / fatbin image. PTX is JIT-compiled by the
-  /// driver; its log is part of the error.
-  Result<ModuleHandle> loadModule(std::string_view image);
+  /// driver (at `jitOptLevel` 0-4 when given); its log is part of the error.
+  Result<ModuleHandle> loadModule(std::string_view image,
+                                  int jitOptLevel = -1);
   Status unloadModule(ModuleHandle module);
   Result<FunctionHandle> getFunction(ModuleHandle module,
                                              std::string_view name);
@@ -90,6 +95,8 @@ public:
   void *getDriverEntryPoint(std::string_view name) const;
 
   Result<DevicePtr> allocate(size_t bytes);
+  /// Memory that host and device both address (cuMemAllocManaged).
+  Result<DevicePtr> allocateManaged(size_t bytes);
   Status free(DevicePtr ptr);
   Status copyToDevice(DevicePtr dst, const void *src, size_t bytes);
   Status copyToHost(void *dst, DevicePtr src, size_t bytes);
@@ -97,15 +104,34 @@ public:
   Status copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes);
   Status memsetD32(DevicePtr dst, uint32_t value, size_t count);
 
+  /// Streams and the asynchronous operations on them. Copies take any two
+  /// addresses (unified addressing: host, device or managed).
+  Result<StreamHandle> createStream();
+  Status destroyStream(StreamHandle stream);
+  Status synchronizeStream(StreamHandle stream);
+  Status waitEvent(StreamHandle stream, EventHandle event);
+  Status copyAsync(DevicePtr dst, DevicePtr src, size_t bytes,
+                   StreamHandle stream);
+  /// `count` elements of 2 or 4 bytes set to `value`.
+  Status memsetAsync(DevicePtr dst, uint32_t value, size_t count,
+                     unsigned elementBytes, StreamHandle stream);
+  /// Launches with cuLaunchKernel's parameter array.
+  Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
+                unsigned sharedBytes, StreamHandle stream, void **params);
+  /// Allows `bytes` of dynamic shared memory (above the default 48 KiB).
+  Status setDynamicSharedMemory(FunctionHandle function, unsigned bytes);
+
   /// Launches on the default stream; returns when queued.
   Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
                      unsigned sharedBytes, KernelArgs &args);
   Status synchronize();
 
-  Result<EventHandle> createEvent();
+  /// `timing` false: cheaper events that only order work.
+  Result<EventHandle> createEvent(bool timing = true);
   Status destroyEvent(EventHandle event);
-  /// Records on the default stream.
-  Status recordEvent(EventHandle event);
+  /// Records on `stream` (default: the default stream).
+  Status recordEvent(EventHandle event, StreamHandle stream = nullptr);
+  Status synchronizeEvent(EventHandle event);
   /// Waits for `end`, then the time from `start` to `end` in milliseconds.
   Result<float> elapsedMilliseconds(EventHandle start,
                                             EventHandle end);

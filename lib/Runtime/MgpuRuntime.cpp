@@ -1,0 +1,319 @@
+//===- MgpuRuntime.cpp - MLIR's GPU runtime ABI over the CUDA driver ------===//
+//
+// libfp8_gpu_runtime.so: the `mgpu*` functions that MLIR's GPU lowerings
+// call (gpu-to-llvm for gpu.alloc / gpu.memcpy / gpu.wait / streams and
+// events; the gpu.binary offloading translation for module loading and
+// gpu.launch_func), as MLIR 22 declares them. Upstream implements them in
+// its ExecutionEngine's CUDA wrappers, which Debian does not ship and which
+// link the CUDA driver at build time; this one goes through CudaRuntime, so
+// it loads the driver with dlopen and builds with no CUDA.
+//
+// What it adds: launches that ask for more than 48 KiB of dynamic shared
+// memory get the function attribute that allows it (upstream's wrappers
+// leave that to the caller), and errors are not only printed. Every failing
+// call's message, "<call>: CUDA_ERROR_X (<code>): <text>", goes to stderr
+// and the first one stays readable through fp8GpuRuntimeError(); after it
+// the runtime is in error (as CUDA's sticky errors): allocations return
+// null, copies, memsets and launches do nothing, while frees, destroys and
+// unloads still release what exists. A caller checks fp8GpuRuntimeError()
+// after a call and clears it with fp8GpuRuntimeClearError().
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Runtime/CudaRuntime.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+using namespace mlir::fp8::runtime;
+
+namespace {
+/// The process's runtime: created on first use, on the device that
+/// mgpuSetDefaultDevice chose (0 by default).
+class Runtime {
+public:
+  static Runtime &get() {
+    static Runtime runtime;
+    return runtime;
+  }
+
+  /// The driver with its context current on this thread, or null when in
+  /// error (or when the runtime could not be created).
+  CudaRuntime *cuda() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!created) {
+      created = true;
+      auto runtime = CudaRuntime::create(device);
+      if (!runtime)
+        failLocked(runtime.takeStatus());
+      else
+        instance = std::move(*runtime);
+    }
+    if (!instance || !error.empty())
+      return nullptr;
+    if (Status status = instance->makeCurrent()) {
+      failLocked(std::move(status));
+      return nullptr;
+    }
+    return instance.get();
+  }
+
+  /// The driver for releasing resources: usable even in error.
+  CudaRuntime *cudaForRelease() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (instance)
+      (void)instance->makeCurrent();
+    return instance.get();
+  }
+
+  /// Records `status` when it is a failure; returns whether it was.
+  bool check(Status status) {
+    if (!status)
+      return false;
+    std::lock_guard<std::mutex> lock(mutex);
+    failLocked(std::move(status));
+    return true;
+  }
+
+  template <typename T> bool check(Result<T> &result) {
+    return !result && check(result.takeStatus());
+  }
+
+  void setDevice(int ordinal) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (created && ordinal != device)
+      failLocked(Status::error(
+          "mgpuSetDefaultDevice(" + std::to_string(ordinal) +
+          "): the runtime already runs on device " + std::to_string(device)));
+    else
+      device = ordinal;
+  }
+
+  /// Functions already allowed `bytes` of dynamic shared memory.
+  bool needsSharedMemoryAttribute(FunctionHandle function, unsigned bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return allowed.insert({function, bytes}).second;
+  }
+
+  const char *getError() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return error.empty() ? nullptr : error.c_str();
+  }
+
+  void clearError() {
+    std::lock_guard<std::mutex> lock(mutex);
+    error.clear();
+  }
+
+private:
+  void failLocked(Status status) {
+    if (!error.empty())
+      return;
+    error = status.message();
+    std::fprintf(stderr, "fp8-gpu-runtime: %s\n", error.c_str());
+  }
+
+  struct FunctionBytes {
+    FunctionHandle function;
+    unsigned bytes;
+    bool operator==(const FunctionBytes &other) const {
+      return function == other.function && bytes == other.bytes;
+    }
+  };
+  struct Hash {
+    size_t operator()(const FunctionBytes &key) const {
+      return std::hash<const void *>()(key.function) ^ key.bytes;
+    }
+  };
+
+  std::mutex mutex;
+  bool created = false;
+  int device = 0;
+  std::unique_ptr<CudaRuntime> instance;
+  std::string error;
+  std::unordered_set<FunctionBytes, Hash> allowed;
+};
+
+DevicePtr address(const void *ptr) { return reinterpret_cast<DevicePtr>(ptr); }
+
+/// The default dynamic shared memory limit of a launch.
+constexpr unsigned kDefaultSharedBytes = 48 * 1024;
+} // namespace
+
+#define MGPU extern "C" __attribute__((visibility("default")))
+
+MGPU const char *fp8GpuRuntimeError() { return Runtime::get().getError(); }
+MGPU void fp8GpuRuntimeClearError() { Runtime::get().clearError(); }
+
+MGPU void mgpuSetDefaultDevice(int32_t device) {
+  Runtime::get().setDevice(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+/// A cubin or fatbin image of `size` bytes.
+MGPU void *mgpuModuleLoad(void *data, size_t size) {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda)
+    return nullptr;
+  auto module =
+      cuda->loadModule(std::string_view(static_cast<char *>(data), size));
+  return rt.check(module) ? nullptr : *module;
+}
+
+/// NUL-terminated PTX, JIT-compiled by the driver at `optLevel`.
+MGPU void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda)
+    return nullptr;
+  auto module = cuda->loadModule(static_cast<const char *>(data), optLevel);
+  return rt.check(module) ? nullptr : *module;
+}
+
+MGPU void mgpuModuleUnload(void *module) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && module)
+    rt.check(cuda->unloadModule(static_cast<ModuleHandle>(module)));
+}
+
+MGPU void *mgpuModuleGetFunction(void *module, const char *name) {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda || !module)
+    return nullptr;
+  auto function = cuda->getFunction(static_cast<ModuleHandle>(module), name);
+  return rt.check(function) ? nullptr : *function;
+}
+
+MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                           intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                           intptr_t blockZ, int32_t sharedBytes, void *stream,
+                           void **params, void ** /*extra*/,
+                           size_t /*paramsCount*/) {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda || !function)
+    return;
+  auto handle = static_cast<FunctionHandle>(function);
+  auto bytes = static_cast<unsigned>(sharedBytes);
+  if (bytes > kDefaultSharedBytes &&
+      rt.needsSharedMemoryAttribute(handle, bytes) &&
+      rt.check(cuda->setDynamicSharedMemory(handle, bytes)))
+    return;
+  Dim3 grid{static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
+            static_cast<unsigned>(gridZ)};
+  Dim3 block{static_cast<unsigned>(blockX), static_cast<unsigned>(blockY),
+             static_cast<unsigned>(blockZ)};
+  rt.check(cuda->launch(handle, grid, block, bytes,
+                        static_cast<StreamHandle>(stream), params));
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+MGPU void *mgpuStreamCreate() {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda)
+    return nullptr;
+  auto stream = cuda->createStream();
+  return rt.check(stream) ? nullptr : *stream;
+}
+
+MGPU void mgpuStreamDestroy(void *stream) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && stream)
+    rt.check(cuda->destroyStream(static_cast<StreamHandle>(stream)));
+}
+
+MGPU void mgpuStreamSynchronize(void *stream) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda())
+    rt.check(cuda->synchronizeStream(static_cast<StreamHandle>(stream)));
+}
+
+MGPU void mgpuStreamWaitEvent(void *stream, void *event) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda())
+    rt.check(cuda->waitEvent(static_cast<StreamHandle>(stream),
+                             static_cast<EventHandle>(event)));
+}
+
+MGPU void *mgpuEventCreate() {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda)
+    return nullptr;
+  auto event = cuda->createEvent(/*timing=*/false);
+  return rt.check(event) ? nullptr : *event;
+}
+
+MGPU void mgpuEventDestroy(void *event) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && event)
+    rt.check(cuda->destroyEvent(static_cast<EventHandle>(event)));
+}
+
+MGPU void mgpuEventSynchronize(void *event) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda())
+    rt.check(cuda->synchronizeEvent(static_cast<EventHandle>(event)));
+}
+
+MGPU void mgpuEventRecord(void *event, void *stream) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda())
+    rt.check(cuda->recordEvent(static_cast<EventHandle>(event),
+                               static_cast<StreamHandle>(stream)));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+MGPU void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/, bool hostShared) {
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda || bytes == 0)
+    return nullptr;
+  auto ptr = hostShared ? cuda->allocateManaged(bytes) : cuda->allocate(bytes);
+  return rt.check(ptr) ? nullptr : reinterpret_cast<void *>(*ptr);
+}
+
+MGPU void mgpuMemFree(void *ptr, void * /*stream*/) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && ptr)
+    rt.check(cuda->free(address(ptr)));
+}
+
+MGPU void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda(); cuda && bytes)
+    rt.check(cuda->copyAsync(address(dst), address(src), bytes,
+                             static_cast<StreamHandle>(stream)));
+}
+
+MGPU void mgpuMemset32(void *dst, unsigned value, size_t count,
+                       void *stream) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda(); cuda && count)
+    rt.check(cuda->memsetAsync(address(dst), value, count, 4,
+                               static_cast<StreamHandle>(stream)));
+}
+
+MGPU void mgpuMemset16(void *dst, int value, size_t count, void *stream) {
+  Runtime &rt = Runtime::get();
+  if (CudaRuntime *cuda = rt.cuda(); cuda && count)
+    rt.check(cuda->memsetAsync(address(dst), static_cast<uint16_t>(value),
+                               count, 2, static_cast<StreamHandle>(stream)));
+}
