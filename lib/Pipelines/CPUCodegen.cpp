@@ -211,11 +211,12 @@ static bool hasUnvectorizableBody(linalg::LinalgOp op) {
       .wasInterrupted();
 }
 
-/// Tiles `op` (on buffers) by `sizes` with loops of `type`, replacing it.
-static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
-                                        linalg::LinalgOp op,
-                                        ArrayRef<int64_t> sizes,
-                                        linalg::LinalgTilingLoopType type) {
+/// Tiles `op` (on buffers) by `sizes` with loops of `type`, replacing it;
+/// the loops, outermost first, go to `loops` when given.
+static FailureOr<linalg::LinalgOp>
+tile(RewriterBase &rewriter, linalg::LinalgOp op, ArrayRef<int64_t> sizes,
+     linalg::LinalgTilingLoopType type,
+     SmallVectorImpl<Operation *> *loops = nullptr) {
   if (llvm::all_of(sizes, [](int64_t size) { return size == 0; }))
     return op;
   linalg::LinalgTilingOptions options;
@@ -226,6 +227,8 @@ static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
   if (failed(tiled))
     return failure();
   rewriter.eraseOp(op);
+  if (loops)
+    loops->append(tiled->loops.begin(), tiled->loops.end());
   return tiled->op;
 }
 
@@ -461,11 +464,67 @@ struct FP8TileAndVectorizeForCPUPass
     // K is innermost, around the accumulator tile.
     SmallVector<int64_t> registerSizes =
         sizesFor(1, registers[0], registers[1], kRegisterK);
-    FailureOr<linalg::LinalgOp> micro =
-        tile(rewriter, *panel, registerSizes, LinalgTilingLoopType::Loops);
+    SmallVector<Operation *> loopOps;
+    FailureOr<linalg::LinalgOp> micro = tile(
+        rewriter, *panel, registerSizes, LinalgTilingLoopType::Loops, &loopOps);
     if (failed(micro))
       return;
-    vectorize(rewriter, *micro, registerSizes, /*asContraction=*/true);
+    if (loopOps.empty()) {
+      vectorize(rewriter, *micro, registerSizes, /*asContraction=*/true);
+      return;
+    }
+    // Register tiles are min(tile, rest) where a size is dynamic or does
+    // not divide: peeled, the main loops get full tiles of static size and
+    // each remainder loop one partial tile. A tile whose sizes are all
+    // static (every main tile; remainders of static sizes) vectorizes
+    // without masks; one of dynamic size stays scalar: MLIR 22 lowers a
+    // masked vector.contract element by element (a dynamically shaped
+    // one-layer Llama grew 14x in LLVM IR that way).
+    StringAttr marker = rewriter.getStringAttr("fp8.register_tile");
+    (*micro)->setAttr(marker, rewriter.getUnitAttr());
+    Block *nest = loopOps.front()->getBlock();
+    SmallVector<scf::ForOp> forLoops;
+    for (Operation *loop : loopOps)
+      if (auto forOp = dyn_cast<scf::ForOp>(loop))
+        forLoops.push_back(forOp);
+    linalg::peelLoops(rewriter, forLoops);
+    // Peeling leaves constant sizes in the tiles' subviews: folded into
+    // their types (and the casts into the tile op), the tiles' shapes
+    // become static.
+    SmallVector<Operation *> views;
+    for (Operation &op : *nest)
+      op.walk([&](Operation *inner) {
+        if (isa<scf::ForOp, memref::SubViewOp, affine::AffineMinOp,
+                affine::AffineApplyOp>(inner) ||
+            inner->hasAttr(marker))
+          views.push_back(inner);
+      });
+    {
+      RewritePatternSet patterns(&getContext());
+      // A remainder loop of static bounds runs once: inlined, its tile's
+      // size folds too.
+      scf::ForOp::getCanonicalizationPatterns(patterns, &getContext());
+      affine::AffineMinOp::getCanonicalizationPatterns(patterns, &getContext());
+      affine::AffineApplyOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+      memref::SubViewOp::getCanonicalizationPatterns(patterns, &getContext());
+      memref::CastOp::getCanonicalizationPatterns(patterns, &getContext());
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      (void)applyOpPatternsGreedily(views, std::move(patterns), config);
+    }
+    SmallVector<linalg::LinalgOp> tiles;
+    for (Operation &op : *nest)
+      op.walk([&](linalg::LinalgOp tileOp) {
+        if (tileOp->hasAttr(marker))
+          tiles.push_back(tileOp);
+      });
+    for (linalg::LinalgOp tileOp : tiles) {
+      tileOp->removeAttr(marker);
+      SmallVector<int64_t> sizes = tileOp.getStaticLoopRanges();
+      if (llvm::none_of(sizes, ShapedType::isDynamic))
+        vectorize(rewriter, tileOp, sizes, /*asContraction=*/true);
+    }
   }
 
   void tileElementwise(RewriterBase &rewriter, linalg::LinalgOp op) {

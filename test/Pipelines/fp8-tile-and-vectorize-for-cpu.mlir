@@ -138,3 +138,40 @@ func.func @transpose(%x: memref<512x256xf32>, %y: memref<256x512xf32>) {
   return
 }
 
+
+// -----
+
+// A size the register tile does not divide: the N loop is peeled, the main
+// part runs 8 x 32 tiles, the remainder one 8 x 4 tile, both vectorized
+// without masks (MLIR 22 lowers a masked contraction element by element).
+// SERIAL-LABEL: func.func @matmul_ragged
+// SERIAL: scf.for %{{.+}} = %c0 to %c96 step %c32
+// SERIAL-COUNT-64: vector.fma {{.+}} : vector<32xf32>
+// SERIAL: -> (vector<8x4xf32>)
+// SERIAL-COUNT-64: vector.fma {{.+}} : vector<4xf32>
+// SERIAL-NOT: linalg.matmul
+// SERIAL-NOT: mask
+// SERIAL: return
+func.func @matmul_ragged(%a: memref<64x72xf32>, %b: memref<72x100xf32>, %c: memref<64x100xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x72xf32>, memref<72x100xf32>) outs(%c : memref<64x100xf32>)
+  return
+}
+
+// -----
+
+// A dynamic M: full 8-row tiles up to M - M mod 8, vectorized without
+// masks; the remaining rows, of dynamic count, stay a scalar matmul.
+// SERIAL-LABEL: func.func @matmul_dynamic
+// SERIAL: %[[DIM:.+]] = memref.dim %arg0, %c0
+// SERIAL: scf.for %[[M:.+]] = %c0 to %[[DIM]] step %c128
+// SERIAL: %[[FULL:.+]] = affine.apply
+// SERIAL: scf.for %{{.+}} = %c0 to %[[FULL]] step %c8
+// SERIAL-COUNT-64: vector.fma {{.+}} : vector<32xf32>
+// SERIAL: scf.for %{{.+}} = %[[FULL]] to %{{.+}} step %c8
+// SERIAL: linalg.matmul ins(%{{.+}}, %{{.+}} : memref<?x8xf32
+// SERIAL-NOT: mask
+// SERIAL: return
+func.func @matmul_dynamic(%a: memref<?x64xf32>, %b: memref<64x128xf32>, %c: memref<?x128xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x128xf32>) outs(%c : memref<?x128xf32>)
+  return
+}

@@ -130,10 +130,12 @@ protected:
   std::mt19937_64 rng{20261201};
 };
 
-std::string shapeText(ArrayRef<int64_t> shape, StringRef element) {
+/// `dynamic`: every size `?` (the values' shapes come at run time).
+std::string shapeText(ArrayRef<int64_t> shape, StringRef element,
+                      bool dynamic = false) {
   std::string text = "tensor<";
   for (int64_t size : shape)
-    text += std::to_string(size) + "x";
+    text += (dynamic ? std::string("?") : std::to_string(size)) + "x";
   return text + element.str() + ">";
 }
 
@@ -166,6 +168,7 @@ struct GemmCase {
   StringRef result; // f32 | bf16 | f16
   bool bias;
   bool special;
+  bool dynamic = false; ///< compiled with every size dynamic
 };
 
 class ScaledMatmulBits : public CPUCodegenTest,
@@ -180,10 +183,10 @@ TEST_P(ScaledMatmulBits, VectorizedEqualsLoops) {
   StringRef rhsFormat = c.rhsE5M2 ? "f8E5M2" : "f8E4M3FN";
   const std::string &attrs = layout.attrs;
   std::string biasArg, biasUse;
+  std::string biasType = shapeText({c.n}, c.result, c.dynamic);
   if (c.bias) {
-    biasArg = llvm::formatv(", %bias: tensor<{0}x{1}>", c.n, c.result).str();
-    biasUse = llvm::formatv(" bias %bias : tensor<{0}x{1}>", c.n, c.result)
-                  .str();
+    biasArg = llvm::formatv(", %bias: {0}", biasType).str();
+    biasUse = llvm::formatv(" bias %bias : {0}", biasType).str();
   }
   std::string text = llvm::formatv(
       R"(func.func @f(%a: {0}, %b: {1}{2}) -> {3} {
@@ -194,9 +197,11 @@ TEST_P(ScaledMatmulBits, VectorizedEqualsLoops) {
   %r = fp8.scaled_matmul %af, %bf scales %sa, %sb{6}{7} : {4}, {5} -> {3}
   return %r : {3}
 })",
-      shapeText(lhsShape, "i8"), shapeText(rhsShape, "i8"), biasArg,
-      shapeText(resultShape, c.result), shapeText(lhsShape, lhsFormat),
-      shapeText(rhsShape, rhsFormat), biasUse, attrs);
+      shapeText(lhsShape, "i8", c.dynamic),
+      shapeText(rhsShape, "i8", c.dynamic), biasArg,
+      shapeText(resultShape, c.result, c.dynamic),
+      shapeText(lhsShape, lhsFormat, c.dynamic),
+      shapeText(rhsShape, rhsFormat, c.dynamic), biasUse, attrs);
   SmallVector<HostTensor> inputs = {fp8Codes(lhsShape, c.lhsE5M2, c.special),
                                     fp8Codes(rhsShape, c.rhsE5M2, c.special)};
   if (c.bias) {
@@ -225,7 +230,15 @@ INSTANTIATE_TEST_SUITE_P(
                  false},
         // Infinities and NaNs among the operands.
         GemmCase{{}, 40, 70, 50, false, false, true, true, "f32", false,
-                 true}));
+                 true},
+        // Every size dynamic: peeled register loops, full tiles vectorized,
+        // remainders of dynamic size as scalar loops.
+        GemmCase{{}, 37, 61, 45, false, false, false, false, "f32", false,
+                 false, true},
+        GemmCase{{2}, 130, 300, 257, false, true, false, true, "bf16", true,
+                 false, true},
+        GemmCase{{}, 70, 33, 129, true, false, false, false, "f16", false,
+                 false, true}));
 
 TEST_F(CPUCodegenTest, QuantizeCastTransposeAndAmax) {
   for (StringRef format : {"f8E4M3FN", "f8E5M2"}) {
