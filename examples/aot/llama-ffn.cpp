@@ -17,6 +17,11 @@
 // saves the state, runs a step, restores the state and runs the step again:
 // the two outputs must be the same bits. Exit status 1 on any failure.
 //
+// The same program calls the block compiled for a GPU (fp8-compile
+// --target=cuda; link libfp8_gpu_runtime.so too): the header then defines
+// FP8_GPU_PROGRAM, results are freed with fp8GpuFree and every call is
+// followed by a look at fp8GpuRuntimeError().
+//
 //===----------------------------------------------------------------------===//
 
 #include "libffn.h"
@@ -31,6 +36,26 @@
 
 namespace {
 constexpr int64_t kTokens = 16, kHidden = 64, kFfn = 128;
+
+/// Frees a buffer the library returned.
+void release(void *allocated) {
+#ifdef FP8_GPU_PROGRAM
+  fp8GpuFree(allocated);
+#else
+  std::free(allocated);
+#endif
+}
+
+/// Whether the last call failed (on a GPU: a CUDA error, printed).
+bool failed() {
+#ifdef FP8_GPU_PROGRAM
+  if (const char *error = fp8GpuRuntimeError()) {
+    std::printf("GPU error: %s\n", error);
+    return true;
+  }
+#endif
+  return false;
+}
 
 uint16_t toBF16(float value) {
   uint32_t bits;
@@ -142,7 +167,7 @@ Checkpoint save() {
     get(&d);                                                                  \
     checkpoint.buffers.emplace_back(d.aligned + d.offset,                     \
                                     d.aligned + d.offset + numElements(d));   \
-    std::free(d.allocated);                                                   \
+    release(d.allocated);                                                     \
   }
   FFN_FOR_EACH_STATE(SAVE)
 #undef SAVE
@@ -174,7 +199,7 @@ float readScale(void (*get)(fp8_memref_f32_0d *)) {
   fp8_memref_f32_0d d;
   get(&d);
   float value = d.aligned[d.offset];
-  std::free(d.allocated);
+  release(d.allocated);
   return value;
 }
 } // namespace
@@ -203,6 +228,8 @@ int main(int argc, char **argv) {
     double us = std::chrono::duration<double, std::micro>(
                     std::chrono::steady_clock::now() - start)
                     .count();
+    if (failed())
+      return 1;
     double sqnr = sqnrDb(reference(x, g, wGate, wUp, wDown),
                          out.aligned + out.offset);
     std::printf("step %d: output SQNR %.1f dB vs float64, %.0f us\n", step,
@@ -221,9 +248,9 @@ int main(int argc, char **argv) {
       std::printf("state restored from the checkpoint: step %d %s\n", step,
                   same ? "reproduced bit for bit" : "DIFFERS");
       failures += !same;
-      std::free(again.allocated);
+      release(again.allocated);
     }
-    std::free(out.allocated);
+    release(out.allocated);
   }
 
   // Delayed scaling: after a step each weight's scale is 448 / amax of the

@@ -16,6 +16,7 @@
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Pipelines/LowerGemmToNVVM.h"
 #include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/LowerToGPU.h"
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
 
@@ -32,6 +33,7 @@ inline void registerAllFP8Dialects(DialectRegistry &registry) {
   registry.insert<DLTIDialect, mpi::MPIDialect, shard::ShardDialect>();
   registerLowerToCPUDialectExtensions(registry);
   registerFP8ToNVVMDialectExtensions(registry);
+  registerLowerToGPUDialectExtensions(registry);
 }
 
 inline void registerAllFP8Passes() {
@@ -40,6 +42,7 @@ inline void registerAllFP8Passes() {
   registerFP8Pipelines();
   registerLowerToCPUPipeline();
   registerLowerToNVVMPipeline();
+  registerLowerToGPUPipeline();
   registerLowerGemmToNVVMPipeline();
 }
 

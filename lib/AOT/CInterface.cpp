@@ -222,7 +222,7 @@ static void emitDescriptor(raw_ostream &os, RankedTensorType type) {
 
 std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
                              ArrayRef<StateAccessor> state, StringRef prefix,
-                             StringRef guard, StringRef library) {
+                             StringRef guard, StringRef library, bool gpu) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "/* " << library
@@ -235,12 +235,25 @@ std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
         " * `aligned` and the sizes (dynamic ones are taken from them), not\n"
         " * the offset or strides. f16, bf16, FP8 and E8M0 elements are their\n"
         " * bit patterns. A call reads its arguments and never writes them.\n"
-        " * Every tensor result is a fresh dense buffer from malloc: the\n"
-        " * caller frees `allocated` (once, if two results share it).\n"
-        " */\n"
+        << (gpu ? " * The program runs on a GPU (libfp8_gpu_runtime.so): every\n"
+                  " * tensor result is a fresh dense buffer of CUDA managed\n"
+                  " * memory, which the caller frees with fp8GpuFree(allocated)\n"
+                  " * (once, if two results share it). Inputs may be any host\n"
+                  " * or managed memory. After a call, fp8GpuRuntimeError() is\n"
+                  " * NULL or the first CUDA error (the results are then not\n"
+                  " * valid); fp8GpuRuntimeClearError() clears it.\n"
+                : " * Every tensor result is a fresh dense buffer from malloc:\n"
+                  " * the caller frees `allocated` (once, if two results share\n"
+                  " * it).\n")
+     << " */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stdbool.h>\n#include <stdint.h>\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  if (gpu)
+    os << "#define FP8_GPU_PROGRAM 1\n"
+          "void fp8GpuFree(void *allocated);\n"
+          "const char *fp8GpuRuntimeError(void);\n"
+          "void fp8GpuRuntimeClearError(void);\n\n";
 
   // Descriptors, each once (and once across headers, by their guards).
   llvm::StringSet<> emitted;
@@ -289,7 +302,7 @@ std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
 
   if (!state.empty()) {
     os << "/* State (delayed-scaling histories and scales): get returns a\n"
-          " * fresh copy (free `allocated`), set overwrites. X(get, set,\n"
+          " * fresh copy (freed as a result is), set overwrites. X(get, set,\n"
           " * \"global\", descriptor type) once per global, for checkpoints. */\n";
     for (const StateAccessor &accessor : state) {
       std::string desc = getDescriptorName(accessor.type);

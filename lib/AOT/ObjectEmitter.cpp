@@ -4,6 +4,7 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -58,6 +59,12 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 aot::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                        llvm::TargetMachine &machine, unsigned optLevel) {
   MLIRContext *mlirContext = module.getContext();
+  // GPU programs: gpu.binary and gpu.launch_func become the embedded
+  // kernels and their mgpu* calls.
+  DialectRegistry registry;
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  mlirContext->appendDialectRegistry(registry);
   registerBuiltinDialectTranslation(*mlirContext);
   registerLLVMDialectTranslation(*mlirContext);
   registerOpenMPDialectTranslation(*mlirContext);

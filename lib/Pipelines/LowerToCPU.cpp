@@ -197,8 +197,8 @@ void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
   buildLowerToCPUPipeline(pm, LowerToCPUOptions());
 }
 
-static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
-                                        bool threads) {
+void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
+                                        bool packContractionsForCPU) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   pm.addPass(fp8::createFP8DefineExternGlobals());
   pm.addPass(fp8::createFP8CopyStoredBuffers());
@@ -210,7 +210,7 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(fp8::createFP8ExpandFloat8());
   pm.addPass(createCanonicalizerPass());
-  if (vectorize)
+  if (packContractionsForCPU)
     pm.addNestedPass<func::FuncOp>(fp8::createFP8PackContractionsForCPU());
 
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -224,7 +224,11 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
+}
 
+static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
+                                        bool threads) {
+  fp8::addTensorToBufferPasses(pm, /*packContractionsForCPU=*/vectorize);
   if (vectorize) {
     fp8::FP8TileAndVectorizeForCPUOptions tiling;
     tiling.threads = threads;

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -100,6 +101,16 @@ public:
     return allowed.insert({function, bytes}).second;
   }
 
+  /// Host allocations made when managed memory failed.
+  void addFallback(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    fallbacks.insert(ptr);
+  }
+  bool removeFallback(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return fallbacks.erase(ptr) != 0;
+  }
+
   const char *getError() {
     std::lock_guard<std::mutex> lock(mutex);
     return error.empty() ? nullptr : error.c_str();
@@ -137,6 +148,7 @@ private:
   std::unique_ptr<CudaRuntime> instance;
   std::string error;
   std::unordered_set<FunctionBytes, Hash> allowed;
+  std::unordered_set<void *> fallbacks;
 };
 
 DevicePtr address(const void *ptr) { return reinterpret_cast<DevicePtr>(ptr); }
@@ -317,3 +329,48 @@ MGPU void mgpuMemset16(void *dst, int value, size_t count, void *stream) {
     rt.check(cuda->memsetAsync(address(dst), static_cast<uint16_t>(value),
                                count, 2, static_cast<StreamHandle>(stream)));
 }
+
+//===----------------------------------------------------------------------===//
+// Generic allocation functions (managed memory)
+//===----------------------------------------------------------------------===//
+
+/// Managed memory is aligned to at least 256 bytes.
+constexpr size_t kManagedAlignment = 256;
+
+MGPU void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                             size_t bytes) {
+  Runtime &rt = Runtime::get();
+  if (bytes > 0 && alignment <= kManagedAlignment) {
+    if (CudaRuntime *cuda = rt.cuda()) {
+      auto ptr = cuda->allocateManaged(bytes);
+      if (!rt.check(ptr))
+        return reinterpret_cast<void *>(*ptr);
+    }
+  }
+  // Host memory: aligned_alloc wants a multiple of the alignment.
+  size_t align = alignment < sizeof(void *) ? sizeof(void *) : alignment;
+  size_t size = bytes == 0 ? align : (bytes + align - 1) / align * align;
+  void *ptr = std::aligned_alloc(align, size);
+  if (ptr)
+    rt.addFallback(ptr);
+  return ptr;
+}
+
+MGPU void *_mlir_memref_to_llvm_alloc(size_t bytes) {
+  return _mlir_memref_to_llvm_aligned_alloc(kManagedAlignment, bytes);
+}
+
+MGPU void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  Runtime &rt = Runtime::get();
+  if (rt.removeFallback(ptr)) {
+    std::free(ptr);
+    return;
+  }
+  if (CudaRuntime *cuda = rt.cudaForRelease())
+    rt.check(cuda->free(address(ptr)));
+}
+
+/// Frees a buffer that a compiled GPU program returned.
+MGPU void fp8GpuFree(void *ptr) { _mlir_memref_to_llvm_free(ptr); }

@@ -13,13 +13,17 @@
 // `_mlir_ciface_<prefix>state_get_<global>` / `..._set_...`. The code is
 // what fp8-run's JIT runs: fp8-lower-to-cpu, then LLVM at -O3 for this
 // machine's CPU (--mcpu). At run time the library needs libc, libm and,
-// when threaded, LLVM's libomp.
+// when threaded, LLVM's libomp. With --target=cuda the module becomes one
+// GPU program (fp8-lower-to-gpu: kernels embedded as PTX for --chip, a host
+// on MLIR's GPU runtime ABI), linked with libfp8_gpu_runtime.so, which
+// loads the NVIDIA driver at run time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/AOT/CInterface.h"
 #include "fp8/AOT/ObjectEmitter.h"
 #include "fp8/InitAllFP8.h"
+#include "fp8/Pipelines/LowerToGPU.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -78,9 +82,12 @@ cl::opt<std::string> headerFile(
     cl::desc("C header to write (default: the output's name with .h)"),
     cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> target("target",
-                            cl::desc("Where the code runs: cpu (the only "
-                                     "target built so far)"),
+                            cl::desc("Where the code runs: cpu, or cuda (one "
+                                     "GPU program, fp8-lower-to-gpu)"),
                             cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> chip("chip",
+                          cl::desc("--target=cuda: the GPU (NVVM chip)"),
+                          cl::init("sm_90a"), cl::cat(category));
 cl::opt<std::string> pipelineOptions(
     "fp8-pipeline", cl::ValueOptional,
     cl::desc("Run fp8-pipeline first, with these options (as in fp8-opt, "
@@ -163,8 +170,23 @@ int linkSharedLibrary(StringRef object) {
                 "' to link the shared library (--cc, $CC; or --emit=object)");
   SmallVector<std::string> args = {*program, "-shared", "-o", outputFile,
                                    object.str(), "-lm"};
+  if (target == "cuda") {
+    // libfp8_gpu_runtime.so, next to the tool's libraries (build tree and
+    // installation alike).
+    SmallString<256> runtime(llvm::sys::fs::getMainExecutable(
+        "fp8-compile", reinterpret_cast<void *>(&linkSharedLibrary)));
+    llvm::sys::path::remove_filename(runtime);
+    llvm::sys::path::append(runtime, "..", "lib", "libfp8_gpu_runtime.so");
+    if (!llvm::sys::fs::exists(runtime))
+      return fail("no GPU runtime library at '" + runtime +
+                  "' to link the --target=cuda library with");
+    llvm::sys::path::remove_dots(runtime, /*remove_dot_dot=*/true);
+    args.push_back(runtime.str().str());
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(runtime)).str());
+  }
 #ifdef FP8_OPENMP_RUNTIME
-  if (threads && !scalarLoops) {
+  if (target == "cpu" && threads && !scalarLoops) {
     StringRef omp = FP8_OPENMP_RUNTIME;
     args.push_back(omp.str());
     args.push_back(("-Wl,-rpath," + llvm::sys::path::parent_path(omp)).str());
@@ -224,14 +246,21 @@ int compile(MLIRContext &context, ModuleOp module) {
   if (emit != Emit::LLVM) {
     std::string guard = StringRef(toIdentifier(getStem())).upper() + "_H";
     header = fp8::aot::emitCHeader(*functions, state, statePrefix, guard,
-                                   llvm::sys::path::filename(outputFile));
+                                   llvm::sys::path::filename(outputFile),
+                                   /*gpu=*/target == "cuda");
   }
 
   PassManager pm(&context);
-  fp8::LowerToCPUOptions lowering;
-  lowering.vectorize = !scalarLoops;
-  lowering.threads = !scalarLoops && threads;
-  fp8::buildLowerToCPUPipeline(pm, lowering);
+  if (target == "cuda") {
+    fp8::LowerToGPUOptions lowering;
+    lowering.chip = chip;
+    fp8::buildLowerToGPUPipeline(pm, lowering);
+  } else {
+    fp8::LowerToCPUOptions lowering;
+    lowering.vectorize = !scalarLoops;
+    lowering.threads = !scalarLoops && threads;
+    fp8::buildLowerToCPUPipeline(pm, lowering);
+  }
   if (failed(pm.run(module)))
     return 1;
 
@@ -287,9 +316,12 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "fp8-compile: a module as a shared library with a C interface\n");
-  if (target != "cpu")
-    return fail("unknown --target '" + target +
-                "': only cpu is built (the whole-graph GPU program is not)");
+  if (target != "cpu" && target != "cuda")
+    return fail("unknown --target '" + target + "' (cpu or cuda)");
+  if (std::optional<std::string> error =
+          fp8::checkNVVMTarget(chip, "+ptx80", /*needsWgmma=*/false);
+      target == "cuda" && error)
+    return fail(*error);
   if (optLevel > 3)
     return fail("-O" + std::to_string(optLevel) + " is not one of 0-3");
 

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -55,6 +56,15 @@ void registerUpstreamPasses() {
   mlir::registerTosaToArithPass();
   mlir::registerTosaToTensorPass();
   mlir::tosa::registerTosaToLinalgPipelines();
+  // The steps of fp8-lower-to-gpu, to run or inspect one at a time.
+  mlir::registerConvertParallelLoopToGpuPass();
+  mlir::registerGpuMapParallelLoopsPass();
+  mlir::registerGpuKernelOutliningPass();
+  mlir::registerGpuNVVMAttachTarget();
+  mlir::registerConvertGpuOpsToNVVMOps();
+  mlir::registerGpuModuleToBinaryPass();
+  mlir::registerGpuToLLVMConversionPass();
+  mlir::registerReconcileUnrealizedCastsPass();
 }
 } // namespace
 

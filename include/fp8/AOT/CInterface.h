@@ -62,10 +62,12 @@ FailureOr<SmallVector<func::FuncOp>> getExportedFunctions(ModuleOp module);
 /// A C header (C99 and C++) declaring `_mlir_ciface_<name>` of every
 /// exported function, the memref descriptor and result structs they take,
 /// and a table of the state accessors. `guard` names the include guard;
-/// `library` is quoted in its comment.
+/// `library` is quoted in its comment. `gpu`: the program runs on a GPU
+/// (fp8-lower-to-gpu), its buffers are managed memory that the caller frees
+/// with fp8GpuFree, and the runtime's error query is declared too.
 std::string emitCHeader(ArrayRef<func::FuncOp> functions,
                         ArrayRef<StateAccessor> state, StringRef prefix,
-                        StringRef guard, StringRef library);
+                        StringRef guard, StringRef library, bool gpu = false);
 
 } // namespace mlir::fp8::aot
 

@@ -33,6 +33,13 @@ void buildLowerToCPUPipeline(OpPassManager &pm,
                              const LowerToCPUOptions &options);
 void buildLowerToCPUPipeline(OpPassManager &pm);
 
+/// The front of fp8-lower-to-cpu, shared with fp8-lower-to-gpu: fp8 ops to
+/// linalg (convert-fp8-to-linalg, fp8-expand-float8), One-Shot Bufferize
+/// across function boundaries (identity layouts) and ownership-based
+/// buffer deallocation; with `packContractionsForCPU`, contractions' B
+/// operands packed for the CPU's register tiles first.
+void addTensorToBufferPasses(OpPassManager &pm, bool packContractionsForCPU);
+
 /// Registers `fp8-lower-to-cpu`.
 void registerLowerToCPUPipeline();
 

@@ -67,6 +67,68 @@ def FP8CopyStoredBuffers : Pass<"fp8-copy-stored-buffers", "ModuleOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def FP8TileParallelLoopsForGPU
+    : Pass<"fp8-tile-parallel-loops-for-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Split each outermost scf.parallel into blocks and threads";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, before `gpu-map-parallel-loops`. Every
+    outermost `scf.parallel` (what `convert-linalg-to-parallel-loops` makes
+    of a linalg op: its parallel dimensions; reductions stay sequential
+    loops inside) is tiled with `scf::tileParallelLoop`: the innermost
+    dimension by `threads` (at most its static size, rounded up to a warp),
+    the others by 1. The outer loop then maps to blocks, the inner one to
+    the threads of a block, with a bound check for the last block.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"256",
+           "Threads of a block along the innermost dimension">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
+  let summary = "Math functions as arithmetic, so that kernels need no "
+                "libdevice";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, on the kernels' gpu.modules before
+    `convert-math-to-llvm` and `convert-gpu-to-nvvm`. The latter turns
+    `math.exp`, `math.rsqrt`, `math.tanh`, ... into calls of libdevice
+    (`__nv_expf`), which only a CUDA toolkit provides and which PTX taken by
+    the driver cannot resolve. Upstream's expansions (`math-expand-ops`:
+    tanh, sinh, ... through exp), polynomial approximations (exp, log,
+    tanh, erf, sin, cos, atan, ...; bf16 and f16 through f32) replace them
+    with arithmetic; what is left becomes one PTX instruction each, as
+    inline assembly (sqrt.rn; rsqrt as 1 / sqrt.rn; abs; floor, ceil,
+    trunc and round-to-even as cvt.rmi/rpi/rzi/rni). The
+    approximations are not libm's: wide values differ from the CPU run in
+    the last bits.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
+  let summary = "Give kernels device-accessible copies of arguments and "
+                "globals";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, after `convert-parallel-loops-to-gpu` and
+    before `gpu-kernel-outlining`. In that pipeline every host allocation
+    is CUDA managed memory (`finalize-memref-to-llvm{use-generic-functions}`
+    and libfp8_gpu_runtime's `_mlir_memref_to_llvm_alloc`), which both the
+    host and the kernels address; the caller's arguments and the module's
+    globals (`memref.get_global`: constants, delayed-scaling state) are
+    plain host memory. For each of those that a `gpu.launch` reads or
+    writes (through views or not), this pass makes a managed copy where it
+    becomes available (function entry; right after the `get_global`), uses
+    it for everything after, copies it back at the end when anything may
+    have written it, and frees it.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def FP8PackContractionsForCPU
     : Pass<"fp8-pack-contractions-for-cpu", "::mlir::func::FuncOp"> {
   let summary = "Give contractions a B operand whose rows run along N";

@@ -1,0 +1,54 @@
+//===- LowerToGPU.h - fp8-lower-to-gpu --------------------------*- C++ -*-===//
+
+#ifndef FP8_PIPELINES_LOWERTOGPU_H
+#define FP8_PIPELINES_LOWERTOGPU_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+
+/// Options of `fp8-lower-to-gpu`.
+struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVVM target chip"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("NVVM target features (PTX version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the kernels become: isa (PTX, no CUDA needed), "
+                     "bin (cubin, runs ptxas) or fatbin"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit path for format=bin/fatbin"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads of a block along an op's innermost dimension"),
+      llvm::cl::init(256)};
+};
+
+/// fp8-lower-to-gpu: a whole module (fp8 ops and everything else) as one
+/// GPU program through MLIR's own route: the fp8 ops as linalg (the CPU
+/// path's lowering, so the same arithmetic), bufferization, linalg to
+/// parallel loops mapped onto blocks and threads, kernel outlining,
+/// convert-gpu-to-nvvm, gpu-module-to-binary, and a host in the LLVM
+/// dialect that calls MLIR's GPU runtime ABI (libfp8_gpu_runtime.so) and
+/// allocates managed memory.
+void buildLowerToGPUPipeline(OpPassManager &pm,
+                             const LowerToGPUOptions &options);
+
+/// The dialect interfaces fp8-lower-to-gpu lowers through.
+void registerLowerToGPUDialectExtensions(DialectRegistry &registry);
+
+/// Registers `fp8-lower-to-gpu`.
+void registerLowerToGPUPipeline();
+
+} // namespace mlir::fp8
+
+#endif // FP8_PIPELINES_LOWERTOGPU_H

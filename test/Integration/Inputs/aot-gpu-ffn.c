@@ -1,0 +1,39 @@
+/* Calls llama-ffn-block.mlir compiled by fp8-compile --target=cuda once,
+   reads one piece of its delayed-scaling state, and frees everything; with
+   the fake driver, fp8-compile-cuda.test checks the driver calls this
+   makes. Prints the runtime's error status after each call. */
+#include "libffn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void report(const char *what) {
+  const char *error = fp8GpuRuntimeError();
+  printf("%s: %s\n", what, error ? error : "ok");
+}
+
+int main(void) {
+  static uint16_t x[16 * 64], g[64], wg[128 * 64], wu[128 * 64], wd[64 * 128];
+  for (int i = 0; i < 16 * 64; ++i)
+    x[i] = 0x3F80; /* 1.0 */
+  for (int i = 0; i < 64; ++i)
+    g[i] = 0x3F80;
+  for (int i = 0; i < 128 * 64; ++i)
+    wg[i] = wu[i] = wd[i] = 0x3E00; /* 0.125 */
+  fp8_memref_bf16_2d xd = {x, x, 0, {16, 64}, {64, 1}};
+  fp8_memref_bf16_1d gd = {g, g, 0, {64}, {1}};
+  fp8_memref_bf16_2d wgd = {wg, wg, 0, {128, 64}, {64, 1}};
+  fp8_memref_bf16_2d wud = {wu, wu, 0, {128, 64}, {64, 1}};
+  fp8_memref_bf16_2d wdd = {wd, wd, 0, {64, 128}, {128, 1}};
+  fp8_memref_bf16_2d out;
+  _mlir_ciface_llama_ffn(&out, &xd, &gd, &wgd, &wud, &wdd);
+  report("call");
+  printf("result %lld x %lld\n", (long long)out.sizes[0],
+         (long long)out.sizes[1]);
+  fp8GpuFree(out.allocated);
+  fp8_memref_f32_0d scale;
+  _mlir_ciface_ffn_state_get_fp8_llama_ffn_arg2_scale(&scale);
+  report("state");
+  fp8GpuFree(scale.allocated);
+  return 0;
+}
