@@ -3,6 +3,7 @@
 #include "fp8/Runner/Runner.h"
 
 #include "fp8/AOT/CInterface.h"
+#include "fp8/AOT/InputDialects.h"
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Numerics/Scaling.h"
 #include "fp8/InitAllFP8.h"
@@ -458,14 +459,7 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
 CompiledFunction::~CompiledFunction() = default;
 
 void runner::registerRunnerDialects(DialectRegistry &registry) {
-  registry.insert<affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
-                  ml_program::MLProgramDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect,
-                  vector::VectorDialect>();
-  registerAllFP8Dialects(registry);
+  aot::registerInputDialects(registry);
   registerLowerToCPUDialectExtensions(registry);
 }
 

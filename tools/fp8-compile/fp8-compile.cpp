@@ -21,24 +21,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/AOT/CInterface.h"
+#include "fp8/AOT/InputDialects.h"
 #include "fp8/AOT/ObjectEmitter.h"
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToGPU.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -326,14 +314,7 @@ int main(int argc, char **argv) {
     return fail("-O" + std::to_string(optLevel) + " is not one of 0-3");
 
   DialectRegistry registry;
-  registry.insert<affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
-                  ml_program::MLProgramDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect,
-                  vector::VectorDialect>();
-  fp8::registerAllFP8Dialects(registry);
+  fp8::aot::registerInputDialects(registry);
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
 

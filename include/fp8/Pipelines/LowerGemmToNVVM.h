@@ -3,6 +3,8 @@
 #ifndef FP8_PIPELINES_LOWERGEMMTONVVM_H
 #define FP8_PIPELINES_LOWERGEMMTONVVM_H
 
+#include "fp8/Pipelines/NVVMTargetOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -12,13 +14,7 @@ namespace mlir::fp8 {
 
 /// Options of `fp8-lower-gemm-to-nvvm`.
 struct LowerGemmToNVVMOptions
-    : public PassPipelineOptions<LowerGemmToNVVMOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVVM target chip"),
-      llvm::cl::init("sm_90a")};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("NVVM target features (PTX version)"),
-      llvm::cl::init("+ptx80")};
+    : public NVVMTargetOptions<LowerGemmToNVVMOptions> {
   PassOptions::Option<bool> promote{
       *this, "promote",
       llvm::cl::desc("Promote wgmma partial sums into an f32 accumulator "
@@ -28,15 +24,6 @@ struct LowerGemmToNVVMOptions
       *this, "tma-store",
       llvm::cl::desc("Store results through shared memory with TMA"),
       llvm::cl::init(false)};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("isa (PTX, no CUDA needed), bin (cubin, runs ptxas), "
-                     "fatbin, or llvm (not serialized)"),
-      llvm::cl::init("isa")};
-  PassOptions::Option<std::string> toolkit{
-      *this, "toolkit",
-      llvm::cl::desc("CUDA toolkit path for format=bin/fatbin"),
-      llvm::cl::init("")};
 };
 
 /// fp8-lower-gemm-to-nvvm: convert-fp8-scaled-matmul-to-wgmma, the GEMM

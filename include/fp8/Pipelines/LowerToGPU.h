@@ -3,6 +3,8 @@
 #ifndef FP8_PIPELINES_LOWERTOGPU_H
 #define FP8_PIPELINES_LOWERTOGPU_H
 
+#include "fp8/Pipelines/NVVMTargetOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -11,22 +13,7 @@
 namespace mlir::fp8 {
 
 /// Options of `fp8-lower-to-gpu`.
-struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVVM target chip"),
-      llvm::cl::init("sm_90a")};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("NVVM target features (PTX version)"),
-      llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("What the kernels become: isa (PTX, no CUDA needed), "
-                     "bin (cubin, runs ptxas) or fatbin"),
-      llvm::cl::init("isa")};
-  PassOptions::Option<std::string> toolkit{
-      *this, "toolkit",
-      llvm::cl::desc("CUDA toolkit path for format=bin/fatbin"),
-      llvm::cl::init("")};
+struct LowerToGPUOptions : public NVVMTargetOptions<LowerToGPUOptions> {
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads of a block along an op's innermost dimension"),

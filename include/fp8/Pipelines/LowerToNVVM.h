@@ -5,6 +5,8 @@
 
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 
+#include "fp8/Pipelines/NVVMTargetOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -14,24 +16,7 @@
 namespace mlir::fp8 {
 
 /// Options of `fp8-lower-to-nvvm`.
-struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVVM target chip"),
-      llvm::cl::init("sm_90a")};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("NVVM target features (PTX version)"),
-      llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("What the kernels become: isa (PTX, no CUDA needed), "
-                     "bin (cubin, runs ptxas), fatbin, or llvm (LLVM/NVVM "
-                     "dialect, not serialized)"),
-      llvm::cl::init("isa")};
-  PassOptions::Option<std::string> toolkit{
-      *this, "toolkit",
-      llvm::cl::desc("CUDA toolkit path for format=bin/fatbin"),
-      llvm::cl::init("")};
-};
+struct LowerToNVVMOptions : public NVVMTargetOptions<LowerToNVVMOptions> {};
 
 /// fp8-lower-to-nvvm: convert-fp8-to-nvvm, the kernels down to the LLVM and
 /// NVVM dialects, and gpu-module-to-binary. The host functions stay on
