@@ -122,6 +122,12 @@ aot::getExportedFunctions(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || !func.isPublic())
       continue;
+    if (toCIdentifier(func.getSymName()) != func.getSymName() ||
+        llvm::isDigit(func.getSymName().front()))
+      return func.emitError()
+             << "@" << func.getSymName()
+             << " is not a C identifier: its C interface cannot be declared "
+                "(rename the function, or make it private)";
     auto check = [&](Type type, StringRef what, unsigned index) {
       if (isa<ShapedType>(type) ? isCInterfaceType(type)
                                 : isCScalarType(type))

@@ -125,27 +125,13 @@ struct FP8DefineExternGlobalsPass
   }
 };
 
-/// Whether `value`'s buffer may be one that One-Shot Bufferize cannot
-/// write: a block argument or a global, seen through view-like ops.
-static bool mayBeReadOnlyBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(def))
-      return true;
-    if (!isa<tensor::CastOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-             tensor::CollapseShapeOp, tensor::ReshapeOp>(def))
-      return false;
-    value = def->getOperand(0);
-  }
-  return true;
-}
-
 struct FP8CopyStoredBuffersPass
     : fp8::impl::FP8CopyStoredBuffersBase<FP8CopyStoredBuffersPass> {
   void runOnOperation() override {
     getOperation().walk([](ml_program::GlobalStoreOp store) {
       Value value = store.getValue();
       auto type = dyn_cast<RankedTensorType>(value.getType());
-      if (!type || !mayBeReadOnlyBuffer(value))
+      if (!type || value.getDefiningOp<bufferization::AllocTensorOp>())
         return;
       OpBuilder builder(store);
       Value copy = bufferization::AllocTensorOp::create(
@@ -201,7 +187,6 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
                                         bool packContractionsForCPU) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   pm.addPass(fp8::createFP8DefineExternGlobals());
-  pm.addPass(fp8::createFP8CopyStoredBuffers());
   // Data-parallel programs: collectives on MPI buffers, bufferized below.
   pm.addPass(fp8::createFP8LowerShardToMPI());
   pm.addPass(fp8::createConvertFP8ToLinalg());
@@ -213,6 +198,7 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
   if (packContractionsForCPU)
     pm.addNestedPass<func::FuncOp>(fp8::createFP8PackContractionsForCPU());
 
+  pm.addPass(fp8::createFP8CopyStoredBuffers());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // Loops that carry a tensor through a GEMM (or anything that allocates)

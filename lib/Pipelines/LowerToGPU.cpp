@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -43,6 +44,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -57,6 +59,7 @@ namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8TILEPARALLELLOOPSFORGPU
 #define GEN_PASS_DEF_FP8STAGEBUFFERSFORGPU
 #define GEN_PASS_DEF_FP8EXPANDMATHFORGPU
+#define GEN_PASS_DEF_FP8READONLYARGUMENTS
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
 
@@ -69,6 +72,12 @@ struct FP8TileParallelLoopsForGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (threads < 1 || threads > 1024) {
+      getOperation().emitError()
+          << "fp8-tile-parallel-loops-for-gpu: threads=" << threads
+          << " is not a CUDA block size (1 to 1024)";
+      return signalPassFailure();
+    }
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
       if (!loop->getParentOfType<scf::ParallelOp>())
@@ -89,10 +98,53 @@ struct FP8TileParallelLoopsForGPUPass
       }
       SmallVector<int64_t> sizes(loop.getNumLoops(), 1);
       sizes[inner] = size;
-      scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
+      auto [blocks, threadLoop] =
+          scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
+      map(blocks, threadLoop);
     }
   }
+
+  /// The innermost dimension on thread x of the blocks along grid x, the
+  /// next two outward on grid y and z (at most 65,535 blocks each when
+  /// static; dynamic sizes are trusted), the rest sequential in each
+  /// thread. gpu-map-parallel-loops would map outermost first: a rank-3 op
+  /// would put its 256 threads on z, where a block holds at most 64.
+  void map(scf::ParallelOp blocks, scf::ParallelOp threadLoop) {
+    MLIRContext *context = &getContext();
+    auto id = AffineMap::getMultiDimIdentityMap(1, context);
+    auto dim = [&](gpu::Processor processor) {
+      return gpu::ParallelLoopDimMappingAttr::get(context, processor, id, id);
+    };
+    unsigned rank = blocks.getNumLoops();
+    SmallVector<gpu::ParallelLoopDimMappingAttr> grid, block;
+    gpu::Processor outer[] = {gpu::Processor::BlockY, gpu::Processor::BlockZ};
+    for (unsigned d = 0; d < rank; ++d) {
+      if (d == rank - 1) {
+        grid.push_back(dim(gpu::Processor::BlockX));
+        block.push_back(dim(gpu::Processor::ThreadX));
+        continue;
+      }
+      block.push_back(dim(gpu::Processor::Sequential));
+      // Outer dimensions from the innermost outward.
+      unsigned fromInner = rank - 2 - d;
+      std::optional<int64_t> upper =
+          getConstantIntValue(blocks.getUpperBound()[d]);
+      bool fits = !upper || *upper <= 65535;
+      if (fromInner < 2 && fits) {
+        grid.push_back(dim(outer[fromInner]));
+      } else {
+        grid.push_back(dim(gpu::Processor::Sequential));
+      }
+    }
+    (void)gpu::setMappingAttr(blocks, grid);
+    (void)gpu::setMappingAttr(threadLoop, block);
+  }
 };
+
+/// Set by fp8-read-only-arguments on the functions whose arguments
+/// bufferization must not write; read (and removed) by
+/// fp8-stage-buffers-for-gpu.
+constexpr StringLiteral kReadOnlyArguments = "fp8_read_only_arguments";
 
 /// The buffer `value` views (through casts, subviews, reshapes).
 Value getViewedBuffer(Value value) {
@@ -130,70 +182,157 @@ bool mayWrite(Value buffer) {
 struct FP8StageBuffersForGPUPass
     : fp8::impl::FP8StageBuffersForGPUBase<FP8StageBuffersForGPUPass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal())
-        stage(func);
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(stage(func, symbols)))
+        return signalPassFailure();
   }
 
-  void stage(func::FuncOp func) {
+  /// A managed copy of `buffer` (a function argument, or a get_global made
+  /// at the entry) at the start of `entry`; `exclude` gets the ops that read
+  /// the original.
+  Value makeCopy(OpBuilder &builder, Value buffer,
+                 SmallPtrSetImpl<Operation *> &exclude) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Location loc = buffer.getLoc();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      auto dim = memref::DimOp::create(builder, loc, buffer, d);
+      exclude.insert(dim);
+      sizes.push_back(dim);
+    }
+    auto copy = memref::AllocOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        sizes);
+    exclude.insert(memref::CopyOp::create(builder, loc, buffer, copy));
+    if (copy.getType() == type)
+      return copy;
+    return memref::CastOp::create(builder, loc, type, copy);
+  }
+
+  LogicalResult stage(func::FuncOp func, SymbolTable &symbols) {
     Block &entry = func.getBody().front();
-    llvm::SetVector<Value> buffers;
-    func.walk([&](gpu::LaunchOp launch) {
+    // Arguments and globals that a kernel reads or writes.
+    llvm::SetVector<BlockArgument> args;
+    llvm::SetVector<StringAttr> globals;
+    WalkResult result = func.walk([&](gpu::LaunchOp launch) {
       llvm::SetVector<Value> used;
       getUsedValuesDefinedAbove(launch.getBody(), used);
       for (Value value : used) {
-        if (!isa<MemRefType>(value.getType()))
+        if (!isa<BaseMemRefType>(value.getType()))
           continue;
         Value buffer = getViewedBuffer(value);
-        auto arg = dyn_cast<BlockArgument>(buffer);
-        if ((arg && arg.getOwner() == &entry) ||
-            buffer.getDefiningOp<memref::GetGlobalOp>())
-          buffers.insert(buffer);
-      }
-    });
-    for (Value buffer : buffers) {
-      auto type = cast<MemRefType>(buffer.getType());
-      bool written = mayWrite(buffer);
-      OpBuilder builder(func.getContext());
-      if (Operation *def = buffer.getDefiningOp())
-        builder.setInsertionPointAfter(def);
-      else
-        builder.setInsertionPointToStart(&entry);
-      Location loc = buffer.getLoc();
-      SmallVector<Value> sizes;
-      SmallPtrSet<Operation *, 4> staging;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        if (!type.isDynamicDim(d))
+        if (auto global = buffer.getDefiningOp<memref::GetGlobalOp>()) {
+          globals.insert(global.getNameAttr().getAttr());
           continue;
-        auto dim = memref::DimOp::create(builder, loc, buffer, d);
-        staging.insert(dim);
-        sizes.push_back(dim);
+        }
+        auto arg = dyn_cast<BlockArgument>(buffer);
+        if (!arg || arg.getOwner() != &entry)
+          continue;
+        if (!isa<MemRefType>(arg.getType())) {
+          launch.emitOpError()
+              << "reads argument #" << arg.getArgNumber()
+              << " of unranked type " << arg.getType()
+              << ", which fp8-lower-to-gpu cannot copy to managed memory";
+          return WalkResult::interrupt();
+        }
+        args.insert(arg);
       }
-      MemRefType copyType =
-          MemRefType::get(type.getShape(), type.getElementType());
-      auto copy = memref::AllocOp::create(builder, loc, copyType, sizes);
-      auto copyIn = memref::CopyOp::create(builder, loc, buffer, copy);
-      staging.insert(copyIn);
-      Value replacement = copy;
-      if (copyType != type)
-        replacement = memref::CastOp::create(builder, loc, type, copy);
-      buffer.replaceAllUsesExcept(replacement, staging);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    if (args.empty() && globals.empty())
+      return success();
 
-      // Back (when written) and freed where the buffer's scope ends.
-      auto release = [&](Operation *before) {
-        OpBuilder at(before);
-        if (written)
-          memref::CopyOp::create(at, loc, copy, buffer);
-        memref::DeallocOp::create(at, loc, copy);
-      };
-      Block *block = copy->getBlock();
-      if (block == &entry)
-        func.walk([&](func::ReturnOp ret) { release(ret); });
-      else
-        release(block->getTerminator());
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    SmallVector<func::ReturnOp> returns;
+    func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
+    bool readOnlyArgs = func->hasAttr(kReadOnlyArguments);
+
+    // Arguments: the caller's memory stays as it was unless the function
+    // may write it (never when fp8-read-only-arguments marked it).
+    for (BlockArgument arg : args) {
+      bool written = !readOnlyArgs && mayWrite(arg);
+      SmallPtrSet<Operation *, 4> exclude;
+      Value copy = makeCopy(builder, arg, exclude);
+      arg.replaceAllUsesExcept(copy, exclude);
+      for (func::ReturnOp ret : returns)
+        release(ret, copy, written ? Value(arg) : Value());
+    }
+
+    // Globals: one copy per symbol for the whole function, made at the
+    // entry; every get_global of it reads the copy. Constants are never
+    // written back; state is, before each return and around each call
+    // (the callee may read or write the global itself).
+    for (StringAttr name : globals) {
+      auto global = symbols.lookup<memref::GlobalOp>(name);
+      if (!global)
+        return func.emitOpError() << "uses @" << name.getValue()
+                                  << ", which is not a memref.global";
+      auto type = cast<MemRefType>(global.getType());
+      auto original = memref::GetGlobalOp::create(builder, func.getLoc(),
+                                                  type, name.getValue());
+      SmallPtrSet<Operation *, 4> exclude;
+      Value copy = makeCopy(builder, original, exclude);
+      bool written = false;
+      SmallVector<memref::GetGlobalOp> loads;
+      func.walk([&](memref::GetGlobalOp load) {
+        if (load != original && load.getNameAttr().getAttr() == name)
+          loads.push_back(load);
+      });
+      for (memref::GetGlobalOp load : loads) {
+        written |= !global.getConstant() && mayWrite(load.getResult());
+        load.getResult().replaceAllUsesWith(copy);
+        load.erase();
+      }
+      Value back = written ? Value(original) : Value();
+      for (func::ReturnOp ret : returns)
+        release(ret, copy, back);
+      if (!global.getConstant())
+        func.walk([&](CallOpInterface call) {
+          OpBuilder before(call);
+          memref::CopyOp::create(before, call.getLoc(), copy, original);
+          OpBuilder after(call->getContext());
+          after.setInsertionPointAfter(call);
+          memref::CopyOp::create(after, call.getLoc(), original, copy);
+        });
+    }
+    func->removeAttr(kReadOnlyArguments);
+    return success();
+  }
+
+  /// Before `ret`: `copy` back into `original` (when given), then freed.
+  static void release(func::ReturnOp ret, Value copy, Value original) {
+    OpBuilder at(ret);
+    if (original)
+      memref::CopyOp::create(at, ret.getLoc(), copy, original);
+    Value base = copy;
+    if (auto cast = copy.getDefiningOp<memref::CastOp>())
+      base = cast.getSource();
+    memref::DeallocOp::create(at, ret.getLoc(), base);
+  }
+};
+
+struct FP8ReadOnlyArgumentsPass
+    : fp8::impl::FP8ReadOnlyArgumentsBase<FP8ReadOnlyArgumentsPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() || !func.isPublic())
+        continue;
+      for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
+        if (isa<TensorType>(type))
+          func.setArgAttr(index, "bufferization.writable",
+                          BoolAttr::get(context, false));
+      func->setAttr(kReadOnlyArguments, UnitAttr::get(context));
     }
   }
 };
+
 /// A unary math op on f32 or f64 as one PTX instruction (inline assembly:
 /// convert-gpu-to-nvvm would call libdevice, and marks the LLVM
 /// intrinsics illegal).
@@ -205,6 +344,15 @@ struct UnaryMathToPtx : OpRewritePattern<MathOp> {
   LogicalResult matchAndRewrite(MathOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
+    if (type.isF16() || type.isBF16()) {
+      // Exact through f32 for these operations.
+      Location loc = op.getLoc();
+      Value wide = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
+                                         op->getOperand(0));
+      Value result = MathOp::create(rewriter, loc, wide);
+      rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, result);
+      return success();
+    }
     if (!type.isF32() && !type.isF64())
       return failure();
     StringRef suffix = type.isF32() ? "f32" : "f64";
@@ -259,18 +407,31 @@ struct FP8ExpandMathForGPUPass
                                                    "cvt.rni.%T.%T");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // What is left would become a libdevice call that the driver cannot
+    // resolve (f64 transcendental functions, for one): an error here.
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (!isa_and_present<math::MathDialect>(op->getDialect()) ||
+          isa<math::FmaOp>(op))
+        return WalkResult::advance();
+      op->emitOpError() << "has no lowering without libdevice in "
+                           "fp8-lower-to-gpu (approximations cover f32, "
+                           "f16 and bf16)";
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace
 
 void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
                                         const LowerToGPUOptions &options) {
+  pm.addPass(fp8::createFP8ReadOnlyArguments());
   addTensorToBufferPasses(pm, /*packContractionsForCPU=*/false);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   fp8::FP8TileParallelLoopsForGPUOptions tiling;
   tiling.threads = options.threads;
   pm.addNestedPass<func::FuncOp>(fp8::createFP8TileParallelLoopsForGPU(tiling));
-  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(fp8::createFP8StageBuffersForGPU());
   pm.addPass(createGpuKernelOutliningPass());

@@ -29,7 +29,9 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 using namespace mlir::fp8::runtime;
 
@@ -39,8 +41,10 @@ namespace {
 class Runtime {
 public:
   static Runtime &get() {
-    static Runtime runtime;
-    return runtime;
+    // Never destroyed: compiled programs unload their modules from their
+    // own destructors, which can run after this library's statics are gone.
+    static Runtime *runtime = new Runtime;
+    return *runtime;
   }
 
   /// The driver with its context current on this thread, or null when in
@@ -51,11 +55,16 @@ public:
       created = true;
       auto runtime = CudaRuntime::create(device);
       if (!runtime)
-        failLocked(runtime.takeStatus());
+        creationError = runtime.takeStatus().message();
       else
         instance = std::move(*runtime);
     }
-    if (!instance || !error.empty())
+    if (!instance) {
+      // Said again after every fp8GpuRuntimeClearError(): nothing runs.
+      failLocked(Status::error(creationError));
+      return nullptr;
+    }
+    if (!error.empty())
       return nullptr;
     if (Status status = instance->makeCurrent()) {
       failLocked(std::move(status));
@@ -95,10 +104,18 @@ public:
       device = ordinal;
   }
 
-  /// Functions already allowed `bytes` of dynamic shared memory.
-  bool needsSharedMemoryAttribute(FunctionHandle function, unsigned bytes) {
+  /// Allows `function` at least `bytes` of dynamic shared memory (the
+  /// attribute is a maximum: it is only ever raised).
+  Status allowSharedMemory(CudaRuntime &cuda, FunctionHandle function,
+                           unsigned bytes) {
     std::lock_guard<std::mutex> lock(mutex);
-    return allowed.insert({function, bytes}).second;
+    unsigned &allowedBytes = allowed[function];
+    if (bytes <= allowedBytes)
+      return Status();
+    if (Status status = cuda.setDynamicSharedMemory(function, bytes))
+      return status;
+    allowedBytes = bytes;
+    return Status();
   }
 
   /// Host allocations made when managed memory failed.
@@ -111,9 +128,15 @@ public:
     return fallbacks.erase(ptr) != 0;
   }
 
+  /// Valid for the life of the process (another thread may clear and
+  /// replace the current error meanwhile).
   const char *getError() {
     std::lock_guard<std::mutex> lock(mutex);
-    return error.empty() ? nullptr : error.c_str();
+    if (error.empty())
+      return nullptr;
+    if (reported.empty() || *reported.back() != error)
+      reported.push_back(std::make_unique<std::string>(error));
+    return reported.back()->c_str();
   }
 
   void clearError() {
@@ -129,25 +152,14 @@ private:
     std::fprintf(stderr, "fp8-gpu-runtime: %s\n", error.c_str());
   }
 
-  struct FunctionBytes {
-    FunctionHandle function;
-    unsigned bytes;
-    bool operator==(const FunctionBytes &other) const {
-      return function == other.function && bytes == other.bytes;
-    }
-  };
-  struct Hash {
-    size_t operator()(const FunctionBytes &key) const {
-      return std::hash<const void *>()(key.function) ^ key.bytes;
-    }
-  };
-
   std::mutex mutex;
   bool created = false;
   int device = 0;
   std::unique_ptr<CudaRuntime> instance;
+  std::string creationError;
   std::string error;
-  std::unordered_set<FunctionBytes, Hash> allowed;
+  std::vector<std::unique_ptr<std::string>> reported;
+  std::unordered_map<FunctionHandle, unsigned> allowed;
   std::unordered_set<void *> fallbacks;
 };
 
@@ -200,8 +212,13 @@ MGPU void mgpuModuleUnload(void *module) {
 MGPU void *mgpuModuleGetFunction(void *module, const char *name) {
   Runtime &rt = Runtime::get();
   CudaRuntime *cuda = rt.cuda();
-  if (!cuda || !module)
+  if (!cuda)
     return nullptr;
+  if (!module) {
+    rt.check(Status::error(std::string("mgpuModuleGetFunction(") + name +
+                           "): its module did not load"));
+    return nullptr;
+  }
   auto function = cuda->getFunction(static_cast<ModuleHandle>(module), name);
   return rt.check(function) ? nullptr : *function;
 }
@@ -213,13 +230,17 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                            size_t /*paramsCount*/) {
   Runtime &rt = Runtime::get();
   CudaRuntime *cuda = rt.cuda();
-  if (!cuda || !function)
+  if (!cuda)
     return;
+  if (!function) {
+    rt.check(Status::error("mgpuLaunchKernel: no kernel (its module or "
+                           "function did not load)"));
+    return;
+  }
   auto handle = static_cast<FunctionHandle>(function);
   auto bytes = static_cast<unsigned>(sharedBytes);
   if (bytes > kDefaultSharedBytes &&
-      rt.needsSharedMemoryAttribute(handle, bytes) &&
-      rt.check(cuda->setDynamicSharedMemory(handle, bytes)))
+      rt.check(rt.allowSharedMemory(*cuda, handle, bytes)))
     return;
   Dim3 grid{static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
             static_cast<unsigned>(gridZ)};

@@ -8,6 +8,7 @@
 ml_program.global private mutable @a(dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>) : tensor<4xf32>
 ml_program.global private mutable @b(dense<0.0> : tensor<4xf32>) : tensor<4xf32>
 ml_program.global private mutable @c(dense<0.0> : tensor<2x2xf32>) : tensor<2x2xf32>
+ml_program.global private mutable @d(dense<0.0> : tensor<4xf32>) : tensor<4xf32>
 
 // A read-only argument is stored through a copy.
 // CHECK-LABEL: func.func @set
@@ -32,10 +33,12 @@ func.func @copy_global() {
   return
 }
 
-// A value computed here is stored as it is.
+// So is a computed value: whether its buffer is read-only is for
+// bufferization to know (an identity op folds away, below an scf.if).
 // CHECK-LABEL: func.func @scale_b
-//   CHECK-NOT: alloc_tensor
-//       CHECK: ml_program.global_store @b = %{{.*}} : tensor<4xf32>
+//       CHECK: %[[M:.*]] = linalg.generic
+//       CHECK: %[[COPY:.*]] = bufferization.alloc_tensor() copy(%[[M]])
+//       CHECK: ml_program.global_store @b = %[[COPY]] : tensor<4xf32>
 func.func @scale_b(%s: f32) {
   %b = ml_program.global_load @b : tensor<4xf32>
   %e = tensor.empty() : tensor<4xf32>
@@ -47,6 +50,21 @@ func.func @scale_b(%s: f32) {
     linalg.yield %y : f32
   } -> tensor<4xf32>
   ml_program.global_store @b = %m : tensor<4xf32>
+  return
+}
+
+// The argument, or not, depending on a flag.
+// CHECK-LABEL: func.func @set_either
+//       CHECK: %[[R:.*]] = scf.if
+//       CHECK: bufferization.alloc_tensor() copy(%[[R]])
+func.func @set_either(%v: tensor<4xf32> {bufferization.writable = false}, %c: i1) {
+  %r = scf.if %c -> tensor<4xf32> {
+    scf.yield %v : tensor<4xf32>
+  } else {
+    %z = arith.constant dense<0.0> : tensor<4xf32>
+    scf.yield %z : tensor<4xf32>
+  }
+  ml_program.global_store @d = %r : tensor<4xf32>
   return
 }
 
@@ -69,5 +87,12 @@ func.func @main() {
   // VALUES: {{\[}}[1, 2],
   // VALUES-NEXT: [3, 4]]
   call @printMemrefF32(%cm) : (memref<*xf32>) -> ()
+  %true = arith.constant true
+  call @set_either(%v, %true) : (tensor<4xf32>, i1) -> ()
+  %d = ml_program.global_load @d : tensor<4xf32>
+  %du = tensor.cast %d : tensor<4xf32> to tensor<*xf32>
+  %dm = bufferization.to_buffer %du : tensor<*xf32> to memref<*xf32>
+  // VALUES: [5, 6, 7, 8]
+  call @printMemrefF32(%dm) : (memref<*xf32>) -> ()
   return
 }

@@ -11,9 +11,11 @@
 // CHECK-NOT: math.tanh
 // CHECK-NOT: math.erf
 // CHECK-NOT: math.log
+// CHECK-NOT: math.floor
 // CHECK-DAG: llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;", "=f,f"
 // CHECK-DAG: llvm.inline_asm "abs.f32 $0, $1;", "=f,f"
 // CHECK-DAG: llvm.inline_asm "sqrt.rn.f64 $0, $1;", "=d,d"
+
 // rsqrt is 1 / sqrt, both correctly rounded.
 // CHECK-DAG: %[[ROOT:.+]] = llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f" %arg1
 // CHECK-DAG: arith.divf %{{.+}}, %[[ROOT]] : f32
@@ -45,7 +47,9 @@ module attributes {gpu.container_module} {
       %s = math.sqrt %d : f64
       memref.store %s, %out64[] : memref<f64>
       %he = math.exp %h : bf16
-      memref.store %he, %out16[] : memref<bf16>
+      %hf = math.floor %h : bf16
+      %hs = arith.addf %he, %hf : bf16
+      memref.store %hs, %out16[] : memref<bf16>
       gpu.return
     }
   }

@@ -4,19 +4,20 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 
 // %in is read by the kernel, %out written by it (through a view), %host
 // only read on the host: %in and %out get managed copies at entry, used by
-// everything after; only %out is copied back; both are freed at the
-// return. The constant table is read by the kernel: copied where it is
-// loaded, never copied back.
+// everything after; only %out is copied back (the function is not marked
+// read-only); all are freed at the return. The constant table is read by
+// the kernel: one copy at the entry, from a get_global of its own, never
+// copied back.
 // CHECK-LABEL: func.func @kernel_args
 // CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>)
+// CHECK-DAG: %[[INC:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK-DAG: memref.copy %[[IN]], %[[INC]] :
 // CHECK-DAG: %[[OUTC:.+]] = memref.alloc() : memref<4xf32>
-// CHECK-DAG: memref.copy %[[OUT]], %[[OUTC]]
-// CHECK-DAG: %[[DIM:.+]] = memref.dim %[[IN]], %c0
-// CHECK-DAG: %[[INC:.+]] = memref.alloc(%[[DIM]]) : memref<?xf32>
-// CHECK-DAG: memref.copy %[[IN]], %[[INC]]
-// CHECK: %[[TABLE:.+]] = memref.get_global @table
-// CHECK-NEXT: %[[TABLEC:.+]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[TABLE]], %[[TABLEC]]
+// CHECK-DAG: memref.copy %[[OUT]], %[[OUTC]] :
+// CHECK-DAG: %[[TABLE:.+]] = memref.get_global @table
+// CHECK-DAG: %[[TABLEC:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-DAG: memref.copy %[[TABLE]], %[[TABLEC]] :
+// CHECK-NOT: memref.get_global
 // CHECK: memref.load %[[HOST]]
 // CHECK: memref.subview %[[OUTC]]
 // CHECK: gpu.launch
@@ -46,6 +47,52 @@ func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4x
     gpu.terminator
   }
   return %h : f32
+}
+
+// -----
+
+memref.global "private" @state : memref<f32> = dense<0.0>
+func.func private @other()
+
+// Marked by fp8-read-only-arguments: the kernel's writes to %x stay in the
+// copy. The state global, written by the kernel: one copy for the whole
+// function (the second get_global, in a nested region, reads it too),
+// written back around the call and at the return.
+// CHECK-LABEL: func.func @update_state
+// CHECK-NOT: fp8_read_only_arguments
+// CHECK-SAME: (%[[X:.+]]: memref<4xf32>
+// CHECK-DAG: %[[XC:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-DAG: %[[G:.+]] = memref.get_global @state
+// CHECK-DAG: %[[GC:.+]] = memref.alloc() : memref<f32>
+// CHECK-DAG: memref.copy %[[G]], %[[GC]] :
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.+}}, %[[GC]][]
+// CHECK: memref.copy %[[GC]], %[[G]] :
+// CHECK-NEXT: call @other()
+// CHECK-NEXT: memref.copy %[[G]], %[[GC]] :
+// CHECK: scf.execute_region
+// CHECK: memref.load %[[GC]][]
+// CHECK-NOT: memref.copy %[[XC]], %[[X]]
+// CHECK: memref.copy %[[GC]], %[[G]] :
+// CHECK: return
+func.func @update_state(%x: memref<4xf32>) -> f32 attributes {fp8_read_only_arguments} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = memref.get_global @state : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<4xf32>
+    memref.store %v, %x[%c0] : memref<4xf32>
+    memref.store %v, %s[] : memref<f32>
+    gpu.terminator
+  }
+  call @other() : () -> ()
+  %r = scf.execute_region -> f32 {
+    %s2 = memref.get_global @state : memref<f32>
+    %l = memref.load %s2[] : memref<f32>
+    scf.yield %l : f32
+  }
+  return %r : f32
 }
 
 // -----

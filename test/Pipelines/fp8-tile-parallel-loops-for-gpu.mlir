@@ -46,3 +46,25 @@ func.func @dynamic(%m: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// Rank 3: the innermost dimension on thread x and grid x, the next two on
+// grid y and z (a block may hold only 64 threads along z).
+// CHECK-LABEL: func.func @rank3
+// CHECK: scf.parallel
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_z{{.*}}>, #gpu.loop_dim_map<processor = block_y{{.*}}>, #gpu.loop_dim_map<processor = block_x{{.*}}>]}
+func.func @rank3(%m: memref<2x128x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %c4096 = arith.constant 4096 : index
+  %v = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c2, %c128, %c4096) step (%c1, %c1, %c1) {
+    memref.store %v, %m[%i, %j, %k] : memref<2x128x4096xf32>
+    scf.reduce
+  }
+  return
+}

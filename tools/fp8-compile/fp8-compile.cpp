@@ -217,8 +217,9 @@ int compile(MLIRContext &context, ModuleOp module) {
   if (functions->empty())
     return fail("'" + inputFile +
                 "' has no public function with a body to export");
-  std::string statePrefix =
-      prefix.getNumOccurrences() ? prefix.getValue() : getStem() + "_";
+  std::string statePrefix = prefix.getNumOccurrences()
+                                ? prefix.getValue()
+                                : toIdentifier(getStem()) + "_";
   if (statePrefix != toIdentifier(statePrefix) && !statePrefix.empty())
     return fail("--prefix '" + statePrefix + "' is not a C identifier");
   SmallVector<fp8::aot::StateAccessor> state;

@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -83,8 +85,9 @@ void printCounters() {
 void registerUpstreamDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  DLTIDialect, func::FuncDialect, index::IndexDialect,
-                  LLVM::LLVMDialect, linalg::LinalgDialect,
+                  DLTIDialect, func::FuncDialect, gpu::GPUDialect,
+                  index::IndexDialect, LLVM::LLVMDialect,
+                  linalg::LinalgDialect, NVVM::NVVMDialect,
                   ml_program::MLProgramDialect, math::MathDialect,
                   memref::MemRefDialect, mpi::MPIDialect, omp::OpenMPDialect,
                   scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect,

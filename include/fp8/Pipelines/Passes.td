@@ -59,10 +59,13 @@ def FP8CopyStoredBuffers : Pass<"fp8-copy-stored-buffers", "ModuleOp"> {
     argument marked `bufferization.writable = false`, as fp8-run and
     fp8-compile mark every input, or another global's `global_load`) One-Shot
     Bufferize gives the store a new, uninitialized buffer instead of the
-    value: the global silently receives garbage. This pass stores a copy
-    (`bufferization.alloc_tensor() copy(%v)`) instead whenever the value,
-    looked through casts, reshapes and slices, comes from a block argument
-    or a global load. Values computed in the function are stored as they are.
+    value: the global silently receives garbage. Whether a value's buffer
+    is read-only is only known to bufferization (an identity linalg op is
+    folded away, an `scf.if` may yield an argument, a callee may return
+    one), so this pass, run right before One-Shot Bufferize, stores a copy
+    of every value (`bufferization.alloc_tensor() copy(%v)`). The cost is
+    one copy of each stored global per store (scales and amax histories;
+    weights kept in globals by an optimizer step).
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
@@ -76,15 +79,19 @@ def FP8TileParallelLoopsForGPU
     of a linalg op: its parallel dimensions; reductions stay sequential
     loops inside) is tiled with `scf::tileParallelLoop`: the innermost
     dimension by `threads` (at most its static size, rounded up to a warp),
-    the others by 1. The outer loop then maps to blocks, the inner one to
-    the threads of a block, with a bound check for the last block.
+    the others by 1, and sets the GPU mapping itself: the innermost
+    dimension on thread x and grid x, the next two outward on grid y and z
+    (static sizes above 65,535 stay sequential), the rest sequential inside
+    each thread. Upstream's `gpu-map-parallel-loops` maps outermost first,
+    which would put a rank-3 op's threads on z (at most 64 per block).
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"256",
            "Threads of a block along the innermost dimension">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect"];
 }
 
 def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
@@ -110,6 +117,17 @@ def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FP8ReadOnlyArguments : Pass<"fp8-read-only-arguments", "ModuleOp"> {
+  let summary = "Never write the caller's tensors";
+  let description = [{
+    First step of `fp8-lower-to-gpu`: every tensor argument of a public
+    function becomes `bufferization.writable = false` (One-Shot Bufferize
+    then copies instead of updating an input in place), and the function is
+    marked so that `fp8-stage-buffers-for-gpu` never copies anything back
+    into the caller's memory, which may be read-only or shared.
+  }];
+}
+
 def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
   let summary = "Give kernels device-accessible copies of arguments and "
                 "globals";
@@ -120,11 +138,15 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
     and libfp8_gpu_runtime's `_mlir_memref_to_llvm_alloc`), which both the
     host and the kernels address; the caller's arguments and the module's
     globals (`memref.get_global`: constants, delayed-scaling state) are
-    plain host memory. For each of those that a `gpu.launch` reads or
-    writes (through views or not), this pass makes a managed copy where it
-    becomes available (function entry; right after the `get_global`), uses
-    it for everything after, copies it back at the end when anything may
-    have written it, and frees it.
+    plain host memory. For each argument and each global symbol that a
+    `gpu.launch` reads or writes (through views or not), this pass makes
+    one managed copy at the function's entry and uses it for everything in
+    the function (every `get_global` of the symbol), and frees it before
+    each return. A global that is not constant and may be written is
+    copied back before each return and around each call (the callee may
+    use it); an argument is copied back only when the function may write
+    it and `fp8-read-only-arguments` did not forbid that. An unranked
+    argument read by a kernel is a located error.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
