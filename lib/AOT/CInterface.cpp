@@ -57,12 +57,17 @@ void aot::prepareForCInterface(func::FuncOp func) {
                       BoolAttr::get(context, false));
 }
 
-static std::string toCIdentifier(StringRef symbol) {
-  std::string name = symbol.str();
+std::string aot::toCIdentifier(StringRef text) {
+  std::string name = text.str();
   for (char &c : name)
     if (!llvm::isAlnum(c) && c != '_')
       c = '_';
   return name;
+}
+
+bool aot::isCIdentifier(StringRef text) {
+  return !text.empty() && !llvm::isDigit(text.front()) &&
+         toCIdentifier(text) == text;
 }
 
 LogicalResult
@@ -122,8 +127,7 @@ aot::getExportedFunctions(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || !func.isPublic())
       continue;
-    if (toCIdentifier(func.getSymName()) != func.getSymName() ||
-        llvm::isDigit(func.getSymName().front()))
+    if (!isCIdentifier(func.getSymName()))
       return func.emitError()
              << "@" << func.getSymName()
              << " is not a C identifier: its C interface cannot be declared "

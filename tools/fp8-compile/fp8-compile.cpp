@@ -115,12 +115,10 @@ int fail(const Twine &message) {
   return 1;
 }
 
+/// `text` made a C identifier (a leading digit gets an 'm' before it).
 std::string toIdentifier(StringRef text) {
-  std::string name = text.str();
-  for (char &c : name)
-    if (!llvm::isAlnum(c))
-      c = '_';
-  if (name.empty() || llvm::isDigit(name.front()))
+  std::string name = fp8::aot::toCIdentifier(text);
+  if (!fp8::aot::isCIdentifier(name))
     name.insert(0, "m");
   return name;
 }
@@ -220,7 +218,7 @@ int compile(MLIRContext &context, ModuleOp module) {
   std::string statePrefix = prefix.getNumOccurrences()
                                 ? prefix.getValue()
                                 : toIdentifier(getStem()) + "_";
-  if (statePrefix != toIdentifier(statePrefix) && !statePrefix.empty())
+  if (!statePrefix.empty() && !fp8::aot::isCIdentifier(statePrefix))
     return fail("--prefix '" + statePrefix + "' is not a C identifier");
   SmallVector<fp8::aot::StateAccessor> state;
   if (failed(fp8::aot::addStateAccessors(module, statePrefix, state)))

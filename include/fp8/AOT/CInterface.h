@@ -20,6 +20,12 @@
 
 namespace mlir::fp8::aot {
 
+/// `text` with every character outside [A-Za-z0-9_] replaced by '_'.
+std::string toCIdentifier(StringRef text);
+
+/// Whether `text` is a C identifier.
+bool isCIdentifier(StringRef text);
+
 /// Whether `type` can cross the C interface: a ranked tensor (static or
 /// dynamic sizes) or a scalar of f32, f64, f16, bf16, the FP8 formats, E8M0,
 /// i1/i8/i16/i32/i64 or index. f16 and bf16 scalars are tensors only (see
