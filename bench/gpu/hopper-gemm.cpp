@@ -57,64 +57,35 @@ static const char *const kUsage =
 
 namespace {
 //===----------------------------------------------------------------------===//
-// Driver entry points the runtime does not wrap: tensor maps and the
-// dynamic shared memory limit (from the runtime's libcuda).
+// Tensor maps and the dynamic shared memory limit, through the runtime.
 //===----------------------------------------------------------------------===//
 
-struct alignas(64) TensorMap {
-  uint64_t words[16];
-};
+using runtime::TensorMap;
 
 struct DriverExtras {
-  using EncodeTiled = int(TensorMap *, int, uint32_t, void *, const uint64_t *,
-                          const uint64_t *, const uint32_t *, const uint32_t *,
-                          int, int, int, int);
-  using FuncSetAttribute = int(void *, int, int);
-  EncodeTiled *encodeTiled = nullptr;
-  FuncSetAttribute *funcSetAttribute = nullptr;
+  CudaRuntime &cuda;
 
-  explicit DriverExtras(const CudaRuntime &cuda) {
-    encodeTiled = reinterpret_cast<EncodeTiled *>(
-        cuda.getDriverEntryPoint("cuTensorMapEncodeTiled"));
-    funcSetAttribute = reinterpret_cast<FuncSetAttribute *>(
-        cuda.getDriverEntryPoint("cuFuncSetAttribute"));
-    if (!encodeTiled || !funcSetAttribute)
-      fail("the CUDA driver has no cuTensorMapEncodeTiled (driver >= 12.0 "
-           "needed)");
-  }
-
-  /// 3-D map {cols, rows, batch} of rows `pitch` bytes apart, box
-  /// {boxCols, boxRows, 1}; out-of-bounds reads give zeros, out-of-bounds
-  /// writes are dropped. Operands: UINT8 with 128-byte swizzle; results:
-  /// UINT16 / UINT32 unswizzled.
+  /// Operands: UINT8 with 128-byte swizzle; results: UINT16 / UINT32
+  /// unswizzled (CudaRuntime::encodeTensorMap).
   TensorMap encode(DevicePtr base, int64_t cols, int64_t rows, int64_t batch,
                    int64_t pitch, int boxCols, int boxRows, int elementBytes) {
-    TensorMap map{};
-    uint64_t dims[3] = {uint64_t(cols), uint64_t(rows), uint64_t(batch)};
-    uint64_t strides[2] = {uint64_t(pitch), uint64_t(pitch * rows)};
-    uint32_t box[3] = {uint32_t(boxCols), uint32_t(boxRows), 1};
-    uint32_t elementStrides[3] = {1, 1, 1};
-    constexpr int kUint8 = 0, kUint16 = 1, kUint32 = 2, kInterleaveNone = 0,
-                  kSwizzleNone = 0, kSwizzle128B = 3, kL2Promotion256B = 3,
-                  kOobFillNone = 0;
-    int type = elementBytes == 1 ? kUint8 : elementBytes == 2 ? kUint16 : kUint32;
-    int status = encodeTiled(&map, type, 3, reinterpret_cast<void *>(base),
-                             dims, strides, box, elementStrides,
-                             kInterleaveNone,
-                             elementBytes == 1 ? kSwizzle128B : kSwizzleNone,
-                             kL2Promotion256B, kOobFillNone);
-    if (status != 0)
-      fail("cuTensorMapEncodeTiled failed with CUresult " +
-           std::to_string(status));
+    TensorMap map;
+    runtime::TensorMapShape shape;
+    shape.cols = cols;
+    shape.rows = rows;
+    shape.batch = batch;
+    shape.pitch = pitch;
+    shape.boxCols = unsigned(boxCols);
+    shape.boxRows = unsigned(boxRows);
+    shape.elementBytes = unsigned(elementBytes);
+    if (runtime::Status status = cuda.encodeTensorMap(map, base, shape))
+      fail(status.message());
     return map;
   }
 
   void allowSharedMemory(FunctionHandle f, int bytes) {
-    constexpr int kMaxDynamicSharedBytes = 8;
-    if (int status = funcSetAttribute(f, kMaxDynamicSharedBytes, bytes))
-      fail("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
-           std::to_string(bytes) + ") failed with CUresult " +
-           std::to_string(status));
+    if (runtime::Status status = cuda.setDynamicSharedMemory(f, unsigned(bytes)))
+      fail(status.message());
   }
 };
 
@@ -708,7 +679,7 @@ int main(int argc, char **argv) {
   CudaRuntime &cuda = *device;
   if (cuda.getComputeCapability() != 90)
     fail("the kernels need sm_90a (H100/H200)");
-  DriverExtras extras(cuda);
+  DriverExtras extras{cuda};
   auto loadPtx = [&](const std::string &path) {
     return bench::loadPtx(cuda, path);
   };

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Pipelines/LowerToGPU.h"
+#include "fp8/Conversion/Passes.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
@@ -187,6 +188,8 @@ struct FP8StageBuffersForGPUPass
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && failed(stage(func, symbols)))
         return signalPassFailure();
+    for (auto func : module.getOps<func::FuncOp>())
+      func->removeAttr(fp8::kGpuLauncherAttr);
   }
 
   /// A managed copy of `buffer` (a function argument, or a get_global made
@@ -214,13 +217,26 @@ struct FP8StageBuffersForGPUPass
   }
 
   LogicalResult stage(func::FuncOp func, SymbolTable &symbols) {
+    // A launcher's buffers were staged where it is called.
+    if (func->hasAttr(fp8::kGpuLauncherAttr))
+      return success();
     Block &entry = func.getBody().front();
-    // Arguments and globals that a kernel reads or writes.
+    // Arguments and globals that a kernel reads or writes: inside a
+    // gpu.launch, or passed to a launcher of the fp8 kernels.
     llvm::SetVector<BlockArgument> args;
     llvm::SetVector<StringAttr> globals;
-    WalkResult result = func.walk([&](gpu::LaunchOp launch) {
+    WalkResult result = func.walk([&](Operation *op) {
       llvm::SetVector<Value> used;
-      getUsedValuesDefinedAbove(launch.getBody(), used);
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+        getUsedValuesDefinedAbove(launch.getBody(), used);
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+        if (!callee || !callee->hasAttr(fp8::kGpuLauncherAttr))
+          return WalkResult::advance();
+        used.insert(call.getOperands().begin(), call.getOperands().end());
+      } else {
+        return WalkResult::advance();
+      }
       for (Value value : used) {
         if (!isa<BaseMemRefType>(value.getType()))
           continue;
@@ -233,7 +249,7 @@ struct FP8StageBuffersForGPUPass
         if (!arg || arg.getOwner() != &entry)
           continue;
         if (!isa<MemRefType>(arg.getType())) {
-          launch.emitOpError()
+          op->emitOpError()
               << "reads argument #" << arg.getArgNumber()
               << " of unranked type " << arg.getType()
               << ", which fp8-lower-to-gpu cannot copy to managed memory";
@@ -372,6 +388,21 @@ struct UnaryMathToPtx : OpRewritePattern<MathOp> {
   std::string instruction;
 };
 
+/// arith.maxnumf / minnumf on f32 as LLVM's maxnum / minnum (PTX max.f32 /
+/// min.f32, which return the other operand of a NaN, as maxnum does):
+/// convert-gpu-to-nvvm would call libdevice's __nv_fmaxf.
+template <typename ArithOp, typename LLVMOp>
+struct NumMinMaxToLLVM : OpRewritePattern<ArithOp> {
+  using OpRewritePattern<ArithOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ArithOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return failure();
+    rewriter.replaceOpWithNewOp<LLVMOp>(op, op.getLhs(), op.getRhs());
+    return success();
+  }
+};
+
 /// rsqrt(x) = 1 / sqrt(x), both correctly rounded.
 struct RsqrtToDivSqrt : OpRewritePattern<math::RsqrtOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -398,6 +429,8 @@ struct FP8ExpandMathForGPUPass
     populateMathF32ExpansionPatterns(patterns, all);
     populateMathPolynomialApproximationPatterns(patterns, all);
     patterns.add<RsqrtToDivSqrt>(context, /*benefit=*/2);
+    patterns.add<NumMinMaxToLLVM<arith::MaxNumFOp, LLVM::MaxNumOp>,
+                 NumMinMaxToLLVM<arith::MinNumFOp, LLVM::MinNumOp>>(context);
     patterns.add<UnaryMathToPtx<math::SqrtOp>>(context, "sqrt.rn.%T");
     patterns.add<UnaryMathToPtx<math::AbsFOp>>(context, "abs.%T");
     patterns.add<UnaryMathToPtx<math::FloorOp>>(context, "cvt.rmi.%T.%T");
@@ -427,6 +460,20 @@ struct FP8ExpandMathForGPUPass
 void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
                                         const LowerToGPUOptions &options) {
   pm.addPass(fp8::createFP8ReadOnlyArguments());
+  // The fp8 ops as the project's kernels: the wgmma GEMMs where the chip
+  // has wgmma, the casts and scaling kernels everywhere.
+  if (!checkNVVMTarget(options.chip, options.features, /*needsWgmma=*/true)) {
+    fp8::ConvertFP8ScaledMatmulToWGMMAOptions gemm;
+    gemm.chip = options.chip;
+    gemm.features = options.features;
+    gemm.promote = options.promote;
+    gemm.wholeGraph = true;
+    pm.addPass(fp8::createConvertFP8ScaledMatmulToWGMMA(gemm));
+  }
+  fp8::ConvertFP8ToGPULaunchesOptions launches;
+  launches.chip = options.chip;
+  launches.features = options.features;
+  pm.addPass(fp8::createConvertFP8ToGPULaunches(launches));
   addTensorToBufferPasses(pm, /*packContractionsForCPU=*/false);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   fp8::FP8TileParallelLoopsForGPUOptions tiling;
@@ -446,6 +493,9 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(fp8::createFP8ExpandMathForGPU());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // The NVVM ops the fp8 kernels use that have no intrinsic (mbarrier
+  // waits, wgmma fences, ...) as inline PTX.
+  kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;

@@ -107,6 +107,11 @@ struct CudaRuntime::Driver {
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  /// Optional (drivers >= 12.0): null when absent.
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *,
+                                     const uint64_t *, const uint64_t *,
+                                     const uint32_t *, const uint32_t *, int,
+                                     int, int, int) = nullptr;
 
   ~Driver() {
     // libcuda is never unloaded once initialized (it keeps threads); only a
@@ -196,6 +201,8 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuMemsetD32Async", d.cuMemsetD32Async) &&
             resolve(lib, "cuMemsetD16Async", d.cuMemsetD16Async) &&
             resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute);
+  if (ok)
+    resolve(lib, "cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
   if (!ok) {
     const char *reason = dlerror();
     return Status::error(std::string("no usable CUDA driver: ") + path +
@@ -427,6 +434,41 @@ Status CudaRuntime::setDynamicSharedMemory(FunctionHandle function,
           static_cast<int>(bytes)),
       "cuFuncSetAttribute(max dynamic shared memory " +
           std::to_string(bytes) + " bytes)");
+}
+
+Status CudaRuntime::encodeTensorMap(TensorMap &map, DevicePtr base,
+                                    const TensorMapShape &shape) {
+  std::string call = "cuTensorMapEncodeTiled(" + std::to_string(shape.cols) +
+                     " x " + std::to_string(shape.rows) + " x " +
+                     std::to_string(shape.batch) + ", pitch " +
+                     std::to_string(shape.pitch) + " bytes)";
+  if (!driver->cuTensorMapEncodeTiled)
+    return Status::error(call + ": the CUDA driver has no tensor maps "
+                                "(driver >= 12.0 needed)");
+  // TMA's own rules, said before the driver answers INVALID_VALUE.
+  if (shape.pitch % 16 != 0 || base % 16 != 0)
+    return Status::error(call + ": TMA needs 16-byte aligned rows; the "
+                                "pitch or the base address is not");
+  constexpr int kUint8 = 0, kUint16 = 1, kUint32 = 2, kInterleaveNone = 0,
+                kSwizzleNone = 0, kSwizzle128B = 3, kL2Promotion256B = 3,
+                kOobFillNone = 0;
+  uint64_t dims[3] = {uint64_t(shape.cols), uint64_t(shape.rows),
+                      uint64_t(shape.batch)};
+  uint64_t strides[2] = {uint64_t(shape.pitch),
+                         uint64_t(shape.pitch) * uint64_t(shape.rows)};
+  uint32_t box[3] = {shape.boxCols, shape.boxRows, 1};
+  uint32_t elementStrides[3] = {1, 1, 1};
+  int type = shape.elementBytes == 1   ? kUint8
+             : shape.elementBytes == 2 ? kUint16
+                                       : kUint32;
+  map = TensorMap{};
+  return driver->check(
+      driver->cuTensorMapEncodeTiled(
+          &map, type, 3, reinterpret_cast<void *>(base), dims, strides, box,
+          elementStrides, kInterleaveNone,
+          shape.elementBytes == 1 ? kSwizzle128B : kSwizzleNone,
+          kL2Promotion256B, kOobFillNone),
+      call);
 }
 
 Status CudaRuntime::synchronize() {

@@ -22,6 +22,7 @@
 
 #include "fp8/Runtime/CudaRuntime.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -248,6 +249,41 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
              static_cast<unsigned>(blockZ)};
   rt.check(cuda->launch(handle, grid, block, bytes,
                         static_cast<StreamHandle>(stream), params));
+}
+
+//===----------------------------------------------------------------------===//
+// What the FP8 GEMM launches need (fp8-lower-to-gpu's wgmma launchers)
+//===----------------------------------------------------------------------===//
+
+/// The SM count (the persistent GEMM grid); 1 when the runtime is in error,
+/// so that a grid computed from it stays valid (nothing launches then).
+MGPU int32_t fp8GpuMultiprocessorCount() {
+  CudaRuntime *cuda = Runtime::get().cuda();
+  return cuda ? std::max(1, cuda->getMultiprocessorCount()) : 1;
+}
+
+/// Writes the 128-byte CUtensorMap of a 3-D tiled view into `map`
+/// (CudaRuntime::encodeTensorMap); zeros when it fails or in error.
+MGPU void fp8GpuEncodeTensorMap(void *map, void *base, int64_t cols,
+                                int64_t rows, int64_t batch, int64_t pitch,
+                                int32_t boxCols, int32_t boxRows,
+                                int32_t elementBytes) {
+  std::memset(map, 0, sizeof(TensorMap));
+  Runtime &rt = Runtime::get();
+  CudaRuntime *cuda = rt.cuda();
+  if (!cuda)
+    return;
+  TensorMapShape shape;
+  shape.cols = cols;
+  shape.rows = rows;
+  shape.batch = batch;
+  shape.pitch = pitch;
+  shape.boxCols = static_cast<unsigned>(boxCols);
+  shape.boxRows = static_cast<unsigned>(boxRows);
+  shape.elementBytes = static_cast<unsigned>(elementBytes);
+  TensorMap encoded;
+  if (!rt.check(cuda->encodeTensorMap(encoded, address(base), shape)))
+    std::memcpy(map, &encoded, sizeof(TensorMap));
 }
 
 //===----------------------------------------------------------------------===//

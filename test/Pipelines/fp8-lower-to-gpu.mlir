@@ -13,15 +13,26 @@
 
 // RUN: FileCheck %s --check-prefix=HOST < %t.mlir
 
+// The fp8 ops are the project's kernels, launched from outlined host
+// functions (convert-fp8-to-gpu-launches); the rest, upstream's kernels.
+// CHECK-LABEL: llvm.func @__fp8_gpu_dequantize(
+// CHECK: gpu.launch_func @fp8_kernels::@dequantize_e4m3_f32
+// CHECK-LABEL: llvm.func @__fp8_gpu_quantize(
+// CHECK: gpu.launch_func @fp8_kernels::@quantize_amax_f32_e4m3
 // CHECK-LABEL: llvm.func @step(
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
-// CHECK: gpu.launch_func @
+// CHECK: gpu.launch_func @step_kernel
+// CHECK: llvm.call @__fp8_gpu_quantize(
+// CHECK: llvm.call @__fp8_gpu_dequantize(
 // CHECK: llvm.return
 // CHECK: llvm.func @_mlir_ciface_step(
-// CHECK: gpu.binary @
+// RUN: FileCheck %s --check-prefix=BINARIES < %t.mlir
+// BINARIES-DAG: gpu.binary @fp8_kernels
+// BINARIES-DAG: gpu.binary @step_kernel
 // HOST-NOT: {{(linalg|memref|fp8|func|scf|arith|math|tensor)\.}}
 // HOST-NOT: llvm.call @malloc
 // HOST-NOT: llvm.call @free
+// HOST-NOT: fp8.gpu_launcher
 
 // y = quantize(x * 2) -> dequantize, amax; plus a row sum in f32.
 func.func @step(%x: tensor<4x100xf32>, %s: f32) -> (tensor<4x100xf32>, f32, tensor<4xf32>)

@@ -244,6 +244,24 @@ FAKE cuFuncSetAttribute(void *function, int attribute, int value) {
         static_cast<Function *>(function)->name.c_str(), attribute, value);
   return 0;
 }
+/// A recognizable map: the words are the base address, the dimensions,
+/// the row pitch and the box (and the trace says them).
+FAKE cuTensorMapEncodeTiled(void *map, int type, uint32_t rank, void *base,
+                            const uint64_t *dims, const uint64_t *strides,
+                            const uint32_t *box, const uint32_t *, int,
+                            int swizzle, int, int) {
+  if (rank != 3 || !base || strides[0] % 16 != 0)
+    return 1;
+  uint64_t words[16] = {reinterpret_cast<uint64_t>(base), dims[0], dims[1],
+                        dims[2], strides[0], box[0], box[1]};
+  std::memcpy(map, words, sizeof(words));
+  trace("tensor map type %d dims %llu,%llu,%llu pitch %llu box %u,%u "
+        "swizzle %d",
+        type, (unsigned long long)dims[0], (unsigned long long)dims[1],
+        (unsigned long long)dims[2], (unsigned long long)strides[0], box[0],
+        box[1], swizzle);
+  return 0;
+}
 FAKE cuEventCreate(void **event, unsigned) {
   static int dummy;
   *event = &dummy;

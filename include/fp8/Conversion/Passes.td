@@ -92,6 +92,47 @@ def ConvertFP8ToNVVM : Pass<"convert-fp8-to-nvvm", "ModuleOp"> {
   ];
 }
 
+def ConvertFP8ToGPULaunches : Pass<"convert-fp8-to-gpu-launches", "ModuleOp"> {
+  let summary = "Launch the fp8 ops of a whole program as the Hopper kernels";
+  let description = [{
+    For fp8-lower-to-gpu: every fp8 op (a fused block cast: block_amax,
+    compute_block_scales and quantize together) is outlined into a private
+    host function on memrefs, marked `fp8.gpu_launcher`, that launches the
+    project's kernel for it (`gpu.module @fp8_kernels`, as
+    convert-fp8-to-nvvm builds them; an `fp8.scaled_matmul` that
+    convert-fp8-scaled-matmul-to-wgmma annotated: its wgmma kernel, with
+    the tensor maps encoded and the SM count read through the GPU runtime
+    library) and returns its results in buffers it allocates. The op is
+    replaced, on tensors and before bufferization, by
+    `bufferization.to_buffer` of its operands, a call, and
+    `bufferization.to_tensor ... restrict` of the results; f32 scalars
+    travel in `memref<f32>`. The caller's buffer deallocation frees the
+    results.
+
+    An op no kernel takes (an unsupported element type or block shape, a
+    GEMM without a wgmma kernel) stays as it is and lowers with the rest of
+    the program (convert-fp8-to-linalg): slower, never different.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "NVVM target chip">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVVM target features (PTX version)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ConvertFP8ScaledMatmulToWGMMA
     : Pass<"convert-fp8-scaled-matmul-to-wgmma", "ModuleOp"> {
   let summary = "Generate Hopper FP8 wgmma GEMM kernels for fp8.scaled_matmul";
@@ -127,8 +168,16 @@ def ConvertFP8ScaledMatmulToWGMMA
            "Store the result through shared memory with TMA (when N is "
            "static and its rows are 16-byte multiples) instead of from the "
            "registers">,
+    Option<"wholeGraph", "whole-graph", "bool", /*default=*/"false",
+           "In a whole program (fp8-lower-to-gpu): an operand in the wrong "
+           "orientation with no cast_transpose copy gets a transposed copy "
+           "(linalg.transpose of its bytes, exact), and a block-scaled GEMM "
+           "no kernel applies is left unannotated (it lowers with the rest "
+           "of the program) instead of being an error">,
   ];
   let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",

@@ -18,11 +18,19 @@ struct LowerToGPUOptions : public NVVMTargetOptions<LowerToGPUOptions> {
       *this, "threads",
       llvm::cl::desc("Threads of a block along an op's innermost dimension"),
       llvm::cl::init(256)};
+  PassOptions::Option<bool> promote{
+      *this, "promote",
+      llvm::cl::desc("FP8 GEMMs add their wgmma partial sums into a separate "
+                     "f32 accumulator every 128 K (DeepGEMM, TE's split "
+                     "accumulator); off: one accumulator (fast accumulation)"),
+      llvm::cl::init(true)};
 };
 
 /// fp8-lower-to-gpu: a whole module (fp8 ops and everything else) as one
-/// GPU program through MLIR's own route: the fp8 ops as linalg (the CPU
-/// path's lowering, so the same arithmetic), bufferization, linalg to
+/// GPU program through MLIR's own route: the fp8 ops as the project's
+/// Hopper kernels (casts, scaling, wgmma GEMMs) launched from outlined host
+/// functions (what no kernel takes: as linalg, the CPU path's lowering),
+/// bufferization, linalg to
 /// parallel loops mapped onto blocks and threads, kernel outlining,
 /// convert-gpu-to-nvvm, gpu-module-to-binary, and a host in the LLVM
 /// dialect that calls MLIR's GPU runtime ABI (libfp8_gpu_runtime.so) and

@@ -107,7 +107,8 @@ def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
     tanh, erf, sin, cos, atan, ...; bf16 and f16 through f32) replace them
     with arithmetic; what is left becomes one PTX instruction each, as
     inline assembly (sqrt.rn; rsqrt as 1 / sqrt.rn; abs; floor, ceil,
-    trunc and round-to-even as cvt.rmi/rpi/rzi/rni). The
+    trunc and round-to-even as cvt.rmi/rpi/rzi/rni; f32 `arith.maxnumf` /
+    `minnumf` as LLVM's maxnum / minnum, i.e. max.f32 / min.f32). The
     approximations are not libm's: wide values differ from the CPU run in
     the last bits.
   }];

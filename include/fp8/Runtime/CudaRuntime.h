@@ -40,6 +40,22 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
+/// A TMA descriptor (CUtensorMap): 128 bytes, 64-byte aligned, passed to
+/// kernels by value (__grid_constant__).
+struct alignas(64) TensorMap {
+  uint64_t words[16];
+};
+
+/// A 3-D tiled tensor map {cols, rows, batch} over rows `pitch` bytes
+/// apart (a multiple of 16), read or written in boxes {boxCols, boxRows,
+/// 1}. Out-of-bounds reads give zeros, out-of-bounds writes are dropped.
+/// One-byte elements (FP8 operands) are 128-byte swizzled; 2- and 4-byte
+/// ones (results) are not.
+struct TensorMapShape {
+  int64_t cols = 0, rows = 0, batch = 1, pitch = 0;
+  unsigned boxCols = 0, boxRows = 0, elementBytes = 1;
+};
+
 /// Kernel parameters in cuLaunchKernel's form: each argument copied into
 /// owned storage, `pointers()` the array of their addresses.
 class KernelArgs {
@@ -120,6 +136,9 @@ public:
                 unsigned sharedBytes, StreamHandle stream, void **params);
   /// Allows `bytes` of dynamic shared memory (above the default 48 KiB).
   Status setDynamicSharedMemory(FunctionHandle function, unsigned bytes);
+  /// cuTensorMapEncodeTiled of `shape` at `base` (drivers >= 12.0).
+  Status encodeTensorMap(TensorMap &map, DevicePtr base,
+                         const TensorMapShape &shape);
 
   /// Launches on the default stream; returns when queued.
   Status launch(FunctionHandle function, Dim3 grid, Dim3 block,

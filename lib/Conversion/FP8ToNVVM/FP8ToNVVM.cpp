@@ -11,6 +11,7 @@
 
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
+#include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Conversion/ScaleArith.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
@@ -18,10 +19,14 @@
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Numerics/Scaling.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -37,6 +42,7 @@
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_CONVERTFP8TONVVM
+#define GEN_PASS_DEF_CONVERTFP8TOGPULAUNCHES
 #include "fp8/Conversion/Passes.h.inc"
 } // namespace mlir::fp8
 
@@ -44,6 +50,7 @@ using namespace mlir;
 using namespace mlir::fp8;
 namespace abi = mlir::fp8::nvvm_abi;
 namespace num = mlir::fp8::numerics;
+namespace gabi = mlir::fp8::gemm_abi;
 
 static constexpr unsigned kGlobalSpace =
     static_cast<unsigned>(NVVM::NVVMMemorySpace::Global);
@@ -1317,10 +1324,20 @@ static BlockRecipe getBlockRecipe(ComputeBlockScalesOp op) {
 
 namespace {
 /// Rewrites one function into its host launcher.
+///
+/// For convert-fp8-to-nvvm, `func` is a whole function of fp8 ops: it
+/// becomes a host function with out-parameters over device memory
+/// (gpu.alloc). For convert-fp8-to-gpu-launches (`launcher`), `func` is a
+/// group of fp8 ops outlined from a larger program: it allocates and
+/// returns its results with memref.alloc (managed memory in
+/// fp8-lower-to-gpu; the caller's buffer deallocation frees them), the
+/// host zeroes amax accumulators with a store, and fp8.scaled_matmul
+/// launches the wgmma kernel its `fp8.wgmma_kernel` names.
 class HostLowering {
 public:
-  HostLowering(func::FuncOp func, KernelLibrary &kernels)
-      : func(func), kernels(kernels) {}
+  HostLowering(func::FuncOp func, KernelLibrary &kernels,
+               bool launcher = false)
+      : func(func), kernels(kernels), launcher(launcher) {}
 
   LogicalResult run();
 
@@ -1338,7 +1355,13 @@ private:
   Value constIndex(int64_t v);
   void launch(StringRef kernel, Value gridX, int64_t blockX,
               ArrayRef<Value> args);
+  void launch(SymbolRefAttr kernel, Value gridX, int64_t blockX,
+              int64_t sharedBytes, ArrayRef<Value> args);
   Value elementwiseGrid(Value n);
+  void zeroAmax(Value amax);
+  LogicalResult lowerScaledMatmul(ScaledMatmulOp op);
+  /// A view of `memref` whose last dimension is zero-padded to `k`.
+  Value padLastDim(Value memref, int64_t k);
   LogicalResult lowerBlockAmax(BlockAmaxOp op);
   LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
   LogicalResult lowerBlockQuantize(QuantizeOp op);
@@ -1348,6 +1371,7 @@ private:
 
   func::FuncOp func;
   KernelLibrary &kernels;
+  bool launcher;
   std::optional<ImplicitLocOpBuilder> b;
   IRMapping buffers;
   llvm::DenseMap<Value, Value> outParams;
@@ -1376,6 +1400,8 @@ LogicalResult HostLowering::checkSupported() {
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
                                    "f8E5M2, f8E8M0FNU and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
+    if (launcher && op.hasAttr(kWgmmaKernelAttr))
+      continue;
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
              << "is not lowered by fp8-lower-to-nvvm: the Hopper wgmma GEMM is "
@@ -1437,6 +1463,8 @@ Value HostLowering::computePointer(Value memref) {
 
 Value HostLowering::allocate(Value result, ValueRange dynamicSizes) {
   MemRefType type = getDeviceType(result.getType());
+  if (launcher)
+    return memref::AllocOp::create(*b, type, dynamicSizes);
   auto it = outParams.find(result);
   if (it != outParams.end() && it->second) {
     Value out = it->second;
@@ -1455,10 +1483,28 @@ void HostLowering::launch(StringRef kernel, Value gridX, int64_t blockX,
   auto symbol = SymbolRefAttr::get(
       b->getContext(), abi::kKernelModuleName,
       {FlatSymbolRefAttr::get(b->getContext(), kernel)});
+  launch(symbol, gridX, blockX, /*sharedBytes=*/0, args);
+}
+
+void HostLowering::launch(SymbolRefAttr kernel, Value gridX, int64_t blockX,
+                          int64_t sharedBytes, ArrayRef<Value> args) {
   Value one = constIndex(1);
-  gpu::LaunchFuncOp::create(*b, symbol, gpu::KernelDim3{gridX, one, one},
+  Value shared;
+  if (sharedBytes)
+    shared = arith::ConstantOp::create(*b, b->getI32IntegerAttr(sharedBytes));
+  gpu::LaunchFuncOp::create(*b, kernel, gpu::KernelDim3{gridX, one, one},
                             gpu::KernelDim3{constIndex(blockX), one, one},
-                            Value(), args, Value());
+                            shared, args, Value());
+}
+
+void HostLowering::zeroAmax(Value amax) {
+  Value zero = arith::ConstantOp::create(*b, b->getF32FloatAttr(0));
+  if (launcher) {
+    // Managed memory, and every earlier launch has completed: a host store.
+    memref::StoreOp::create(*b, zero, amax, ValueRange{});
+    return;
+  }
+  gpu::MemsetOp::create(*b, Type(), ValueRange{}, amax, zero);
 }
 
 Value HostLowering::elementwiseGrid(Value n) {
@@ -1479,18 +1525,10 @@ void HostLowering::launchBlockKernel(StringRef kernel,
   launch(kernel, constIndex(grid), abi::kBlockSize, args);
 }
 
-/// block_amax -> compute_block_scales -> quantize of the same tensor and
-/// blocks (what fp8-quantize emits) is one pass of block_cast over the
-/// tensor; anything else, one kernel per op.
-LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
-  FailureOr<BlockGeometry> geometry = getBlockGeometry(
-      op, op.getInput().getType(), op.getBlockShape());
-  if (failed(geometry))
-    return failure();
-  Value x = buffers.lookup(op.getInput());
-  Type in = getElementType(x);
-  Value amax = allocate(op.getAmax(), {});
-  buffers.map(op.getAmax(), amax);
+/// The compute_block_scales and quantize that follow `op` on the same
+/// tensor and blocks (what fp8-quantize emits): one pass of block_cast.
+static std::optional<std::pair<ComputeBlockScalesOp, QuantizeOp>>
+getFusedBlockCast(BlockAmaxOp op) {
   for (Operation *user : op.getAmax().getUsers()) {
     auto scales = dyn_cast<ComputeBlockScalesOp>(user);
     if (!scales || !scales.getScale().hasOneUse())
@@ -1503,6 +1541,25 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
         quantize.getResult().getType().getElementType() !=
             scales.getFp8Type())
       continue;
+    return std::make_pair(scales, quantize);
+  }
+  return std::nullopt;
+}
+
+/// block_amax -> compute_block_scales -> quantize of the same tensor and
+/// blocks is one pass of block_cast over the tensor; anything else, one
+/// kernel per op.
+LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
+  FailureOr<BlockGeometry> geometry = getBlockGeometry(
+      op, op.getInput().getType(), op.getBlockShape());
+  if (failed(geometry))
+    return failure();
+  Value x = buffers.lookup(op.getInput());
+  Type in = getElementType(x);
+  Value amax = allocate(op.getAmax(), {});
+  buffers.map(op.getAmax(), amax);
+  if (auto fused = getFusedBlockCast(op)) {
+    auto [scales, quantize] = *fused;
     Value scale = allocate(scales.getScale(), {});
     Value scaleInv = allocate(scales.getScaleInv(), {});
     Value q = allocate(quantize.getResult(), {});
@@ -1575,6 +1632,159 @@ LogicalResult HostLowering::lowerBlockDequantize(DequantizeOp op) {
   return success();
 }
 
+Value HostLowering::padLastDim(Value memref, int64_t k) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = k;
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(dims(memref, d));
+  auto padded = memref::AllocOp::create(
+      *b, MemRefType::get(shape, type.getElementType()), sizes);
+  Value zero = arith::ConstantOp::create(
+      *b, b->getFloatAttr(type.getElementType(), 0.0));
+  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{padded});
+  SmallVector<OpFoldResult> offsets(rank, b->getIndexAttr(0));
+  SmallVector<OpFoldResult> extents, strides(rank, b->getIndexAttr(1));
+  for (int64_t d = 0; d < rank; ++d)
+    extents.push_back(type.isDynamicDim(d) ? OpFoldResult(dims(memref, d))
+                                           : b->getIndexAttr(type.getDimSize(d)));
+  Value rows = memref::SubViewOp::create(*b, padded, offsets, extents, strides);
+  linalg::CopyOp::create(*b, memref, rows);
+  return padded;
+}
+
+/// The wgmma GEMM (GemmKernelABI.h): operands K-major (the wgmma pass made
+/// them so), tensor maps encoded by the runtime, a persistent grid of
+/// min(SMs, tiles) blocks.
+LogicalResult HostLowering::lowerScaledMatmul(ScaledMatmulOp op) {
+  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
+  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
+  if (!launcher || !kernel || !tile || tile.size() != 4 ||
+      op.getTransposeLhs() || !op.getTransposeRhs())
+    return op.emitOpError("has no wgmma launch: run "
+                          "convert-fp8-scaled-matmul-to-wgmma first");
+  MLIRContext *ctx = b->getContext();
+  int64_t blockM = tile[0], blockN = tile[1], threads = tile[2],
+          sharedBytes = tile[3];
+  Value lhs = buffers.lookup(op.getLhs());
+  Value rhs = buffers.lookup(op.getRhs());
+  int64_t rank = op.getResult().getType().getRank();
+  int64_t rhsRank = op.getRhs().getType().getRank();
+  Value m = dims(lhs, rank - 2), k = dims(lhs, rank - 1);
+  Value n = dims(rhs, rhsRank - 2);
+  Value batch = constIndex(1);
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    Value extent = dims(lhs, d);
+    batch = arith::MulIOp::create(*b, batch, extent);
+    if (op.getResult().getType().isDynamicDim(d))
+      sizes.push_back(extent);
+  }
+  if (op.getResult().getType().isDynamicDim(rank - 2))
+    sizes.push_back(m);
+  if (op.getResult().getType().isDynamicDim(rank - 1))
+    sizes.push_back(n);
+  Value out = allocate(op.getResult(), sizes);
+  buffers.map(op.getResult(), out);
+
+  // TMA needs rows of 16-byte multiples: such operands get zero-padded
+  // copies; the tensor maps keep the true K, so the pad is never read.
+  Value pitch = k;
+  if (auto padK = op->getAttrOfType<IntegerAttr>(kWgmmaPadKAttr)) {
+    lhs = padLastDim(lhs, padK.getInt());
+    rhs = padLastDim(rhs, padK.getInt());
+    pitch = constIndex(padK.getInt());
+  }
+
+  auto genericPtr = LLVM::LLVMPointerType::get(ctx);
+  auto globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  auto mapType = LLVM::LLVMArrayType::get(b->getI64Type(), 16);
+  Type i32 = b->getI32Type();
+  auto i32Const = [&](int64_t v) {
+    return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
+  };
+  auto toI32 = [&](Value index) {
+    return arith::IndexCastOp::create(*b, i32, index);
+  };
+  auto runtimeCall = [&](StringRef name, TypeRange results,
+                         ValueRange args) {
+    auto module = func->getParentOfType<ModuleOp>();
+    if (!module.lookupSymbol(name)) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      auto decl = func::FuncOp::create(
+          top, module.getLoc(), name,
+          FunctionType::get(ctx, args.getTypes(), results));
+      decl.setPrivate();
+    }
+    return func::CallOp::create(*b, name, results, args);
+  };
+  auto encode = [&](Value memref, Value cols, Value rows, Value layers,
+                    Value rowPitch, int64_t boxCols, int64_t boxRows,
+                    int64_t elementBytes) -> Value {
+    Value one = arith::ConstantOp::create(*b, b->getI64IntegerAttr(1));
+    Value map = LLVM::AllocaOp::create(*b, genericPtr, mapType, one,
+                                       /*alignment=*/64);
+    Value base = LLVM::AddrSpaceCastOp::create(*b, genericPtr,
+                                               pointer(memref));
+    Value bytes = arith::MulIOp::create(*b, rowPitch,
+                                        constIndex(elementBytes));
+    runtimeCall("fp8GpuEncodeTensorMap", {},
+                {map, base, toI64(cols), toI64(rows), toI64(layers),
+                 toI64(bytes), i32Const(boxCols), i32Const(boxRows),
+                 i32Const(elementBytes)});
+    return LLVM::LoadOp::create(*b, mapType, map);
+  };
+
+  bool rhsBatched = rhsRank == rank;
+  Value mapA = encode(lhs, k, m, batch, pitch, gabi::kBlockK, blockM, 1);
+  Value mapB = encode(rhs, k, n, rhsBatched ? batch : constIndex(1), pitch,
+                      gabi::kBlockK, blockN, 1);
+  Value null = LLVM::ZeroOp::create(*b, globalPtr);
+  Value bias = op.getBias() ? pointer(buffers.lookup(op.getBias())) : null;
+  Value amaxPtr = null;
+  if (op.getResultAmax()) {
+    Value amax = allocate(op.getResultAmax(), {});
+    zeroAmax(amax);
+    amaxPtr = pointer(amax);
+    buffers.map(op.getResultAmax(), amax);
+  }
+  // Only _tmastore kernels read the result's map; whole-graph GEMMs store
+  // from the registers.
+  Value mapOut = LLVM::ZeroOp::create(*b, mapType);
+
+  SmallVector<Value> args(gabi::kNumParams);
+  args[gabi::kTensorMapA] = mapA;
+  args[gabi::kTensorMapB] = mapB;
+  args[gabi::kOut] = pointer(out);
+  args[gabi::kLhsScaleInv] = pointer(buffers.lookup(op.getLhsScaleInv()));
+  args[gabi::kRhsScaleInv] = pointer(buffers.lookup(op.getRhsScaleInv()));
+  args[gabi::kBias] = bias;
+  args[gabi::kAmax] = amaxPtr;
+  args[gabi::kM] = toI32(m);
+  args[gabi::kN] = toI32(n);
+  args[gabi::kK] = toI32(k);
+  args[gabi::kBatch] = toI32(batch);
+  args[gabi::kRhsBatched] = i32Const(rhsBatched ? 1 : 0);
+  args[gabi::kTensorMapOut] = mapOut;
+
+  // One block per SM, each looping over output tiles.
+  Value tiles = arith::MulIOp::create(
+      *b, batch,
+      arith::MulIOp::create(
+          *b, arith::CeilDivUIOp::create(*b, m, constIndex(blockM)),
+          arith::CeilDivUIOp::create(*b, n, constIndex(blockN))));
+  Value sms = arith::IndexCastOp::create(
+      *b, b->getIndexType(),
+      runtimeCall("fp8GpuMultiprocessorCount", {i32}, {}).getResult(0));
+  Value grid = arith::MaxUIOp::create(
+      *b, arith::MinUIOp::create(*b, sms, tiles), constIndex(1));
+  launch(kernel, grid, threads, sharedBytes, args);
+  return success();
+}
+
 /// The indices of the dynamic dimensions of `type`.
 static SmallVector<int64_t> dynamicDims(ShapedType type) {
   SmallVector<int64_t> result;
@@ -1591,10 +1801,6 @@ LogicalResult HostLowering::lower(Operation *op) {
     for (int64_t d : dynamicDims(shaped))
       sizes.push_back(dims(memref, transposed ? 1 - d : d));
     return sizes;
-  };
-  auto zeroAmax = [&](Value amax) {
-    gpu::MemsetOp::create(*b, Type(), ValueRange{}, amax,
-                          arith::ConstantOp::create(*b, b->getF32FloatAttr(0)));
   };
   Type i64 = b->getI64Type();
   auto i64Const = [&](int64_t v) {
@@ -1623,6 +1829,7 @@ LogicalResult HostLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](BlockAmaxOp amax) { return lowerBlockAmax(amax); })
+      .Case([&](ScaledMatmulOp gemm) { return lowerScaledMatmul(gemm); })
       .Case([&](ComputeBlockScalesOp scales) {
         return lowerBlockScales(scales);
       })
@@ -1760,12 +1967,14 @@ LogicalResult HostLowering::run() {
   MLIRContext *ctx = func.getContext();
   b.emplace(func.getLoc(), ctx);
 
-  // Arguments, then one out-parameter per result.
+  // Arguments, then one out-parameter per result (not for launchers: they
+  // return their results).
   SmallVector<Type> argTypes;
   for (Type type : func.getArgumentTypes())
     argTypes.push_back(getDeviceType(type));
-  for (Type type : func.getResultTypes())
-    argTypes.push_back(getDeviceType(type));
+  if (!launcher)
+    for (Type type : func.getResultTypes())
+      argTypes.push_back(getDeviceType(type));
   Block *oldBody = &func.getBody().front();
   auto returnOp = cast<func::ReturnOp>(oldBody->getTerminator());
 
@@ -1776,9 +1985,10 @@ LogicalResult HostLowering::run() {
        llvm::zip(oldBody->getArguments(), newBody->getArguments()))
     buffers.map(oldArg, newArg);
   unsigned numInputs = func.getNumArguments();
-  for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
-    if (!outParams.count(value))
-      outParams[value] = newBody->getArgument(numInputs + i);
+  if (!launcher)
+    for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
+      if (!outParams.count(value))
+        outParams[value] = newBody->getArgument(numInputs + i);
 
   b->setInsertionPointToStart(newBody);
   for (Operation &op : oldBody->without_terminator()) {
@@ -1790,9 +2000,22 @@ LogicalResult HostLowering::run() {
       return failure();
     }
   }
+  b->setLoc(returnOp.getLoc());
+  if (launcher) {
+    SmallVector<Value> results;
+    for (Value value : returnOp.getOperands())
+      results.push_back(buffers.lookup(value));
+    func::ReturnOp::create(*b, results);
+    oldBody->dropAllDefinedValueUses();
+    oldBody->erase();
+    func.getBody().push_back(newBody);
+    func.setFunctionType(
+        FunctionType::get(ctx, newBody->getArgumentTypes(),
+                          ValueRange(results).getTypes()));
+    return success();
+  }
   // Results the kernels did not write in place (arguments returned as they
   // are, a value returned twice) are copied.
-  b->setLoc(returnOp.getLoc());
   for (auto [i, value] : llvm::enumerate(returnOp.getOperands())) {
     Value out = newBody->getArgument(numInputs + i);
     Value buffer = buffers.lookup(value);
@@ -1868,7 +2091,234 @@ struct ConvertFP8ToNVVMPass
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// convert-fp8-to-gpu-launches
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvertFP8ToGPULaunchesPass
+    : public fp8::impl::ConvertFP8ToGPULaunchesBase<
+          ConvertFP8ToGPULaunchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (std::optional<std::string> error =
+            checkNVVMTarget(chip, features, /*needsWgmma=*/false)) {
+      module.emitError() << *error;
+      return signalPassFailure();
+    }
+    SmallVector<SmallVector<Operation *>> groups = collectGroups(module);
+    if (groups.empty())
+      return;
+
+    MLIRContext *ctx = &getContext();
+    auto gpuModule =
+        module.lookupSymbol<gpu::GPUModuleOp>(abi::kKernelModuleName);
+    if (!gpuModule) {
+      if (module.lookupSymbol(abi::kKernelModuleName)) {
+        module.emitError() << "already contains a symbol named '"
+                           << abi::kKernelModuleName << "'";
+        return signalPassFailure();
+      }
+      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+      auto target = NVVM::NVVMTargetAttr::get(
+          ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip, features);
+      gpuModule = gpu::GPUModuleOp::create(builder, module.getLoc(),
+                                           abi::kKernelModuleName,
+                                           builder.getArrayAttr({target}));
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      builder.getUnitAttr());
+    }
+    KernelLibrary kernels(gpuModule);
+    SymbolTable symbols(module);
+    for (ArrayRef<Operation *> group : groups) {
+      func::FuncOp launcher = outline(group, kernels, symbols);
+      if (launcher)
+        replaceWithCall(group, launcher);
+    }
+    if (gpuModule.getBody()->without_terminator().empty())
+      gpuModule.erase();
+  }
+
+  /// The fp8 ops to launch, in groups that become one launcher each: a
+  /// fused block cast (block_amax, compute_block_scales, quantize), any
+  /// other op alone. GEMMs that no wgmma kernel takes stay (they lower
+  /// with the rest of the graph).
+  static SmallVector<SmallVector<Operation *>> collectGroups(ModuleOp module) {
+    SmallVector<SmallVector<Operation *>> groups;
+    llvm::SmallPtrSet<Operation *, 16> grouped;
+    DominanceInfo dominance(module);
+    module.walk([&](Operation *op) {
+      if (!isa_and_present<FP8Dialect>(op->getDialect()) ||
+          grouped.contains(op) || op->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      if (isa<ScaledMatmulOp>(op) && !op->hasAttr(kWgmmaKernelAttr))
+        return;
+      SmallVector<Operation *> group{op};
+      if (auto amax = dyn_cast<BlockAmaxOp>(op))
+        if (auto fused = getFusedBlockCast(amax)) {
+          auto [scales, quantize] = *fused;
+          // Launched where block_amax is: everything else they read must
+          // be available there.
+          bool available = llvm::all_of(
+              std::initializer_list<Operation *>{scales, quantize},
+              [&](Operation *member) {
+                return member->getBlock() == op->getBlock() &&
+                       llvm::all_of(member->getOperands(), [&](Value v) {
+                         Operation *def = v.getDefiningOp();
+                         return def == op || def == scales ||
+                                dominance.properlyDominates(v, op);
+                       });
+              });
+          if (available)
+            group.append({scales, quantize});
+        }
+      grouped.insert(group.begin(), group.end());
+      groups.push_back(std::move(group));
+    });
+    return groups;
+  }
+
+  /// What the group reads from outside, in order of first use.
+  static llvm::SetVector<Value> getInputs(ArrayRef<Operation *> group) {
+    llvm::SmallPtrSet<Operation *, 4> members(group.begin(), group.end());
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : group)
+      for (Value operand : op->getOperands())
+        if (!members.contains(operand.getDefiningOp()))
+          inputs.insert(operand);
+    return inputs;
+  }
+
+  /// The group's results used outside it (what stays inside, such as the
+  /// scales of a fused block cast, is never materialized).
+  static SmallVector<Value> getOutputs(ArrayRef<Operation *> group) {
+    llvm::SmallPtrSet<Operation *, 4> members(group.begin(), group.end());
+    SmallVector<Value> outputs;
+    for (Operation *op : group)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !members.contains(user);
+            }))
+          outputs.push_back(result);
+    return outputs;
+  }
+
+  /// A private launcher for `group` (HostLowering), or null when no kernel
+  /// takes it (unsupported types or blocks): then the ops stay.
+  func::FuncOp outline(ArrayRef<Operation *> group, KernelLibrary &kernels,
+                       SymbolTable &symbols) {
+    llvm::SetVector<Value> inputs = getInputs(group);
+    SmallVector<Value> results = getOutputs(group);
+    Operation *first = group.front();
+    OpBuilder builder(first->getContext());
+    auto func = func::FuncOp::create(
+        builder, first->getLoc(),
+        (Twine("__fp8_gpu_") + first->getName().stripDialect()).str(),
+        builder.getFunctionType(ValueRange(inputs.getArrayRef()).getTypes(),
+                                ValueRange(results).getTypes()));
+    func.setPrivate();
+    func->setAttr(kGpuLauncherAttr, builder.getUnitAttr());
+    Block *body = func.addEntryBlock();
+    builder.setInsertionPointToStart(body);
+    IRMapping mapping;
+    mapping.map(inputs.getArrayRef(), body->getArguments());
+    for (Operation *op : group)
+      builder.clone(*op, mapping);
+    func::ReturnOp::create(
+        builder, first->getLoc(),
+        llvm::map_to_vector(results,
+                            [&](Value v) { return mapping.lookup(v); }));
+    symbols.insert(func, symbols.getOp()->getRegion(0).front().begin());
+
+    // What no kernel takes is not an error here: it runs as linalg.
+    LogicalResult lowered = failure();
+    {
+      ScopedDiagnosticHandler quiet(func.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      lowered = HostLowering(func, kernels, /*launcher=*/true).run();
+    }
+    if (succeeded(lowered))
+      return func;
+    symbols.erase(func);
+    return {};
+  }
+
+  /// The group's ops become a call of `launcher` on buffers of their
+  /// operands, and tensors of the buffers it returns.
+  void replaceWithCall(ArrayRef<Operation *> group, func::FuncOp launcher) {
+    Operation *first = group.front();
+    OpBuilder b(first);
+    Location loc = first->getLoc();
+    SmallVector<Value> args;
+    for (auto [operand, type] :
+         llvm::zip(getInputs(group), launcher.getArgumentTypes())) {
+      auto memref = cast<MemRefType>(type);
+      if (isa<TensorType>(operand.getType()))
+        args.push_back(bufferization::ToBufferOp::create(
+            b, loc, memref, operand, /*read_only=*/true));
+      else
+        args.push_back(getScalarBuffer(operand, memref));
+    }
+    auto call = func::CallOp::create(b, loc, launcher, args);
+    for (auto [result, buffer] :
+         llvm::zip(getOutputs(group), call.getResults())) {
+      Value replacement;
+      if (auto tensor = dyn_cast<RankedTensorType>(result.getType())) {
+        replacement = bufferization::ToTensorOp::create(
+            b, loc, tensor, buffer, /*restrict=*/true, /*writable=*/true);
+      } else {
+        replacement = memref::LoadOp::create(b, loc, buffer);
+        scalarBuffers[replacement] = buffer;
+      }
+      result.replaceAllUsesWith(replacement);
+    }
+    for (Operation *op : llvm::reverse(group))
+      op->erase();
+  }
+
+  /// An f32 scalar in a one-element buffer: the one a launcher returned it
+  /// in, else one made where the scalar is defined (once per scalar).
+  Value getScalarBuffer(Value scalar, MemRefType type) {
+    Value &buffer = scalarBuffers[scalar];
+    if (buffer)
+      return buffer;
+    OpBuilder b(scalar.getContext());
+    if (Operation *def = scalar.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(cast<BlockArgument>(scalar).getOwner());
+    buffer = memref::AllocOp::create(b, scalar.getLoc(), type);
+    memref::StoreOp::create(b, scalar.getLoc(), scalar, buffer);
+    return buffer;
+  }
+
+  llvm::DenseMap<Value, Value> scalarBuffers;
+};
+} // namespace
+
+namespace {
+/// gpu.launch_func reads and writes memory through its kernel and neither
+/// allocates nor frees: said so that buffer deallocation, which refuses
+/// ops with unknown effects, accepts the launchers of
+/// convert-fp8-to-gpu-launches (upstream declares no effects for it).
+struct LaunchFuncMemoryEffects
+    : MemoryEffectOpInterface::ExternalModel<LaunchFuncMemoryEffects,
+                                             gpu::LaunchFuncOp> {
+  void getEffects(Operation *,
+                  SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                      &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+} // namespace
+
 void mlir::fp8::registerFP8ToNVVMDialectExtensions(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, gpu::GPUDialect *) {
+    gpu::LaunchFuncOp::attachInterface<LaunchFuncMemoryEffects>(*context);
+  });
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);

@@ -33,6 +33,8 @@
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::fp8 {
@@ -1002,6 +1004,23 @@ static Value getTransposedCopy(OpBuilder &builder, Value operand) {
   return fused.getTransposed();
 }
 
+/// `operand` with its last two dimensions swapped: a copy of its bytes
+/// (linalg.transpose), exact for any element type.
+static Value transposeBytes(OpBuilder &builder, Value operand) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> permutation = llvm::to_vector(llvm::seq<int64_t>(rank));
+  std::swap(permutation[rank - 2], permutation[rank - 1]);
+  Location loc = operand.getLoc();
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc, operand);
+  std::swap(sizes[rank - 2], sizes[rank - 1]);
+  Value init = tensor::EmptyOp::create(builder, loc, sizes,
+                                       type.getElementType());
+  return linalg::TransposeOp::create(builder, loc, operand, init, permutation)
+      .getResult()[0];
+}
+
 namespace {
 struct ConvertFP8ScaledMatmulToWGMMAPass
     : fp8::impl::ConvertFP8ScaledMatmulToWGMMABase<
@@ -1072,10 +1091,16 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     if (op.isBlockScaled())
       return failure(failed(checkBlockScales(op)));
     OpBuilder builder(op);
-    if (op.getTransposeLhs()) {
-      Value copy = op.getLhs().getType().getRank() == 2
-                       ? getTransposedCopy(builder, op.getLhs())
+    auto copyOf = [&](Value operand) {
+      Value copy = cast<RankedTensorType>(operand.getType()).getRank() == 2
+                       ? getTransposedCopy(builder, operand)
                        : Value();
+      if (!copy && wholeGraph)
+        copy = transposeBytes(builder, operand);
+      return copy;
+    };
+    if (op.getTransposeLhs()) {
+      Value copy = copyOf(op.getLhs());
       if (!copy)
         return op.emitOpError()
                << "has lhs in [K, M] layout (transpose_lhs), but FP8 wgmma "
@@ -1087,9 +1112,7 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       op.setTransposeLhs(false);
     }
     if (!op.getTransposeRhs()) {
-      Value copy = op.getRhs().getType().getRank() == 2
-                       ? getTransposedCopy(builder, op.getRhs())
-                       : Value();
+      Value copy = copyOf(op.getRhs());
       if (!copy)
         return op.emitOpError()
                << "has rhs in [K, N] layout, but FP8 wgmma reads both "
@@ -1136,6 +1159,14 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     }
 
     for (ScaledMatmulOp op : gemms) {
+      if (wholeGraph && op.isBlockScaled()) {
+        // A block form no kernel applies lowers with the rest of the
+        // program.
+        ScopedDiagnosticHandler quiet(ctx,
+                                      [](Diagnostic &) { return success(); });
+        if (failed(checkBlockScales(op)))
+          continue;
+      }
       if (failed(planLayouts(op)))
         return signalPassFailure();
       RankedTensorType lhsType = op.getLhs().getType();
@@ -1168,18 +1199,25 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
                                  extent(resultType.getDimSize(rank - 2)),
                                  extent(resultType.getDimSize(rank - 1)));
       LLVM::LLVMFuncOp kernel = getOrBuildWgmmaGemmKernel(gpuModule, config);
-      op->setAttr("fp8.wgmma_kernel",
+      op->setAttr(kWgmmaKernelAttr,
                   SymbolRefAttr::get(
                       StringAttr::get(ctx, gabi::kGemmModuleName),
                       {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
+      op->setAttr(kWgmmaTileAttr,
+                  DenseI64ArrayAttr::get(
+                      ctx, {config.blockM, config.blockN, config.threads(),
+                            config.sharedBytes()}));
       // TMA needs 16-byte row pitches: such operands are copied into rows
       // padded with zeros (the tensor map keeps the true K).
       int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
       if (!ShapedType::isDynamic(k) && k % 16 != 0)
-        op->setAttr("fp8.wgmma_pad_k",
+        op->setAttr(kWgmmaPadKAttr,
                     IntegerAttr::get(IntegerType::get(ctx, 64),
                                      (k + 15) / 16 * 16));
     }
+    // Every GEMM left to the rest of the program (whole-graph).
+    if (gpuModule.getBody()->without_terminator().empty())
+      gpuModule.erase();
   }
 };
 } // namespace

@@ -26,7 +26,7 @@
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-LABEL: func.func @forward
-// CHECK: fp8.scaled_matmul {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4, transpose_rhs}
+// CHECK: fp8.scaled_matmul {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4, fp8.wgmma_tile = array<i64: 128, 256, 384, 197696>, transpose_rhs}
 // Promotion: each stage's 4 wgmma start from zero, then add into f32.
 // PROMOTE: llvm.func @scaled_matmul_e4m3_e4m3_bf16_promote_128x128x128_s7
 // PROMOTE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
@@ -57,7 +57,7 @@ func.func @forward(%x: tensor<4096x4096xf8E4M3FN>, %w: tensor<14336x4096xf8E4M3F
 // that the same cast_transpose already writes.
 // CHECK-LABEL: func.func @dgrad
 // CHECK: %[[Q:.+]], %[[QT:.+]] = fp8.cast_transpose %arg1
-// CHECK: fp8.scaled_matmul %arg0, %[[QT]] {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e5m2_e4m3_f32_128x128x128_s7, transpose_rhs}
+// CHECK: fp8.scaled_matmul %arg0, %[[QT]] {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e5m2_e4m3_f32_128x128x128_s7, fp8.wgmma_tile = array<i64: 128, 128, 384, 230512>, transpose_rhs}
 func.func @dgrad(%dy: tensor<256x512xf8E5M2>, %w: tensor<512x1024xf32>, %s: f32) -> (tensor<256x1024xf32>, tensor<1024x512xf8E4M3FN>) {
   %q, %qt = fp8.cast_transpose %w, %s : tensor<512x1024xf32> -> tensor<512x1024xf8E4M3FN>, tensor<1024x512xf8E4M3FN>
   %y = fp8.scaled_matmul %dy, %q scales %s, %s : tensor<256x512xf8E5M2>, tensor<512x1024xf8E4M3FN> -> tensor<256x1024xf32>
@@ -72,7 +72,7 @@ func.func @dgrad(%dy: tensor<256x512xf8E5M2>, %w: tensor<512x1024xf32>, %s: f32)
 // CHECK-LABEL: func.func @wgrad
 // CHECK: %[[Q:.+]], %[[QT:.+]] = fp8.cast_transpose %arg0
 // CHECK-NOT: fp8.quantize
-// CHECK: fp8.scaled_matmul %[[QT]], %arg1 {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e5m2_e4m3_bf16_bias_f32_amax_64x128x128_s8, fp8.wgmma_pad_k = 48 : i64, transpose_rhs}
+// CHECK: fp8.scaled_matmul %[[QT]], %arg1 {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e5m2_e4m3_bf16_bias_f32_amax_64x128x128_s8, fp8.wgmma_pad_k = 48 : i64, fp8.wgmma_tile = array<i64: 64, 128, 256, 197760>, transpose_rhs}
 func.func @wgrad(%x: tensor<40x64xf32>, %w: tensor<200x40xf8E4M3FN>, %s: f32, %b: tensor<200xf32>) -> (tensor<64x200xbf16>, f32) {
   %q = fp8.quantize %x, %s : tensor<40x64xf32> -> tensor<40x64xf8E5M2>
   %y, %a = fp8.scaled_matmul %q, %w scales %s, %s bias %b : tensor<200xf32> {transpose_lhs, transpose_rhs} : tensor<40x64xf8E5M2>, tensor<200x40xf8E4M3FN> -> tensor<64x200xbf16>, f32
@@ -121,7 +121,7 @@ func.func @batched(%x: tensor<?x?x1024xf8E4M3FN>, %w: tensor<?x1024xf8E4M3FN>, %
 // CHECK-NOT: math.fma
 // CHECK: scf.yield
 // CHECK-LABEL: func.func @blocks
-// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 128], [128, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks_128x128x128_s7, transpose_rhs}
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 128], [128, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks_128x128x128_s7, fp8.wgmma_tile = array<i64: 128, 128, 384, 230512>, transpose_rhs}
 // PROMOTE-LABEL: func.func @blocks
 // PROMOTE: @scaled_matmul_e4m3_e4m3_f32_promote_blocks_128x128x128_s7
 func.func @blocks(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
@@ -151,7 +151,7 @@ func.func @blocks(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
 // CHECK: %[[F:.*]] = arith.mulf
 // CHECK: math.fma %{{.*}}, %[[F]], %{{.*}} : f32
 // CHECK-LABEL: func.func @rows
-// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 256], [1, 256] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_rows_128x128x128_s7, transpose_rhs}
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 256], [1, 256] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_rows_128x128x128_s7, fp8.wgmma_tile = array<i64: 128, 128, 384, 230512>, transpose_rhs}
 func.func @rows(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
                 %sa: tensor<256x1xf32>, %sb: tensor<384x1xf32>) -> tensor<256x384xbf16> {
   %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 256], [1, 256] {transpose_rhs}
@@ -186,7 +186,7 @@ func.func @rows(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-LABEL: func.func @mx
-// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 32], [1, 32] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_promote_mx_128x64x128_s{{[0-9]}}, transpose_rhs}
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 32], [1, 32] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_promote_mx_128x64x128_s8, fp8.wgmma_tile = array<i64: 128, 64, 384, 197760>, transpose_rhs}
 func.func @mx(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
               %sa: tensor<256x8xf8E8M0FNU>, %sb: tensor<384x8xf8E8M0FNU>) -> tensor<256x384xbf16> {
   %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 32], [1, 32] {transpose_rhs}
@@ -207,7 +207,7 @@ func.func @mx(%a: tensor<256x256xf8E4M3FN>, %b: tensor<384x256xf8E4M3FN>,
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-COUNT-32: math.fma
 // CHECK-LABEL: func.func @wgrad
-// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 128], [1, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks1d1d_128x64x128_s{{[0-9]}}, transpose_rhs}
+// CHECK: fp8.scaled_matmul {{.*}} blocks [1, 128], [1, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks1d1d_128x64x128_s8, fp8.wgmma_tile = array<i64: 128, 64, 384, 197760>, transpose_rhs}
 func.func @wgrad(%dyt: tensor<256x1024xf8E4M3FN>, %xt: tensor<512x1024xf8E4M3FN>,
                  %sa: tensor<256x8xf32>, %sb: tensor<512x8xf32>) -> tensor<256x512xf32> {
   %y = fp8.scaled_matmul %dyt, %xt scales %sa, %sb blocks [1, 128], [1, 128] {transpose_rhs}

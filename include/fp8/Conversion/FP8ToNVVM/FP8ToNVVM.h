@@ -11,6 +11,11 @@
 
 namespace mlir::fp8 {
 
+/// Marks the private functions convert-fp8-to-gpu-launches outlines: host
+/// code on memrefs that launches the fp8 kernels on the buffers it is
+/// given (fp8-stage-buffers-for-gpu stages those buffers at the call).
+inline constexpr llvm::StringLiteral kGpuLauncherAttr = "fp8.gpu_launcher";
+
 /// The interfaces that lowering and serializing the kernels needs in the
 /// context: the NVVM target attribute's serialization and the translations
 /// of the LLVM, NVVM and GPU dialects to LLVM IR.

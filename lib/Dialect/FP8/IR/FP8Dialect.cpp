@@ -128,11 +128,25 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'fp8.wgmma_kernel' must be a symbol reference");
     return success();
   }
+  if (name == "fp8.wgmma_tile") {
+    auto tile = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!tile || tile.size() != 4 ||
+        llvm::any_of(tile.asArrayRef(), [](int64_t v) { return v <= 0; }))
+      return op->emitError("'fp8.wgmma_tile' must be four positive integers "
+                           "[BM, BN, threads, shared bytes]");
+    return success();
+  }
   if (name == "fp8.wgmma_pad_k") {
     auto padded = dyn_cast<IntegerAttr>(attr.getValue());
     if (!padded || padded.getInt() <= 0 || padded.getInt() % 16 != 0)
       return op->emitError("'fp8.wgmma_pad_k' must be a positive multiple "
                            "of 16");
+    return success();
+  }
+  if (name == "fp8.gpu_launcher") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError("'fp8.gpu_launcher' must be a unit attribute on "
+                           "a function");
     return success();
   }
   if (name == "fp8.train_step") {

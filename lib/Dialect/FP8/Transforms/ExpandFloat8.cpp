@@ -487,6 +487,14 @@ void mlir::fp8::populateFP8ExpandFloat8Patterns(const TypeConverter &converter,
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// Code in a symbol table other than a builtin module (the kernels of a
+/// gpu.module) targets hardware with FP8 conversions of its own (its ops
+/// name FP8 types in attributes): left as it is.
+static bool isTargetCode(Operation *op) {
+  Operation *table = op->getParentWithTrait<OpTrait::SymbolTable>();
+  return table && !isa<ModuleOp>(table);
+}
+
 namespace {
 struct FP8ExpandFloat8Pass
     : fp8::impl::FP8ExpandFloat8Base<FP8ExpandFloat8Pass> {
@@ -502,7 +510,7 @@ void FP8ExpandFloat8Pass::runOnOperation() {
   // out as linalg.generic.
   SmallVector<linalg::LinalgOp> named;
   module.walk([&](linalg::LinalgOp op) {
-    if (!isa<linalg::GenericOp>(op) && hasFloat8Types(op))
+    if (!isa<linalg::GenericOp>(op) && hasFloat8Types(op) && !isTargetCode(op))
       named.push_back(op);
   });
   IRRewriter rewriter(&getContext());
@@ -519,8 +527,9 @@ void FP8ExpandFloat8Pass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
   populateFP8ExpandFloat8Patterns(converter, patterns);
   ConversionTarget target(getContext());
-  target.markUnknownOpDynamicallyLegal(
-      [](Operation *op) { return !hasFloat8Types(op); });
+  target.markUnknownOpDynamicallyLegal([](Operation *op) {
+    return !hasFloat8Types(op) || isTargetCode(op);
+  });
   if (failed(applyPartialConversion(module, target, std::move(patterns))))
     signalPassFailure();
 }

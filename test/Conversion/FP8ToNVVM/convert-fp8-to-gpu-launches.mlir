@@ -1,0 +1,134 @@
+// RUN: fp8-opt %s --convert-fp8-to-gpu-launches -split-input-file | FileCheck %s
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma="whole-graph promote" --convert-fp8-to-gpu-launches -split-input-file | FileCheck %s --check-prefix=GEMM
+// RUN: not fp8-opt %s --convert-fp8-to-gpu-launches=chip=sm_80 -split-input-file 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: chip 'sm_80' cannot run the FP8 kernels
+
+// Each fp8 op becomes a call of a private launcher on buffers of its
+// operands (read-only), its tensor results tensors of the buffers the
+// launcher returns (restrict: nothing else aliases them). f32 scalars
+// travel in one-element buffers: the caller's once, where it is defined;
+// a launcher's result by the buffer it came in (the amax goes from
+// quantize to record_amax on the device).
+
+// CHECK-LABEL: func.func private @__fp8_gpu_dequantize(
+// CHECK-SAME: %[[Q:.*]]: memref<4x100xf8E4M3FN>, %[[S:.*]]: memref<f32>) -> memref<4x100xf32> attributes {fp8.gpu_launcher}
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<4x100xf32>
+// CHECK: gpu.launch_func @fp8_kernels::@dequantize_e4m3_f32
+// CHECK: return %[[Y]]
+
+// compute_scale: delayed scaling (its previous scale is an input).
+// CHECK-LABEL: func.func private @__fp8_gpu_compute_scale(
+// CHECK-SAME: memref<16xf32>, %{{.*}}: memref<f32>) -> memref<f32>
+// CHECK: gpu.launch_func @fp8_kernels::@compute_scale blocks in ({{.*}}) threads in (%c32,
+
+// CHECK-LABEL: func.func private @__fp8_gpu_record_amax(
+// CHECK: gpu.launch_func @fp8_kernels::@record_amax
+
+// The amax accumulator is zeroed by a host store (managed memory) before
+// the launch.
+// CHECK-LABEL: func.func private @__fp8_gpu_quantize(
+// CHECK-SAME: -> (memref<4x100xf8E4M3FN>, memref<f32>)
+// CHECK: %[[AMAX:.*]] = memref.alloc() : memref<f32>
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: memref.store %[[ZERO]], %[[AMAX]][] : memref<f32>
+// CHECK: gpu.launch_func @fp8_kernels::@quantize_amax_f32_e4m3
+
+// CHECK: gpu.module @fp8_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+
+// CHECK-LABEL: func.func @casts(
+// CHECK-SAME: %[[X:.*]]: tensor<4x100xf32>, %[[HIST:.*]]: tensor<16xf32>, %[[PREV:.*]]: f32)
+// CHECK: %[[PB:.*]] = memref.alloc() : memref<f32>
+// CHECK: memref.store %[[PREV]], %[[PB]][] : memref<f32>
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x100xf32> to memref<4x100xf32>
+// CHECK: %[[QA:.*]]:2 = call @__fp8_gpu_quantize(%[[XB]], %[[PB]])
+// CHECK: %[[QT:.*]] = bufferization.to_tensor %[[QA]]#0 restrict writable : memref<4x100xf8E4M3FN> to tensor<4x100xf8E4M3FN>
+// CHECK: %[[HB:.*]] = bufferization.to_buffer %[[HIST]] read_only
+// CHECK: %[[H:.*]] = call @__fp8_gpu_record_amax(%[[HB]], %[[QA]]#1)
+// CHECK: %[[HT:.*]] = bufferization.to_tensor %[[H]] restrict writable
+// CHECK: %[[HB2:.*]] = bufferization.to_buffer %[[HT]] read_only
+// CHECK: %[[SB:.*]] = call @__fp8_gpu_compute_scale(%[[HB2]], %[[PB]])
+// CHECK: %[[SCALE:.*]] = memref.load %[[SB]][] : memref<f32>
+// CHECK: %[[QB:.*]] = bufferization.to_buffer %[[QT]] read_only
+// CHECK: %[[YB:.*]] = call @__fp8_gpu_dequantize(%[[QB]], %[[SB]])
+// CHECK: %[[YT:.*]] = bufferization.to_tensor %[[YB]] restrict writable
+// CHECK-NOT: fp8.
+// CHECK: return %[[YT]], %[[HT]], %[[SCALE]]
+func.func @casts(%x: tensor<4x100xf32>, %hist: tensor<16xf32>, %prev: f32)
+    -> (tensor<4x100xf32>, tensor<16xf32>, f32) {
+  %q, %amax = fp8.quantize %x, %prev : tensor<4x100xf32> -> tensor<4x100xf8E4M3FN>, f32
+  %h = fp8.record_amax %hist, %amax : tensor<16xf32>
+  %s = fp8.compute_scale %h, %prev for f8E4M3FN : tensor<16xf32>
+  %y = fp8.dequantize %q, %s : tensor<4x100xf8E4M3FN> -> tensor<4x100xf32>
+  return %y, %h, %s : tensor<4x100xf32>, tensor<16xf32>, f32
+}
+
+// -----
+
+// What fp8-quantize emits for per-block scaling (block_amax,
+// compute_block_scales, quantize of the same tensor and blocks) is one
+// launcher and one block_cast kernel; the scales, used only inside, are
+// not returned (the launcher's deallocation frees them). 1x96 blocks,
+// which no GPU kernel takes, stay for the rest of the program's lowering.
+
+// CHECK-LABEL: func.func private @__fp8_gpu_block_amax(
+// CHECK-SAME: memref<96x300xbf16>) -> (memref<96x3xf32>, memref<96x300xf8E4M3FN>)
+// CHECK: gpu.launch_func @fp8_kernels::@block_cast_bf16_e4m3_1x128_pow2 blocks in (%c36,
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+// CHECK-LABEL: func.func @blocks(
+// CHECK: %[[R:.*]]:2 = call @__fp8_gpu_block_amax(
+// CHECK-DAG: %[[SI:.*]] = bufferization.to_tensor %[[R]]#0 restrict writable : memref<96x3xf32>
+// CHECK-DAG: %[[Q:.*]] = bufferization.to_tensor %[[R]]#1 restrict writable : memref<96x300xf8E4M3FN>
+// CHECK: %[[D:.*]] = fp8.block_amax %{{.*}} block [1, 96]
+// CHECK: return %[[Q]], %[[SI]], %[[D]]
+func.func @blocks(%x: tensor<96x300xbf16>, %d: tensor<8x192xbf16>)
+    -> (tensor<96x300xf8E4M3FN>, tensor<96x3xf32>, tensor<8x2xf32>) {
+  %a = fp8.block_amax %x block [1, 128] : tensor<96x300xbf16> -> tensor<96x3xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<96x3xf32> -> tensor<96x3xf32>, tensor<96x3xf32>
+  %q = fp8.quantize %x, %s block [1, 128]
+      : tensor<96x300xbf16> scales tensor<96x3xf32> -> tensor<96x300xf8E4M3FN>
+  %da = fp8.block_amax %d block [1, 96] : tensor<8x192xbf16> -> tensor<8x2xf32>
+  return %q, %si, %da : tensor<96x300xf8E4M3FN>, tensor<96x3xf32>, tensor<8x2xf32>
+}
+
+// -----
+
+// The wgmma kernel's launcher: K = 40 is padded to 48-byte rows (zero fill, then the
+// operand copied in); the tensor maps {K, rows, batch} keep K = 40 with a
+// 48-byte pitch, boxes 128 x BM = 64 and 128 x BN = 128, one-byte
+// elements; the weight is shared by the 2 batches (rhs_batched 0); the
+// amax is zeroed before the launch; the grid is min(SMs, 2 x 1 x 2 tiles);
+// 256 threads and 1024 + 8 x 192 x 128 + 8 x 16 = 197760 bytes of dynamic
+// shared memory.
+
+// The runtime library's functions, declared once:
+// GEMM-DAG: func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i32, i32, i32)
+// GEMM-DAG: func.func private @fp8GpuMultiprocessorCount() -> i32
+// GEMM-LABEL: func.func private @__fp8_gpu_scaled_matmul(
+// GEMM-SAME: %[[A:.*]]: memref<2x16x40xf8E4M3FN>, %[[W:.*]]: memref<200x40xf8E4M3FN>, %[[SA:.*]]: memref<f32>, %[[SW:.*]]: memref<f32>, %[[BIAS:.*]]: memref<200xf32>) -> (memref<2x16x200xbf16>, memref<f32>)
+// GEMM: %[[OUT:.*]] = memref.alloc() : memref<2x16x200xbf16>
+// GEMM: %[[PA:.*]] = memref.alloc() : memref<2x16x48xf8E4M3FN>
+// GEMM: linalg.fill ins(%{{.*}} : f8E4M3FN) outs(%[[PA]] : memref<2x16x48xf8E4M3FN>)
+// GEMM: %[[VA:.*]] = memref.subview %[[PA]][0, 0, 0] [2, 16, 40] [1, 1, 1]
+// GEMM: linalg.copy ins(%[[A]] : memref<2x16x40xf8E4M3FN>) outs(%[[VA]] :
+// GEMM: %[[PW:.*]] = memref.alloc() : memref<200x48xf8E4M3FN>
+// GEMM: linalg.copy ins(%[[W]]
+// GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %[[K1:.*]], %[[M1:.*]], %[[B1:.*]], %[[P1:.*]], %c128_i32, %c64_i32, %c1_i32)
+// GEMM: %[[MAPA:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.array<16 x i64>
+// GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c128_i32{{.*}}, %c128_i32{{.*}}, %c1_i32{{.*}})
+// GEMM: %[[MAPB:.*]] = llvm.load
+// GEMM: %[[AMAX:.*]] = memref.alloc() : memref<f32>
+// GEMM: memref.store %{{.*}}, %[[AMAX]][] : memref<f32>
+// GEMM: %[[SMS:.*]] = call @fp8GpuMultiprocessorCount() : () -> i32
+// GEMM: gpu.launch_func @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_bias_f32_amax_promote_64x128x128_s8 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c197760_i32 args(%[[MAPA]] : !llvm.array<16 x i64>, %[[MAPB]] : !llvm.array<16 x i64>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %c0_i32 : i32, %{{.*}} : !llvm.array<16 x i64>)
+// GEMM: return %[[OUT]], %[[AMAX]]
+// GEMM-LABEL: func.func @gemm(
+// GEMM: call @__fp8_gpu_scaled_matmul(
+// GEMM-NOT: fp8.scaled_matmul
+func.func @gemm(%a: tensor<2x16x40xf8E4M3FN>, %w: tensor<200x40xf8E4M3FN>, %sa: f32, %sw: f32,
+                %b: tensor<200xf32>) -> (tensor<2x16x200xbf16>, f32) {
+  %y, %amax = fp8.scaled_matmul %a, %w scales %sa, %sw bias %b : tensor<200xf32> {transpose_rhs}
+      : tensor<2x16x40xf8E4M3FN>, tensor<200x40xf8E4M3FN> -> tensor<2x16x200xbf16>, f32
+  return %y, %amax : tensor<2x16x200xbf16>, f32
+}
