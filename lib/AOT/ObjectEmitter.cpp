@@ -12,9 +12,13 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -89,4 +93,15 @@ llvm::Error aot::emitObject(llvm::Module &module, llvm::TargetMachine &machine,
     return llvm::createStringError("the target cannot write object files");
   passes.run(module);
   return llvm::Error::success();
+}
+
+std::string aot::getGpuRuntimeLibraryPath() {
+  if (const char *path = std::getenv("FP8_GPU_RUNTIME"); path && *path)
+    return path;
+  SmallString<256> path(llvm::sys::fs::getMainExecutable(
+      "fp8", reinterpret_cast<void *>(&aot::getGpuRuntimeLibraryPath)));
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "..", "lib", "libfp8_gpu_runtime.so");
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  return path.str().str();
 }

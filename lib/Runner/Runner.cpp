@@ -4,10 +4,12 @@
 
 #include "fp8/AOT/CInterface.h"
 #include "fp8/AOT/InputDialects.h"
+#include "fp8/AOT/ObjectEmitter.h"
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Numerics/Scaling.h"
 #include "fp8/InitAllFP8.h"
 #include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/LowerToGPU.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,6 +30,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -509,11 +512,16 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   aot::prepareForCInterface(func);
 
   MLIRContext *context = clone->getContext();
+  bool gpu = compileOptions.target == CompileOptions::Target::CUDA;
   PassManager pm(context);
-  LowerToCPUOptions options;
-  options.vectorize = compileOptions.vectorize;
-  options.threads = compileOptions.vectorize && loadOpenMPRuntime();
-  buildLowerToCPUPipeline(pm, options);
+  if (gpu) {
+    buildLowerToGPUPipeline(pm, LowerToGPUOptions());
+  } else {
+    LowerToCPUOptions options;
+    options.vectorize = compileOptions.vectorize;
+    options.threads = compileOptions.vectorize && loadOpenMPRuntime();
+    buildLowerToCPUPipeline(pm, options);
+  }
   std::string diagnostics;
   {
     llvm::raw_string_ostream os(diagnostics);
@@ -522,11 +530,25 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
       return success();
     });
     if (failed(pm.run(*clone))) {
-      error = "lowering to the CPU failed:\n" + diagnostics;
+      error = std::string(gpu ? "lowering to the GPU" : "lowering to the CPU") +
+              " failed:\n" + diagnostics;
       return nullptr;
     }
   }
 
+  std::string runtimeLibrary;
+  if (gpu) {
+    runtimeLibrary = aot::getGpuRuntimeLibraryPath();
+    if (!llvm::sys::fs::exists(runtimeLibrary)) {
+      error = "no GPU runtime library at '" + runtimeLibrary + "'";
+      return nullptr;
+    }
+    // gpu.binary and gpu.launch_func: the embedded kernels and mgpu* calls.
+    DialectRegistry registry;
+    registerGPUDialectTranslation(registry);
+    gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+    context->appendDialectRegistry(registry);
+  }
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
   registerOpenMPDialectTranslation(*context);
@@ -547,12 +569,35 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   auto transformer = makeOptimizingTransformer(
       compileOptions.optLevel, /*sizeLevel=*/0, host.get());
   engineOptions.transformer = transformer;
+  SmallVector<StringRef, 1> libraries;
+  if (gpu) {
+    libraries.push_back(runtimeLibrary);
+    engineOptions.sharedLibPaths = libraries;
+  }
   auto engine = ExecutionEngine::create(*clone, engineOptions);
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
   compiled->engine = std::move(*engine);
+  compiled->freeBuffer = std::free;
+  if (gpu) {
+    // Loaded for good by the engine: its functions are in the process.
+    auto lookup = [](const char *symbol) {
+      return llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(symbol);
+    };
+    compiled->freeBuffer =
+        reinterpret_cast<void (*)(void *)>(lookup("fp8GpuFree"));
+    compiled->runtimeError =
+        reinterpret_cast<const char *(*)()>(lookup("fp8GpuRuntimeError"));
+    compiled->clearRuntimeError =
+        reinterpret_cast<void (*)()>(lookup("fp8GpuRuntimeClearError"));
+    if (!compiled->freeBuffer || !compiled->runtimeError ||
+        !compiled->clearRuntimeError) {
+      error = "'" + runtimeLibrary + "' is not the GPU runtime library";
+      return nullptr;
+    }
+  }
   return compiled;
 }
 
@@ -683,6 +728,15 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
     error = "call failed: " + llvm::toString(std::move(callError));
     return failure();
   }
+  // A GPU program that met a driver error ran on: its results are not what
+  // it computes.
+  std::string gpuError;
+  if (runtimeError) {
+    if (const char *message = runtimeError()) {
+      gpuError = message;
+      clearRuntimeError();
+    }
+  }
 
   // Returned buffers belong to the caller, but one buffer may come back as
   // several results (`return %y, %y`, views of one allocation) and a result
@@ -707,7 +761,11 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
     results.push_back(std::move(scalar));
   }
   for (void *allocated : owned)
-    std::free(allocated);
+    freeBuffer(allocated);
+  if (!gpuError.empty()) {
+    error = "the GPU program failed: " + gpuError;
+    return failure();
+  }
   return results;
 }
 

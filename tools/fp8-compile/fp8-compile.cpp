@@ -159,15 +159,11 @@ int linkSharedLibrary(StringRef object) {
   if (target == "cuda") {
     // libfp8_gpu_runtime.so, next to the tool's libraries (build tree and
     // installation alike).
-    SmallString<256> runtime(llvm::sys::fs::getMainExecutable(
-        "fp8-compile", reinterpret_cast<void *>(&linkSharedLibrary)));
-    llvm::sys::path::remove_filename(runtime);
-    llvm::sys::path::append(runtime, "..", "lib", "libfp8_gpu_runtime.so");
+    std::string runtime = fp8::aot::getGpuRuntimeLibraryPath();
     if (!llvm::sys::fs::exists(runtime))
       return fail("no GPU runtime library at '" + runtime +
                   "' to link the --target=cuda library with");
-    llvm::sys::path::remove_dots(runtime, /*remove_dot_dot=*/true);
-    args.push_back(runtime.str().str());
+    args.push_back(runtime);
     args.push_back(
         ("-Wl,-rpath," + llvm::sys::path::parent_path(runtime)).str());
   }

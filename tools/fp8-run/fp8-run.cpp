@@ -868,7 +868,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<GpuFunction> gpuFn;
   bool gpuMismatch = false;
   if (device == "cuda") {
-    gpuFn = GpuFunction::compile(*quantized, *name, error);
+    gpuFn = GpuFunction::compile(*quantized, *name, error, compileOptions);
     if (!gpuFn || failed(gpuFn->connect(error)))
       return fail(error);
   }
@@ -902,6 +902,7 @@ int main(int argc, char **argv) {
            rng);
       if (failed(referenceFn->writeGlobal(global, value, error)) ||
           failed(fp8Fn->writeGlobal(global, value, error)) ||
+          (gpuFn && failed(gpuFn->writeGlobal(global, value, error))) ||
           (goldenFn && failed(goldenFn->writeGlobal(
                            global, convertTo(value, getGoldenType(type.getElementType(),
                                                     getGoldenTarget(&context))),
@@ -1010,7 +1011,8 @@ int main(int argc, char **argv) {
     }
     llvm::json::Object gpuRecord;
     if (gpuFn) {
-      FailureOr<SmallVector<HostTensor>> onGpu = gpuFn->call(*inputs, error);
+      // The inputs the CPU's FP8 run had, its argument state included.
+      FailureOr<SmallVector<HostTensor>> onGpu = gpuFn->call(fp8Inputs, error);
       if (failed(onGpu))
         return fail(error);
       gpuRecord = gpuChecksToJSON(gpuFn->getDeviceName(),

@@ -19,6 +19,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <memory>
+#include <string>
 
 namespace mlir::fp8::aot {
 
@@ -35,6 +36,12 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
 /// Writes `module` as an object file.
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
                        llvm::raw_pwrite_stream &os);
+
+/// libfp8_gpu_runtime.so next to the running tool's libraries
+/// (<bin>/../lib, in the build tree and an installation alike), or
+/// $FP8_GPU_RUNTIME when set: what GPU programs link (fp8-compile) or load
+/// (fp8-run's JIT).
+std::string getGpuRuntimeLibraryPath();
 
 } // namespace mlir::fp8::aot
 

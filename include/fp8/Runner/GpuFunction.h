@@ -1,12 +1,12 @@
 //===- GpuFunction.h - Run an FP8 function on a CUDA GPU --------*- C++ -*-===//
 //
-// fp8-run --device=cuda: the FP8 module is lowered with fp8-lower-to-nvvm
-// (format=isa: PTX, which the CUDA driver JIT-compiles, so no toolkit is
-// needed), and its host function -- straight-line gpu.alloc / memset /
-// memcpy / launch_func on memrefs (docs/hopper-lowering.md, "Host ABI") -- is
-// interpreted over runtime::CudaRuntime. Everything that can be rejected is
-// rejected by compile(), before any CUDA call: an op without a GPU lowering
-// (named, with its location), or a host op the interpreter does not know.
+// fp8-run --device=cuda: the FP8 module compiled as one GPU program
+// (fp8-lower-to-gpu: the project's Hopper kernels for the fp8 ops, the
+// wgmma GEMMs among them, upstream's route for everything else), its host
+// JIT-compiled on libfp8_gpu_runtime.so (MLIR's GPU runtime ABI over the
+// CUDA driver, loaded with dlopen), the kernels PTX that the driver
+// JIT-compiles: no CUDA toolkit is needed. What cannot be lowered fails in
+// compile(), with its location, before any CUDA call.
 //
 // Then the GPU's outputs are checked against the CPU JIT's run of the same
 // FP8 module: FP8 tensors and f32 scalars (amax, scales) bit for bit, wide
@@ -19,60 +19,59 @@
 
 #include "fp8/Runner/Runner.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <string>
 
-namespace mlir::fp8::runtime {
-class CudaRuntime;
-} // namespace mlir::fp8::runtime
-
 namespace mlir::fp8::runner {
 
-/// A function of an FP8 module, lowered for the GPU and run there.
+/// A function of an FP8 module, compiled for the GPU and run there.
 class GpuFunction {
 public:
   ~GpuFunction();
 
-  /// Lowers a clone of `module` with fp8-lower-to-nvvm (format=isa) and
-  /// prepares function `name`'s host program. Makes no CUDA call: returns
-  /// null with `error` set when anything in the function cannot run on the
-  /// GPU (the first unsupported op and its location).
+  /// Lowers a clone of `module` with fp8-lower-to-gpu and JIT-compiles its
+  /// host (`options`' optimization level). Makes no CUDA call: returns null
+  /// with `error` set ("cannot run @name on the GPU: ...") when the module
+  /// does not lower.
   static std::unique_ptr<GpuFunction>
-  compile(ModuleOp module, StringRef name, std::string &error);
+  compile(ModuleOp module, StringRef name, std::string &error,
+          CompileOptions options = {});
 
-  /// Creates the CUDA runtime on `device` and loads the kernels (the driver
-  /// JIT-compiles the PTX). Without a driver or a GPU, fails with
-  /// CudaRuntime::create's "no CUDA driver: ..." / "no GPU: ..." message.
+  /// Checks for a driver and a GPU on `device` and names it. Without them,
+  /// fails with CudaRuntime::create's "no CUDA driver: ..." / "no GPU: ..."
+  /// message.
   LogicalResult connect(std::string &error, int device = 0);
-  /// The GPU's name (after connect()).
-  std::string getDeviceName() const;
+  /// "<name> (sm_<cc>)", after connect().
+  const std::string &getDeviceName() const { return deviceName; }
 
   /// The function's original (tensor) signature.
-  FunctionType getSignature() const { return signature; }
-  /// The kernel images (PTX text), by gpu.binary name.
-  const llvm::StringMap<std::string> &getImages() const { return images; }
+  FunctionType getSignature() const { return compiled->getSignature(); }
 
-  /// Runs the function on the GPU: inputs are copied to device buffers,
-  /// results come back as host tensors. Connects first if needed.
+  /// Runs the function on the GPU (connecting first): inputs are staged in
+  /// managed memory by the program, results come back as host tensors. A
+  /// driver error during the run fails the call with its message.
   FailureOr<SmallVector<HostTensor>> call(ArrayRef<HostTensor> inputs,
                                           std::string &error);
+
+  /// The program's tensor globals (weights, scaling state), as
+  /// CompiledFunction's.
+  FailureOr<HostTensor> readGlobal(StringRef global, RankedTensorType type,
+                                   std::string &error) const {
+    return compiled->readGlobal(global, type, error);
+  }
+  LogicalResult writeGlobal(StringRef global, const HostTensor &value,
+                            std::string &error) {
+    return compiled->writeGlobal(global, value, error);
+  }
 
 private:
   GpuFunction();
 
-  std::string name;
-  FunctionType signature;
-  OwningOpRef<ModuleOp> original; // the function before lowering (shapes)
-  OwningOpRef<ModuleOp> lowered;  // the host function after lowering
-  llvm::StringMap<std::string> images;
-  std::unique_ptr<runtime::CudaRuntime> cuda;
-  llvm::StringMap<void *> modules;   // runtime::ModuleHandle by binary name
-  llvm::StringMap<void *> functions; // runtime::FunctionHandle by
-                                     // "binary::kernel"
+  std::unique_ptr<CompiledFunction> compiled;
+  std::string deviceName;
 };
 
 /// How one output of the GPU run compares with the CPU run.

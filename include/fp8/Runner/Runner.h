@@ -98,6 +98,10 @@ struct CompileOptions {
   /// level changes the time, never a bit of the results; -O0 compiles about
   /// three times faster, which is what tests of small graphs want.
   unsigned optLevel = 3;
+  /// Where the function runs: the CPU (fp8-lower-to-cpu), or a CUDA GPU
+  /// (fp8-lower-to-gpu: kernels as PTX that the driver JIT-compiles, the
+  /// host JIT-compiled on libfp8_gpu_runtime.so, MLIR's GPU runtime ABI).
+  enum class Target { CPU, CUDA } target = Target::CPU;
 };
 
 /// A function of a module lowered to LLVM and compiled in-process.
@@ -135,6 +139,11 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::string name;
   FunctionType signature;
+  /// How returned buffers are freed (GPU programs: managed memory).
+  void (*freeBuffer)(void *) = nullptr;
+  /// GPU programs: the runtime library's sticky error and its reset.
+  const char *(*runtimeError)() = nullptr;
+  void (*clearRuntimeError)() = nullptr;
 };
 
 /// Accuracy of `out` against `ref`.
