@@ -184,7 +184,8 @@ void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
 }
 
 void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
-                                        bool packContractionsForCPU) {
+                                        bool packContractionsForCPU,
+                                        bool forGPU) {
   pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   pm.addPass(fp8::createFP8DefineExternGlobals());
   // Data-parallel programs: collectives on MPI buffers, bufferized below.
@@ -195,6 +196,11 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(fp8::createFP8ExpandFloat8());
   pm.addPass(createCanonicalizerPass());
+  if (forGPU) {
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addNestedPass<func::FuncOp>(fp8::createFP8SplitReductionsForGPU());
+    pm.addPass(createCanonicalizerPass());
+  }
   if (packContractionsForCPU)
     pm.addNestedPass<func::FuncOp>(fp8::createFP8PackContractionsForCPU());
 

@@ -474,7 +474,8 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   launches.chip = options.chip;
   launches.features = options.features;
   pm.addPass(fp8::createConvertFP8ToGPULaunches(launches));
-  addTensorToBufferPasses(pm, /*packContractionsForCPU=*/false);
+  addTensorToBufferPasses(pm, /*packContractionsForCPU=*/false,
+                          /*forGPU=*/true);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   fp8::FP8TileParallelLoopsForGPUOptions tiling;
   tiling.threads = options.threads;

@@ -37,8 +37,11 @@ void buildLowerToCPUPipeline(OpPassManager &pm);
 /// linalg (convert-fp8-to-linalg, fp8-expand-float8), One-Shot Bufferize
 /// across function boundaries (identity layouts) and ownership-based
 /// buffer deallocation; with `packContractionsForCPU`, contractions' B
-/// operands packed for the CPU's register tiles first.
-void addTensorToBufferPasses(OpPassManager &pm, bool packContractionsForCPU);
+/// operands packed for the CPU's register tiles first; `forGPU`, upstream's
+/// elementwise fusion (a producer with one use into its consumer: one loop
+/// nest, the same arithmetic) and fp8-split-reductions-for-gpu first.
+void addTensorToBufferPasses(OpPassManager &pm, bool packContractionsForCPU,
+                             bool forGPU = false);
 
 /// Registers `fp8-lower-to-cpu`.
 void registerLowerToCPUPipeline();

@@ -94,6 +94,31 @@ def FP8TileParallelLoopsForGPU
                            "::mlir::gpu::GPUDialect"];
 }
 
+def FP8SplitReductionsForGPU : Pass<"fp8-split-reductions-for-gpu"> {
+  let summary = "Full reductions as a parallel partial reduction and a short "
+                "final one";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, on tensors before bufferization. A linalg op
+    whose every loop is a reduction into a rank-0 result (a loss, a sum
+    over a whole tensor) gives `convert-linalg-to-parallel-loops` nothing to
+    put on threads: it would run on one CPU thread in the host code. Each
+    one whose combiner has a neutral element (`arith.addf`, `maxnumf`,
+    `minimumf`, ...) becomes two `linalg.generic`s: the first keeps one loop
+    parallel (the one the first input's innermost dimension walks, so that
+    adjacent threads read adjacent elements; the longest when that one is
+    statically shorter than a warp) and reduces everything else into a
+    vector of partial results initialized with the neutral element; the
+    second reduces the vector into the original init with the same
+    combiner. A rank-1 reduction over identity-indexed inputs is first
+    viewed as [K / r, r] with r the largest power of two up to 1024 that
+    divides K (static K only; otherwise it stays). Only the order of
+    combination changes: max and min are exact, sums round differently.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
   let summary = "Math functions as arithmetic, so that kernels need no "
                 "libdevice";
