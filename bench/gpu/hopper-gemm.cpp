@@ -78,6 +78,7 @@ struct DriverExtras {
     shape.boxCols = unsigned(boxCols);
     shape.boxRows = unsigned(boxRows);
     shape.elementBytes = unsigned(elementBytes);
+    shape.swizzle128 = elementBytes == 1;
     if (runtime::Status status = cuda.encodeTensorMap(map, base, shape))
       fail(status.message());
     return map;

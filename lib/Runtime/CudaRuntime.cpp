@@ -466,7 +466,7 @@ Status CudaRuntime::encodeTensorMap(TensorMap &map, DevicePtr base,
       driver->cuTensorMapEncodeTiled(
           &map, type, 3, reinterpret_cast<void *>(base), dims, strides, box,
           elementStrides, kInterleaveNone,
-          shape.elementBytes == 1 ? kSwizzle128B : kSwizzleNone,
+          shape.swizzle128 ? kSwizzle128B : kSwizzleNone,
           kL2Promotion256B, kOobFillNone),
       call);
 }

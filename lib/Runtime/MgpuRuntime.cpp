@@ -263,11 +263,12 @@ MGPU int32_t fp8GpuMultiprocessorCount() {
 }
 
 /// Writes the 128-byte CUtensorMap of a 3-D tiled view into `map`
-/// (CudaRuntime::encodeTensorMap); zeros when it fails or in error.
+/// (CudaRuntime::encodeTensorMap; `swizzle128` nonzero for 128-byte
+/// swizzle); zeros when it fails or in error.
 MGPU void fp8GpuEncodeTensorMap(void *map, void *base, int64_t cols,
                                 int64_t rows, int64_t batch, int64_t pitch,
                                 int32_t boxCols, int32_t boxRows,
-                                int32_t elementBytes) {
+                                int32_t elementBytes, int32_t swizzle128) {
   std::memset(map, 0, sizeof(TensorMap));
   Runtime &rt = Runtime::get();
   CudaRuntime *cuda = rt.cuda();
@@ -281,6 +282,7 @@ MGPU void fp8GpuEncodeTensorMap(void *map, void *base, int64_t cols,
   shape.boxCols = static_cast<unsigned>(boxCols);
   shape.boxRows = static_cast<unsigned>(boxRows);
   shape.elementBytes = static_cast<unsigned>(elementBytes);
+  shape.swizzle128 = swizzle128 != 0;
   TensorMap encoded;
   if (!rt.check(cuda->encodeTensorMap(encoded, address(base), shape)))
     std::memcpy(map, &encoded, sizeof(TensorMap));

@@ -130,6 +130,7 @@ def ConvertFP8ToGPULaunches : Pass<"convert-fp8-to-gpu-launches", "ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
   ];
 }
 

@@ -46,14 +46,15 @@ struct alignas(64) TensorMap {
   uint64_t words[16];
 };
 
-/// A 3-D tiled tensor map {cols, rows, batch} over rows `pitch` bytes
-/// apart (a multiple of 16), read or written in boxes {boxCols, boxRows,
-/// 1}. Out-of-bounds reads give zeros, out-of-bounds writes are dropped.
-/// One-byte elements (FP8 operands) are 128-byte swizzled; 2- and 4-byte
-/// ones (results) are not.
+/// A 3-D tiled tensor map {cols, rows, batch} of 1-, 2- or 4-byte elements
+/// (UINT8 / UINT16 / UINT32) over rows `pitch` bytes apart (a multiple of
+/// 16), read or written in boxes {boxCols, boxRows, 1}. Out-of-bounds reads
+/// give zeros, out-of-bounds writes are dropped. GEMM operands are 128-byte
+/// swizzled (`swizzle128`); staged results are not.
 struct TensorMapShape {
   int64_t cols = 0, rows = 0, batch = 1, pitch = 0;
   unsigned boxCols = 0, boxRows = 0, elementBytes = 1;
+  bool swizzle128 = false;
 };
 
 /// Kernel parameters in cuLaunchKernel's form: each argument copied into

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -1360,6 +1361,12 @@ private:
   Value elementwiseGrid(Value n);
   void zeroAmax(Value amax);
   LogicalResult lowerScaledMatmul(ScaledMatmulOp op);
+  LogicalResult lowerContraction(linalg::LinalgOp op);
+  /// The wgmma GEMM (GemmKernelABI.h) `op` names, on these operands; the
+  /// scales, bias and amax are optional.
+  LogicalResult lowerWgmmaGemm(Operation *op, Value lhs, Value rhs,
+                               Value lhsScale, Value rhsScale, Value bias,
+                               Value result, Value resultAmax);
   /// A view of `memref` whose last dimension is zero-padded to `k`.
   Value padLastDim(Value memref, int64_t k);
   LogicalResult lowerBlockAmax(BlockAmaxOp op);
@@ -1400,7 +1407,7 @@ LogicalResult HostLowering::checkSupported() {
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
                                    "f8E5M2, f8E8M0FNU and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
-    if (launcher && op.hasAttr(kWgmmaKernelAttr))
+    if (launcher && (op.hasAttr(kWgmmaKernelAttr) || isa<ub::PoisonOp>(op)))
       continue;
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
@@ -1660,19 +1667,43 @@ Value HostLowering::padLastDim(Value memref, int64_t k) {
 /// them so), tensor maps encoded by the runtime, a persistent grid of
 /// min(SMs, tiles) blocks.
 LogicalResult HostLowering::lowerScaledMatmul(ScaledMatmulOp op) {
-  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
-  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
-  if (!launcher || !kernel || !tile || tile.size() != 4 ||
-      op.getTransposeLhs() || !op.getTransposeRhs())
+  if (op.getTransposeLhs() || !op.getTransposeRhs())
     return op.emitOpError("has no wgmma launch: run "
                           "convert-fp8-scaled-matmul-to-wgmma first");
+  return lowerWgmmaGemm(op, op.getLhs(), op.getRhs(), op.getLhsScaleInv(),
+                        op.getRhsScaleInv(), op.getBias(), op.getResult(),
+                        op.getResultAmax());
+}
+
+/// A high-precision contraction that convert-fp8-scaled-matmul-to-wgmma
+/// planned (bf16 / f16 operands [batch..., M, K] and [batch'..., N, K], a
+/// zero init): the 16-bit wgmma kernel, which reads no scales.
+LogicalResult HostLowering::lowerContraction(linalg::LinalgOp op) {
+  return lowerWgmmaGemm(op, op.getDpsInputs()[0], op.getDpsInputs()[1],
+                        Value(), Value(), Value(), op->getResult(0), Value());
+}
+
+LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
+                                           Value rhsValue, Value lhsScale,
+                                           Value rhsScale, Value biasValue,
+                                           Value result, Value resultAmax) {
+  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
+  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
+  if (!launcher || !kernel || !tile || tile.size() != 4)
+    return op->emitOpError("has no wgmma launch: run "
+                           "convert-fp8-scaled-matmul-to-wgmma first");
   MLIRContext *ctx = b->getContext();
   int64_t blockM = tile[0], blockN = tile[1], threads = tile[2],
           sharedBytes = tile[3];
-  Value lhs = buffers.lookup(op.getLhs());
-  Value rhs = buffers.lookup(op.getRhs());
-  int64_t rank = op.getResult().getType().getRank();
-  int64_t rhsRank = op.getRhs().getType().getRank();
+  Value lhs = buffers.lookup(lhsValue);
+  Value rhs = buffers.lookup(rhsValue);
+  auto resultType = cast<RankedTensorType>(result.getType());
+  int64_t rank = resultType.getRank();
+  int64_t rhsRank = cast<ShapedType>(rhsValue.getType()).getRank();
+  // TMA boxes are one 128-byte swizzle span of K: 128 FP8 or 64 16-bit
+  // elements.
+  int64_t elementBytes = cast<MemRefType>(lhs.getType()).getElementTypeBitWidth() / 8;
+  int64_t boxK = gabi::kRowBytes / elementBytes;
   Value m = dims(lhs, rank - 2), k = dims(lhs, rank - 1);
   Value n = dims(rhs, rhsRank - 2);
   Value batch = constIndex(1);
@@ -1680,15 +1711,15 @@ LogicalResult HostLowering::lowerScaledMatmul(ScaledMatmulOp op) {
   for (int64_t d = 0; d + 2 < rank; ++d) {
     Value extent = dims(lhs, d);
     batch = arith::MulIOp::create(*b, batch, extent);
-    if (op.getResult().getType().isDynamicDim(d))
+    if (resultType.isDynamicDim(d))
       sizes.push_back(extent);
   }
-  if (op.getResult().getType().isDynamicDim(rank - 2))
+  if (resultType.isDynamicDim(rank - 2))
     sizes.push_back(m);
-  if (op.getResult().getType().isDynamicDim(rank - 1))
+  if (resultType.isDynamicDim(rank - 1))
     sizes.push_back(n);
-  Value out = allocate(op.getResult(), sizes);
-  buffers.map(op.getResult(), out);
+  Value out = allocate(result, sizes);
+  buffers.map(result, out);
 
   // TMA needs rows of 16-byte multiples: such operands get zero-padded
   // copies; the tensor maps keep the true K, so the pad is never read.
@@ -1721,9 +1752,10 @@ LogicalResult HostLowering::lowerScaledMatmul(ScaledMatmulOp op) {
     }
     return func::CallOp::create(*b, name, results, args);
   };
+  // Operands: 128-byte swizzled, as the kernel's shared-memory descriptors
+  // assume.
   auto encode = [&](Value memref, Value cols, Value rows, Value layers,
-                    Value rowPitch, int64_t boxCols, int64_t boxRows,
-                    int64_t elementBytes) -> Value {
+                    Value rowPitch, int64_t boxCols, int64_t boxRows) -> Value {
     Value one = arith::ConstantOp::create(*b, b->getI64IntegerAttr(1));
     Value map = LLVM::AllocaOp::create(*b, genericPtr, mapType, one,
                                        /*alignment=*/64);
@@ -1734,22 +1766,24 @@ LogicalResult HostLowering::lowerScaledMatmul(ScaledMatmulOp op) {
     runtimeCall("fp8GpuEncodeTensorMap", {},
                 {map, base, toI64(cols), toI64(rows), toI64(layers),
                  toI64(bytes), i32Const(boxCols), i32Const(boxRows),
-                 i32Const(elementBytes)});
+                 i32Const(elementBytes), i32Const(/*swizzle128=*/1)});
     return LLVM::LoadOp::create(*b, mapType, map);
   };
 
   bool rhsBatched = rhsRank == rank;
-  Value mapA = encode(lhs, k, m, batch, pitch, gabi::kBlockK, blockM, 1);
+  Value mapA = encode(lhs, k, m, batch, pitch, boxK, blockM);
   Value mapB = encode(rhs, k, n, rhsBatched ? batch : constIndex(1), pitch,
-                      gabi::kBlockK, blockN, 1);
+                      boxK, blockN);
   Value null = LLVM::ZeroOp::create(*b, globalPtr);
-  Value bias = op.getBias() ? pointer(buffers.lookup(op.getBias())) : null;
+  auto pointerOrNull = [&](Value value) {
+    return value ? pointer(buffers.lookup(value)) : null;
+  };
   Value amaxPtr = null;
-  if (op.getResultAmax()) {
-    Value amax = allocate(op.getResultAmax(), {});
+  if (resultAmax) {
+    Value amax = allocate(resultAmax, {});
     zeroAmax(amax);
     amaxPtr = pointer(amax);
-    buffers.map(op.getResultAmax(), amax);
+    buffers.map(resultAmax, amax);
   }
   // Only _tmastore kernels read the result's map; whole-graph GEMMs store
   // from the registers.
@@ -1759,9 +1793,9 @@ LogicalResult HostLowering::lowerScaledMatmul(ScaledMatmulOp op) {
   args[gabi::kTensorMapA] = mapA;
   args[gabi::kTensorMapB] = mapB;
   args[gabi::kOut] = pointer(out);
-  args[gabi::kLhsScaleInv] = pointer(buffers.lookup(op.getLhsScaleInv()));
-  args[gabi::kRhsScaleInv] = pointer(buffers.lookup(op.getRhsScaleInv()));
-  args[gabi::kBias] = bias;
+  args[gabi::kLhsScaleInv] = pointerOrNull(lhsScale);
+  args[gabi::kRhsScaleInv] = pointerOrNull(rhsScale);
+  args[gabi::kBias] = pointerOrNull(biasValue);
   args[gabi::kAmax] = amaxPtr;
   args[gabi::kM] = toI32(m);
   args[gabi::kN] = toI32(n);
@@ -1830,6 +1864,11 @@ LogicalResult HostLowering::lower(Operation *op) {
       })
       .Case([&](BlockAmaxOp amax) { return lowerBlockAmax(amax); })
       .Case([&](ScaledMatmulOp gemm) { return lowerScaledMatmul(gemm); })
+      // A contraction's init (the kernel writes every element).
+      .Case([&](ub::PoisonOp) { return success(); })
+      .Case([&](linalg::LinalgOp contraction) {
+        return lowerContraction(contraction);
+      })
       .Case([&](ComputeBlockScalesOp scales) {
         return lowerBlockScales(scales);
       })
@@ -2150,7 +2189,11 @@ struct ConvertFP8ToGPULaunchesPass
     llvm::SmallPtrSet<Operation *, 16> grouped;
     DominanceInfo dominance(module);
     module.walk([&](Operation *op) {
-      if (!isa_and_present<FP8Dialect>(op->getDialect()) ||
+      // The fp8 ops, and the high-precision contractions that
+      // convert-fp8-scaled-matmul-to-wgmma planned for the 16-bit kernel.
+      bool contraction =
+          isa<linalg::LinalgOp>(op) && op->hasAttr(kWgmmaKernelAttr);
+      if ((!isa_and_present<FP8Dialect>(op->getDialect()) && !contraction) ||
           grouped.contains(op) || op->getParentOfType<gpu::GPUModuleOp>())
         return;
       if (isa<ScaledMatmulOp>(op) && !op->hasAttr(kWgmmaKernelAttr))
@@ -2180,15 +2223,22 @@ struct ConvertFP8ToGPULaunchesPass
     return groups;
   }
 
-  /// What the group reads from outside, in order of first use.
+  /// What the group reads from outside, in order of first use: not a
+  /// contraction's init, which the kernel overwrites (a zero fill).
   static llvm::SetVector<Value> getInputs(ArrayRef<Operation *> group) {
     llvm::SmallPtrSet<Operation *, 4> members(group.begin(), group.end());
     llvm::SetVector<Value> inputs;
     for (Operation *op : group)
-      for (Value operand : op->getOperands())
-        if (!members.contains(operand.getDefiningOp()))
-          inputs.insert(operand);
+      for (OpOperand &operand : op->getOpOperands())
+        if (!members.contains(operand.get().getDefiningOp()) &&
+            !isContractionInit(operand))
+          inputs.insert(operand.get());
     return inputs;
+  }
+
+  static bool isContractionInit(OpOperand &operand) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(operand.getOwner());
+    return linalgOp && linalgOp.isDpsInit(&operand);
   }
 
   /// The group's results used outside it (what stays inside, such as the
@@ -2215,7 +2265,10 @@ struct ConvertFP8ToGPULaunchesPass
     OpBuilder builder(first->getContext());
     auto func = func::FuncOp::create(
         builder, first->getLoc(),
-        (Twine("__fp8_gpu_") + first->getName().stripDialect()).str(),
+        (Twine("__fp8_gpu_") + (isa<linalg::LinalgOp>(first)
+                                     ? StringRef("gemm")
+                                     : first->getName().stripDialect()))
+            .str(),
         builder.getFunctionType(ValueRange(inputs.getArrayRef()).getTypes(),
                                 ValueRange(results).getTypes()));
     func.setPrivate();
@@ -2224,8 +2277,14 @@ struct ConvertFP8ToGPULaunchesPass
     builder.setInsertionPointToStart(body);
     IRMapping mapping;
     mapping.map(inputs.getArrayRef(), body->getArguments());
-    for (Operation *op : group)
+    for (Operation *op : group) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (isContractionInit(operand))
+          mapping.map(operand.get(),
+                      ub::PoisonOp::create(builder, op->getLoc(),
+                                           operand.get().getType()));
       builder.clone(*op, mapping);
+    }
     func::ReturnOp::create(
         builder, first->getLoc(),
         llvm::map_to_vector(results,

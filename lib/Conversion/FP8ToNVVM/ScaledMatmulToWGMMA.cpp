@@ -134,10 +134,10 @@ private:
   }
 
   // Shared memory layout (byte offsets from the 1024-aligned base).
-  int64_t offsetA(int64_t stage) { return stage * c.blockM * gabi::kBlockK; }
+  int64_t offsetA(int64_t stage) { return stage * c.blockM * gabi::kRowBytes; }
   int64_t offsetB(int64_t stage) {
-    return c.stages * c.blockM * gabi::kBlockK +
-           stage * c.blockN * gabi::kBlockK;
+    return c.stages * c.blockM * gabi::kRowBytes +
+           stage * c.blockN * gabi::kRowBytes;
   }
   int64_t offsetFull() { return c.stages * c.stageBytes(); }
   int64_t offsetEmpty() { return offsetFull() + 8 * c.stages; }
@@ -148,11 +148,11 @@ private:
     return gepBytes(smem, add(i32(offsetEmpty()), mul(stage, i32(8))));
   }
   Value tileA(Value stage) {
-    return gepBytes(smem, mul(stage, i32(c.blockM * gabi::kBlockK)));
+    return gepBytes(smem, mul(stage, i32(c.blockM * gabi::kRowBytes)));
   }
   Value tileB(Value stage) {
     return gepBytes(smem, add(i32(offsetB(0)),
-                              mul(stage, i32(c.blockN * gabi::kBlockK))));
+                              mul(stage, i32(c.blockN * gabi::kRowBytes))));
   }
   /// (stage, phase) of the next pipeline slot.
   std::pair<Value, Value> advance(Value stage, Value phase) {
@@ -178,11 +178,11 @@ private:
   void buildConsumer();
   /// Tile coordinates (batch, first row, first column) of tile `t`.
   std::tuple<Value, Value, Value> tileCoords(Value t);
-  /// wgmma k32 steps [firstStep, firstStep + numSteps) of a stage, one
-  /// commit group.
+  /// wgmma steps (32 bytes of K each: k32 FP8, k16 bf16 / f16)
+  /// [firstStep, firstStep + numSteps) of a stage, one commit group.
   Value mmaBlock(Value accumulator, Value stage, Value consumer, bool fromZero,
                  int64_t firstStep = 0,
-                 int64_t numSteps = gabi::kBlockK / 32);
+                 int64_t numSteps = gabi::kRowBytes / 32);
   /// Gives a stage's ring slot back to the producer (one arrive per warp).
   void release(Value stage) {
     ifThen(cmp(arith::CmpIPredicate::eq, lane, i32(0)), [&] {
@@ -231,9 +231,9 @@ private:
                                       sub(n, i32(1))));
   }
   /// The epilogue's f32(lhs_scale_inv * rhs_scale_inv); 1 when the block
-  /// scales were applied in the promotion.
+  /// scales were applied in the promotion, or there are none (16-bit).
   Value tensorScale() {
-    if (c.blockScaled || c.rowScaled || c.mxScaled)
+    if (c.blockScaled || c.rowScaled || c.mxScaled || !c.isScaled())
       return f32(1.0f);
     return arith::MulFOp::create(
         b, LLVM::LoadOp::create(b, b.getF32Type(), lhsScale, 4),
@@ -283,8 +283,16 @@ static Type elemType(MLIRContext *ctx, gabi::Elem e) {
 }
 
 static NVVM::WGMMATypes wgmmaType(gabi::Elem e) {
-  return e == gabi::Elem::E5M2 ? NVVM::WGMMATypes::e5m2
-                               : NVVM::WGMMATypes::e4m3;
+  switch (e) {
+  case gabi::Elem::E5M2:
+    return NVVM::WGMMATypes::e5m2;
+  case gabi::Elem::BF16:
+    return NVVM::WGMMATypes::bf16;
+  case gabi::Elem::F16:
+    return NVVM::WGMMATypes::f16;
+  default:
+    return NVVM::WGMMATypes::e4m3;
+  }
 }
 
 std::tuple<Value, Value, Value> GemmKernelBuilder::tileCoords(Value t) {
@@ -329,7 +337,7 @@ void GemmKernelBuilder::buildProducer() {
                     NVVM::MBarrierArriveExpectTxOp::create(
                         b, Type(), full, txBytes, NVVM::MemScopeKind::CTA,
                         /*relaxed=*/false, Value());
-                    Value k0 = mul(kb, i32(gabi::kBlockK));
+                    Value k0 = mul(kb, i32(c.blockK()));
                     auto load = [&](Value dst, Value map, Value row,
                                     Value batchCoord) {
                       Value cluster = LLVM::AddrSpaceCastOp::create(
@@ -354,14 +362,14 @@ void GemmKernelBuilder::buildProducer() {
 Value GemmKernelBuilder::mmaBlock(Value accumulator, Value stage,
                                   Value consumer, bool fromZero,
                                   int64_t firstStep, int64_t numSteps) {
-  Value rowOffset = mul(consumer, i32(64 * gabi::kBlockK));
+  Value rowOffset = mul(consumer, i32(64 * gabi::kRowBytes));
   Value descA = descriptor(gepBytes(tileA(stage), rowOffset));
   Value descB = descriptor(tileB(stage));
   NVVM::WgmmaFenceAlignedOp::create(b);
-  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, c.blockN, 32);
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, c.blockN, c.instructionK());
   Value d = accumulator;
   for (int64_t kk = firstStep; kk < firstStep + numSteps; ++kk) {
-    // A k32 step is 32 bytes along the 128-byte swizzled row: +2 in the
+    // A step is 32 bytes along the 128-byte swizzled row: +2 in the
     // descriptor's address field (16-byte units).
     Value step = i64(2 * kk);
     auto scaleD = fromZero && kk == firstStep ? NVVM::WGMMAScaleOut::zero
@@ -533,7 +541,7 @@ Value GemmKernelBuilder::scaledStage(Value acc, Value stage, Value consumer,
   }
   // MX: every wgmma k32 step is a block of its own, promoted before the
   // next one starts (Hopper has no block-scaled tensor-core instruction).
-  for (int64_t kk = 0; kk < gabi::kBlockK / 32; ++kk) {
+  for (int64_t kk = 0; kk < gabi::kRowBytes / 32; ++kk) {
     Value partial = mmaBlock(undef, stage, consumer, /*fromZero=*/true, kk, 1);
     MXCodes codes =
         loadMXCodes(tile, consumer, add(mul(kb, i32(4)), i32(kk)));
@@ -881,7 +889,7 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   tilesN = ceilDiv(n, c.blockN);
   tilesPerBatch = mul(tilesM, tilesN);
   numTiles = mul(tilesPerBatch, batch);
-  numK = ceilDiv(k, gabi::kBlockK);
+  numK = ceilDiv(k, c.blockK());
   scaleBlocksN = ceilDiv(n, 128);
   // The consumers start on the first K block unconditionally: K = 0 would
   // wait forever for a load that never comes. Fail loudly instead.
@@ -1021,6 +1029,142 @@ static Value transposeBytes(OpBuilder &builder, Value operand) {
       .getResult()[0];
 }
 
+/// `operand` with its dimensions permuted so that the loop dimensions
+/// `order` index them in that order (a linalg.transpose copy; the operand
+/// itself when they already do). `map` is the operand's indexing map, a
+/// permutation of `order`'s loops.
+static Value permuteOperand(OpBuilder &builder, Value operand, AffineMap map,
+                            ArrayRef<unsigned> order) {
+  SmallVector<int64_t> permutation;
+  for (unsigned loop : order)
+    for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+      if (cast<AffineDimExpr>(expr).getPosition() == loop)
+        permutation.push_back(dim);
+  if (llvm::equal(permutation, llvm::seq<int64_t>(permutation.size())))
+    return operand;
+  Location loc = operand.getLoc();
+  auto type = cast<RankedTensorType>(operand.getType());
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc, operand);
+  SmallVector<OpFoldResult> permuted =
+      llvm::map_to_vector(permutation, [&](int64_t d) { return sizes[d]; });
+  Value init = tensor::EmptyOp::create(builder, loc, permuted,
+                                       type.getElementType());
+  return linalg::TransposeOp::create(builder, loc, operand, init, permutation)
+      .getResult()[0];
+}
+
+/// Whether `value` is a linalg.fill of zero.
+static bool isZeroFill(Value value) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  Attribute constant;
+  return matchPattern(fill.getInputs()[0], m_Constant(&constant)) &&
+         ((isa<FloatAttr>(constant) &&
+           cast<FloatAttr>(constant).getValue().isZero()) ||
+          (isa<IntegerAttr>(constant) &&
+           cast<IntegerAttr>(constant).getValue().isZero()));
+}
+
+/// A contraction the 16-bit wgmma kernel computes, as a linalg.generic on
+/// operands [batch..., M, K] and [batch'..., N, K] (transposed copies where
+/// the graph has other orders) into [batch..., M, N], loops (batch..., M,
+/// N, K); or null. It needs bf16 or f16 operands of one type, one M, N and
+/// K dimension, any batch dimensions (the rhs may have none: a shared
+/// weight), a bf16, f16 or f32 result in (batch..., M, N) order, and a
+/// zero init (the kernel stores, it does not accumulate into the output).
+/// The kernel accumulates in f32 and rounds once, as cuBLAS does: a bf16
+/// result may differ from linalg's bf16 accumulation in the last bits.
+static linalg::GenericOp planContraction(OpBuilder &builder,
+                                         linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return {};
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return {};
+  Type lhsElement = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type rhsElement = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  Type outElement = getElementTypeOrSelf(op->getResult(0).getType());
+  if (lhsElement != rhsElement || !(lhsElement.isBF16() || lhsElement.isF16()) ||
+      !(outElement.isBF16() || outElement.isF16() || outElement.isF32()) ||
+      !isZeroFill(op.getDpsInits()[0]))
+    return {};
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps, [](AffineMap map) { return map.isPermutation() ||
+                                                    map.isProjectedPermutation(); }))
+    return {};
+  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
+  auto order = [&](std::initializer_list<unsigned> tail,
+                   bool withBatch) {
+    SmallVector<unsigned> loops = withBatch ? batch : SmallVector<unsigned>();
+    loops.append(tail);
+    return loops;
+  };
+  auto hasLoops = [](AffineMap map, ArrayRef<unsigned> loops) {
+    if (map.getNumResults() != loops.size())
+      return false;
+    for (unsigned loop : loops)
+      if (!map.isFunctionOfDim(loop))
+        return false;
+    return true;
+  };
+  // The result in (batch..., M, N) order.
+  SmallVector<unsigned> outOrder = order({m, n}, true);
+  for (auto [i, expr] : llvm::enumerate(maps[2].getResults()))
+    if (cast<AffineDimExpr>(expr).getPosition() != outOrder[i])
+      return {};
+  if (maps[2].getNumResults() != outOrder.size() ||
+      !hasLoops(maps[0], order({m, k}, true)))
+    return {};
+  bool rhsBatched = hasLoops(maps[1], order({n, k}, true));
+  if (!rhsBatched && !hasLoops(maps[1], order({n, k}, false)))
+    return {};
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(op);
+  Value lhs = permuteOperand(builder, op.getDpsInputs()[0], maps[0],
+                             order({m, k}, true));
+  Value rhs = permuteOperand(builder, op.getDpsInputs()[1], maps[1],
+                             order({n, k}, rhsBatched));
+  // Loops (batch..., M, N, K).
+  MLIRContext *ctx = op.getContext();
+  unsigned numBatch = batch.size(), numLoops = numBatch + 3;
+  auto map = [&](ArrayRef<unsigned> loops) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned loop : loops)
+      exprs.push_back(getAffineDimExpr(loop, ctx));
+    return AffineMap::get(numLoops, 0, exprs, ctx);
+  };
+  SmallVector<unsigned> batchLoops =
+      llvm::to_vector(llvm::seq<unsigned>(numBatch));
+  auto withBatch = [&](std::initializer_list<unsigned> tail, bool b) {
+    SmallVector<unsigned> loops = b ? batchLoops : SmallVector<unsigned>();
+    loops.append(tail);
+    return loops;
+  };
+  unsigned M = numBatch, N = numBatch + 1, K = numBatch + 2;
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  auto generic = linalg::GenericOp::create(
+      builder, op.getLoc(), op->getResultTypes(), ValueRange{lhs, rhs},
+      op.getDpsInits(),
+      ArrayRef<AffineMap>{map(withBatch({M, K}, true)),
+                          map(withBatch({N, K}, rhsBatched)),
+                          map(withBatch({M, N}, true))},
+      iterators);
+  IRMapping mapping;
+  op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
+  op->getResult(0).replaceAllUsesWith(generic.getResult(0));
+  op->erase();
+  return generic;
+}
+
 namespace {
 struct ConvertFP8ScaledMatmulToWGMMAPass
     : fp8::impl::ConvertFP8ScaledMatmulToWGMMABase<
@@ -1086,6 +1230,28 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
               "other blocks and layouts run with fp8-lower-to-cpu";
   }
 
+  /// Names `kernel` and its launch shape on `op`; a static K whose rows are
+  /// not 16-byte multiples gets the K its operands are padded to.
+  static void annotate(Operation *op, LLVM::LLVMFuncOp kernel,
+                       const gabi::GemmConfig &config, int64_t k) {
+    MLIRContext *ctx = op->getContext();
+    op->setAttr(kWgmmaKernelAttr,
+                SymbolRefAttr::get(
+                    StringAttr::get(ctx, gabi::kGemmModuleName),
+                    {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
+    op->setAttr(kWgmmaTileAttr,
+                DenseI64ArrayAttr::get(
+                    ctx, {config.blockM, config.blockN, config.threads(),
+                          config.sharedBytes()}));
+    // TMA needs 16-byte row pitches: such operands are copied into rows
+    // padded with zeros (the tensor map keeps the true K).
+    int64_t align = 16 / config.elementBytes();
+    if (!ShapedType::isDynamic(k) && k % align != 0)
+      op->setAttr(kWgmmaPadKAttr, IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                   (k + align - 1) / align *
+                                                       align));
+  }
+
   /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
   LogicalResult planLayouts(ScaledMatmulOp op) {
     if (op.isBlockScaled())
@@ -1130,12 +1296,20 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     ModuleOp module = getOperation();
     SmallVector<ScaledMatmulOp> gemms;
     module.walk([&](ScaledMatmulOp op) { gemms.push_back(op); });
+    // In a whole program, the high-precision contractions too.
+    SmallVector<linalg::LinalgOp> contractions;
+    if (wholeGraph)
+      module.walk([&](linalg::LinalgOp op) {
+        if (!op->getParentOfType<gpu::GPUModuleOp>() &&
+            linalg::isaContractionOpInterface(op))
+          contractions.push_back(op);
+      });
     if (std::optional<std::string> error = checkNVVMTarget(
             chip, features, /*needsWgmma=*/!gemms.empty())) {
       module.emitError() << *error;
       return signalPassFailure();
     }
-    if (gemms.empty())
+    if (gemms.empty() && contractions.empty())
       return;
     MLIRContext *ctx = &getContext();
 
@@ -1198,22 +1372,27 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       config = gabi::selectTiles(config,
                                  extent(resultType.getDimSize(rank - 2)),
                                  extent(resultType.getDimSize(rank - 1)));
-      LLVM::LLVMFuncOp kernel = getOrBuildWgmmaGemmKernel(gpuModule, config);
-      op->setAttr(kWgmmaKernelAttr,
-                  SymbolRefAttr::get(
-                      StringAttr::get(ctx, gabi::kGemmModuleName),
-                      {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
-      op->setAttr(kWgmmaTileAttr,
-                  DenseI64ArrayAttr::get(
-                      ctx, {config.blockM, config.blockN, config.threads(),
-                            config.sharedBytes()}));
-      // TMA needs 16-byte row pitches: such operands are copied into rows
-      // padded with zeros (the tensor map keeps the true K).
-      int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
-      if (!ShapedType::isDynamic(k) && k % 16 != 0)
-        op->setAttr(kWgmmaPadKAttr,
-                    IntegerAttr::get(IntegerType::get(ctx, 64),
-                                     (k + 15) / 16 * 16));
+      annotate(op, getOrBuildWgmmaGemmKernel(gpuModule, config), config,
+               lhsType.getDimSize(lhsType.getRank() - 1));
+    }
+    OpBuilder builder(ctx);
+    for (linalg::LinalgOp candidate : contractions) {
+      linalg::GenericOp op = planContraction(builder, candidate);
+      if (!op)
+        continue;
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      int64_t rank = type.getRank();
+      auto lhsType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+      gabi::GemmConfig config;
+      config.lhs = config.rhs = getElem(lhsType.getElementType());
+      config.out = getElem(type.getElementType());
+      auto extent = [](int64_t d) {
+        return ShapedType::isDynamic(d) ? int64_t(1) << 30 : d;
+      };
+      config = gabi::selectTiles(config, extent(type.getDimSize(rank - 2)),
+                                 extent(type.getDimSize(rank - 1)));
+      annotate(op, getOrBuildWgmmaGemmKernel(gpuModule, config), config,
+               lhsType.getShape().back());
     }
     // Every GEMM left to the rest of the program (whole-graph).
     if (gpuModule.getBody()->without_terminator().empty())

@@ -48,3 +48,54 @@ func.func @k64_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>,
       scales tensor<64x4xf32>, tensor<128x4xf32> -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
+
+// -----
+
+// High-precision contractions get the 16-bit wgmma kernel (BK = 64, k16
+// instructions, f32 accumulation, no scales). Attention's P x V: V is
+// [b, K, N], copied to [b, N, K]; 16 rows per batch: 64-row tiles, 8
+// stages of (64 + 128) x 128 bytes: 1024 + 8 x 24576 + 8 x 16 = 197760
+// bytes of shared memory.
+// CHECK-LABEL: func.func @attention_pv
+// CHECK: %[[VT:.*]] = linalg.transpose ins(%arg1 : tensor<4x32x16xbf16>) outs(%{{.*}} : tensor<4x16x32xbf16>) permutation = [0, 2, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[A:.*]], #[[B:.*]], #[[C:.*]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %[[VT]] : tensor<4x16x32xbf16>, tensor<4x16x32xbf16>)
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_bf16_bf16_bf16_64x128x64_s8, fp8.wgmma_tile = array<i64: 64, 128, 256, 197760>
+// CHECK-NOT: linalg.batch_matmul
+func.func @attention_pv(%p: tensor<4x16x32xbf16>, %v: tensor<4x32x16xbf16>) -> tensor<4x16x16xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4x16x16xbf16>
+  %i = linalg.fill ins(%z : bf16) outs(%e : tensor<4x16x16xbf16>) -> tensor<4x16x16xbf16>
+  %y = linalg.batch_matmul ins(%p, %v : tensor<4x16x32xbf16>, tensor<4x32x16xbf16>)
+                           outs(%i : tensor<4x16x16xbf16>) -> tensor<4x16x16xbf16>
+  return %y : tensor<4x16x16xbf16>
+}
+
+// -----
+
+// A shared weight [K, N] (no batch dimensions on the rhs), f32 result,
+// K = 20: 40-byte rows padded to 24 elements (48 bytes); 256 rows: 128x128
+// tiles, 7 stages of 256 x 128 bytes: 1024 + 7 x 32768 + 7 x 16 = 230512.
+// CHECK-LABEL: func.func @projection
+// CHECK: linalg.transpose ins(%arg1 : tensor<20x512xf16>) outs(%{{.*}} : tensor<512x20xf16>) permutation = [1, 0]
+// CHECK: linalg.generic
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_f16_f16_f32_128x128x64_s7, fp8.wgmma_pad_k = 24 : i64, fp8.wgmma_tile = array<i64: 128, 128, 384, 230512>
+// A contraction into a non-zero init (the kernel stores, it does not
+// accumulate) and an f32 one (no tf32: it would round the operands) stay.
+// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<256x20xf16>, tensor<20x512xf16>) outs(%arg2 : tensor<256x512xf32>)
+// CHECK: linalg.matmul ins(%arg3, %arg4 : tensor<8x8xf32>, tensor<8x8xf32>)
+func.func @projection(%x: tensor<256x20xf16>, %w: tensor<20x512xf16>, %acc: tensor<256x512xf32>,
+                      %a: tensor<8x8xf32>, %b: tensor<8x8xf32>)
+    -> (tensor<256x512xf32>, tensor<256x512xf32>, tensor<8x8xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<256x20xf16>, tensor<20x512xf16>)
+                     outs(%i : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %y2 = linalg.matmul ins(%x, %w : tensor<256x20xf16>, tensor<20x512xf16>)
+                      outs(%acc : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %e8 = tensor.empty() : tensor<8x8xf32>
+  %i8 = linalg.fill ins(%z : f32) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %f = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>)
+                     outs(%i8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y, %y2, %f : tensor<256x512xf32>, tensor<256x512xf32>, tensor<8x8xf32>
+}

@@ -103,7 +103,7 @@ func.func @blocks(%x: tensor<96x300xbf16>, %d: tensor<8x192xbf16>)
 // shared memory.
 
 // The runtime library's functions, declared once:
-// GEMM-DAG: func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i32, i32, i32)
+// GEMM-DAG: func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i32, i32, i32, i32)
 // GEMM-DAG: func.func private @fp8GpuMultiprocessorCount() -> i32
 // GEMM-LABEL: func.func private @__fp8_gpu_scaled_matmul(
 // GEMM-SAME: %[[A:.*]]: memref<2x16x40xf8E4M3FN>, %[[W:.*]]: memref<200x40xf8E4M3FN>, %[[SA:.*]]: memref<f32>, %[[SW:.*]]: memref<f32>, %[[BIAS:.*]]: memref<200xf32>) -> (memref<2x16x200xbf16>, memref<f32>)
@@ -114,7 +114,7 @@ func.func @blocks(%x: tensor<96x300xbf16>, %d: tensor<8x192xbf16>)
 // GEMM: linalg.copy ins(%[[A]] : memref<2x16x40xf8E4M3FN>) outs(%[[VA]] :
 // GEMM: %[[PW:.*]] = memref.alloc() : memref<200x48xf8E4M3FN>
 // GEMM: linalg.copy ins(%[[W]]
-// GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %[[K1:.*]], %[[M1:.*]], %[[B1:.*]], %[[P1:.*]], %c128_i32, %c64_i32, %c1_i32)
+// GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %[[K1:.*]], %[[M1:.*]], %[[B1:.*]], %[[P1:.*]], %c128_i32, %c64_i32, %c1_i32, %c1_i32{{.*}})
 // GEMM: %[[MAPA:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.array<16 x i64>
 // GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c128_i32{{.*}}, %c128_i32{{.*}}, %c1_i32{{.*}})
 // GEMM: %[[MAPB:.*]] = llvm.load
@@ -131,4 +131,31 @@ func.func @gemm(%a: tensor<2x16x40xf8E4M3FN>, %w: tensor<200x40xf8E4M3FN>, %sa: 
   %y, %amax = fp8.scaled_matmul %a, %w scales %sa, %sw bias %b : tensor<200xf32> {transpose_rhs}
       : tensor<2x16x40xf8E4M3FN>, tensor<200x40xf8E4M3FN> -> tensor<2x16x200xbf16>, f32
   return %y, %amax : tensor<2x16x200xbf16>, f32
+}
+
+// -----
+
+// A high-precision contraction the wgmma pass planned (bf16, [b, M, K] x
+// [b, N, K]): the 16-bit kernel, its zero init not an input (the kernel
+// stores every element), tensor maps of 2-byte elements with boxes of 64
+// (one 128-byte swizzle span) x BM / BN, and no scales (null pointers).
+// GEMM-LABEL: func.func private @__fp8_gpu_gemm(
+// GEMM-SAME: memref<4x16x32xbf16>, %{{.*}}: memref<4x16x32xbf16>) -> memref<4x16x16xbf16>
+// GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c64_i32, %c64_i32{{.*}}, %c2_i32, %c1_i32)
+// GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c64_i32{{.*}}, %c128_i32, %c2_i32{{.*}}, %c1_i32{{.*}})
+// GEMM: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr<1>
+// GEMM: gpu.launch_func @fp8_gemm_kernels::@scaled_matmul_bf16_bf16_bf16_64x128x64_s8 {{.*}} dynamic_shared_memory_size %c197760_i32 args(%{{.*}} : !llvm.array<16 x i64>, %{{.*}} : !llvm.array<16 x i64>, %{{.*}} : !llvm.ptr<1>, %[[NULL]] : !llvm.ptr<1>, %[[NULL]] : !llvm.ptr<1>, %[[NULL]] : !llvm.ptr<1>, %[[NULL]] : !llvm.ptr<1>,
+// GEMM-LABEL: func.func @pv(
+// GEMM: %[[P:.*]] = bufferization.to_buffer %arg0 read_only
+// GEMM: %[[V:.*]] = bufferization.to_buffer %arg1 read_only
+// GEMM: call @__fp8_gpu_gemm(%[[P]], %[[V]])
+// GEMM-NOT: linalg.generic
+func.func @pv(%p: tensor<4x16x32xbf16>, %v: tensor<4x16x32xbf16>) -> tensor<4x16x16xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4x16x16xbf16>
+  %i = linalg.fill ins(%z : bf16) outs(%e : tensor<4x16x16xbf16>) -> tensor<4x16x16xbf16>
+  %y = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%p, %v : tensor<4x16x32xbf16>, tensor<4x16x32xbf16>)
+      outs(%i : tensor<4x16x16xbf16>) -> tensor<4x16x16xbf16>
+  return %y : tensor<4x16x16xbf16>
 }

@@ -10,12 +10,16 @@
 // computes, for every batch b:
 //   out[b, m, n] = convert(sum_k f32(A[b, m, k]) * f32(B[b', n, k])
 //                          * lhs_scale_inv * rhs_scale_inv + bias[n])
+// With bf16 or f16 operands (<a> = <b> = bf16 | f16, BK = 64: a
+// high-precision GEMM of the graph, accumulated in f32 as cuBLAS does)
+// there are no scales: the scale pointers are not read.
 // with b' = rhs_batched ? b : 0. A is [batch, M, K] and B [batch', N, K],
 // both K-major (row-major with K innermost), out is [batch, M, N] row-major.
 // Parameters, in order:
 //   0 tmA   CUtensorMap (128 bytes, 64-byte aligned), __grid_constant__:
-//           UINT8, 3-D {K, M, batch}, strides {pitchA, pitchA * M} bytes,
-//           box {BK, BM, 1}, SWIZZLE_128B, OOB fill zeros (FLOAT_OOB_FILL_NONE)
+//           UINT8 (UINT16 for 16-bit operands), 3-D {K, M, batch}, strides
+//           {pitchA, pitchA * M} bytes, box {BK, BM, 1}, SWIZZLE_128B, OOB
+//           fill zeros (FLOAT_OOB_FILL_NONE)
 //   1 tmB   CUtensorMap likewise: {K, N, batch'}, box {BK, BN, 1}
 //   2 out          device pointer
 //   3 lhs_scale_inv, 4 rhs_scale_inv   device pointers to one f32 each;
@@ -108,9 +112,12 @@ inline int bytes(Elem e) {
   return e == Elem::F32 ? 4 : e == Elem::None ? 0 : e == Elem::BF16 || e == Elem::F16 ? 2 : 1;
 }
 
-/// Bytes of one shared-memory row of a tile: BK FP8 elements, exactly one
-/// 128-byte swizzle span.
+/// The K extent of an FP8 stage and of the block-scaled recipes' blocks:
+/// 128 elements, one 128-byte swizzle span of FP8.
 inline constexpr int kBlockK = 128;
+/// Bytes of one shared-memory row of a tile (every operand type): the
+/// 128-byte swizzle span; BK = kRowBytes / element bytes.
+inline constexpr int kRowBytes = 128;
 /// Threads of a warpgroup; one producer warpgroup, BM/64 consumers.
 inline constexpr int kWarpgroup = 128;
 /// Registers after setmaxnreg: the producer only issues TMA copies.
@@ -153,7 +160,15 @@ struct GemmConfig {
 
   int consumers() const { return blockM / 64; }
   int threads() const { return kWarpgroup * (1 + consumers()); }
-  int stageBytes() const { return (blockM + blockN) * kBlockK; }
+  /// Bytes of an operand element: 1 (FP8, scaled), 2 (bf16 / f16: a
+  /// high-precision GEMM, no scales).
+  int elementBytes() const { return bytes(lhs); }
+  bool isScaled() const { return elementBytes() == 1; }
+  /// K elements per stage (128 for FP8, 64 for 16-bit operands) and per
+  /// wgmma instruction (32, 16): 4 instructions per stage either way.
+  int blockK() const { return kRowBytes / elementBytes(); }
+  int instructionK() const { return 32 / elementBytes(); }
+  int stageBytes() const { return (blockM + blockN) * kRowBytes; }
   /// Tiles, then the full and empty mbarriers (8 bytes each per stage),
   /// then, with tmaStore, one 64 x BN result tile per consumer.
   int barrierEnd() const { return stages * stageBytes() + 16 * stages; }
@@ -183,7 +198,7 @@ struct GemmConfig {
     if (tmaStore)
       s += "_tmastore";
     s += "_" + std::to_string(blockM) + "x" + std::to_string(blockN) + "x" +
-         std::to_string(kBlockK) + "_s" + std::to_string(stages);
+         std::to_string(blockK()) + "_s" + std::to_string(stages);
     return s;
   }
 };

@@ -138,9 +138,10 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
   }
   if (name == "fp8.wgmma_pad_k") {
     auto padded = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!padded || padded.getInt() <= 0 || padded.getInt() % 16 != 0)
+    // Elements: 16-byte rows are 16 FP8 or 8 bf16 / f16 elements.
+    if (!padded || padded.getInt() <= 0 || padded.getInt() % 8 != 0)
       return op->emitError("'fp8.wgmma_pad_k' must be a positive multiple "
-                           "of 16");
+                           "of 8");
     return success();
   }
   if (name == "fp8.gpu_launcher") {
