@@ -167,6 +167,14 @@ bool mayWrite(Value buffer) {
     }
     if (isa<func::ReturnOp, memref::DimOp, memref::DeallocOp>(user))
       continue;
+    // The fp8 kernels' launchers only read their arguments (their results
+    // are buffers of their own).
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
+        continue;
+    }
     auto effects = dyn_cast<MemoryEffectOpInterface>(user);
     if (!effects)
       return true; // calls, unknown ops
@@ -214,6 +222,51 @@ struct FP8StageBuffersForGPUPass
     if (copy.getType() == type)
       return copy;
     return memref::CastOp::create(builder, loc, type, copy);
+  }
+
+  /// `arg` itself when kernels can read it where it is, else a managed
+  /// copy (made at the entry); and whether it was copied. `exclude` gets
+  /// the ops that read the original.
+  std::pair<Value, Value>
+  makeCopyUnlessOnDevice(OpBuilder &builder, BlockArgument arg,
+                         SmallPtrSetImpl<Operation *> &exclude) {
+    Location loc = arg.getLoc();
+    MLIRContext *context = builder.getContext();
+    auto module = arg.getOwner()->getParentOp()->getParentOfType<ModuleOp>();
+    constexpr StringLiteral kQuery = "fp8GpuIsDeviceAccessible";
+    auto pointerType = LLVM::LLVMPointerType::get(context);
+    if (!module.lookupSymbol(kQuery)) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      func::FuncOp::create(
+          top, loc, kQuery,
+          FunctionType::get(context, {pointerType}, {builder.getI1Type()}))
+          .setPrivate();
+    }
+    auto address =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, arg);
+    exclude.insert(address);
+    Value bits = arith::IndexCastOp::create(builder, loc,
+                                            builder.getI64Type(), address);
+    Value pointer = LLVM::IntToPtrOp::create(builder, loc, pointerType, bits);
+    Value onDevice =
+        func::CallOp::create(builder, loc, kQuery, builder.getI1Type(),
+                             ValueRange{pointer})
+            .getResult(0);
+    auto ifOnDevice =
+        scf::IfOp::create(builder, loc, TypeRange{arg.getType()}, onDevice,
+                          /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&ifOnDevice.getThenRegion().front());
+      exclude.insert(scf::YieldOp::create(builder, loc, ValueRange{arg}));
+      builder.setInsertionPointToStart(&ifOnDevice.getElseRegion().front());
+      Value copy = makeCopy(builder, arg, exclude);
+      scf::YieldOp::create(builder, loc, copy);
+    }
+    Value copied = arith::XOrIOp::create(
+        builder, loc, onDevice,
+        arith::ConstantOp::create(builder, loc, builder.getBoolAttr(true)));
+    return {ifOnDevice.getResult(0), copied};
   }
 
   LogicalResult stage(func::FuncOp func, SymbolTable &symbols) {
@@ -269,15 +322,34 @@ struct FP8StageBuffersForGPUPass
     func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
     bool readOnlyArgs = func->hasAttr(kReadOnlyArguments);
 
-    // Arguments: the caller's memory stays as it was unless the function
-    // may write it (never when fp8-read-only-arguments marked it).
+    // Arguments: used where they are when the kernels can read them there
+    // (device or managed memory: the runtime asks the driver), copied to
+    // managed memory otherwise; the caller's memory stays as it was unless
+    // the function may write it (never when fp8-read-only-arguments marked
+    // it).
     for (BlockArgument arg : args) {
-      bool written = !readOnlyArgs && mayWrite(arg);
+      bool mayBeWritten = mayWrite(arg);
+      bool written = !readOnlyArgs && mayBeWritten;
       SmallPtrSet<Operation *, 4> exclude;
-      Value copy = makeCopy(builder, arg, exclude);
-      arg.replaceAllUsesExcept(copy, exclude);
-      for (func::ReturnOp ret : returns)
-        release(ret, copy, written ? Value(arg) : Value());
+      if (readOnlyArgs && mayBeWritten) {
+        // Writes the caller must not see: always a copy.
+        Value copy = makeCopy(builder, arg, exclude);
+        arg.replaceAllUsesExcept(copy, exclude);
+        for (func::ReturnOp ret : returns)
+          release(ret, copy, Value());
+        continue;
+      }
+      auto [buffer, copied] = makeCopyUnlessOnDevice(builder, arg, exclude);
+      arg.replaceAllUsesExcept(buffer, exclude);
+      for (func::ReturnOp ret : returns) {
+        OpBuilder at(ret);
+        auto ifCopied = scf::IfOp::create(at, ret.getLoc(), copied,
+                                          /*withElseRegion=*/false);
+        at.setInsertionPointToStart(&ifCopied.getThenRegion().front());
+        if (written)
+          memref::CopyOp::create(at, ret.getLoc(), buffer, arg);
+        memref::DeallocOp::create(at, ret.getLoc(), buffer);
+      }
     }
 
     // Globals: one copy per symbol for the whole function, made at the
@@ -310,6 +382,15 @@ struct FP8StageBuffersForGPUPass
         release(ret, copy, back);
       if (!global.getConstant())
         func.walk([&](CallOpInterface call) {
+          // Launchers and the runtime library's queries get their buffers
+          // as operands; they never reach a global themselves.
+          if (auto direct = dyn_cast<func::CallOp>(*call)) {
+            auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                direct, direct.getCalleeAttr());
+            if (callee && (callee->hasAttr(fp8::kGpuLauncherAttr) ||
+                           callee.getName().starts_with("fp8Gpu")))
+              return;
+          }
           OpBuilder before(call);
           memref::CopyOp::create(before, call.getLoc(), copy, original);
           OpBuilder after(call->getContext());

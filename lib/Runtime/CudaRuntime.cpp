@@ -35,6 +35,9 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 /// Names and descriptions of the results this wrapper is most likely to see,
@@ -107,6 +110,7 @@ struct CudaRuntime::Driver {
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
   /// Optional (drivers >= 12.0): null when absent.
   CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *,
                                      const uint64_t *, const uint64_t *,
@@ -200,7 +204,8 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuMemcpyAsync", d.cuMemcpyAsync) &&
             resolve(lib, "cuMemsetD32Async", d.cuMemsetD32Async) &&
             resolve(lib, "cuMemsetD16Async", d.cuMemsetD16Async) &&
-            resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute);
+            resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute) &&
+            resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute);
   if (ok)
     resolve(lib, "cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
   if (!ok) {
@@ -469,6 +474,20 @@ Status CudaRuntime::encodeTensorMap(TensorMap &map, DevicePtr base,
           shape.swizzle128 ? kSwizzle128B : kSwizzleNone,
           kL2Promotion256B, kOobFillNone),
       call);
+}
+
+bool CudaRuntime::isDeviceAccessible(DevicePtr ptr) {
+  // Memory the driver did not allocate (malloc, stack, static data) is an
+  // error to ask about: that is the answer "no", not a failure.
+  unsigned memoryType = 0, managed = 0;
+  if (driver->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    ptr) == CUDA_SUCCESS &&
+      managed)
+    return true;
+  return driver->cuPointerGetAttribute(&memoryType,
+                                       CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       ptr) == CUDA_SUCCESS &&
+         memoryType == CU_MEMORYTYPE_DEVICE;
 }
 
 Status CudaRuntime::synchronize() {

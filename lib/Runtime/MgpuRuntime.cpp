@@ -255,6 +255,14 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 // What the FP8 GEMM launches need (fp8-lower-to-gpu's wgmma launchers)
 //===----------------------------------------------------------------------===//
 
+/// Whether kernels can use the buffer at `ptr` as it is (device or managed
+/// memory): compiled programs then skip the managed copy of an argument.
+/// False in error (the copy is then the safe way).
+MGPU bool fp8GpuIsDeviceAccessible(void *ptr) {
+  CudaRuntime *cuda = Runtime::get().cuda();
+  return cuda && ptr && cuda->isDeviceAccessible(address(ptr));
+}
+
 /// The SM count (the persistent GEMM grid); 1 when the runtime is in error,
 /// so that a grid computed from it stays valid (nothing launches then).
 MGPU int32_t fp8GpuMultiprocessorCount() {

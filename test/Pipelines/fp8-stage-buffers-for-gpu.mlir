@@ -3,33 +3,48 @@
 memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
 
 // %in is read by the kernel, %out written by it (through a view), %host
-// only read on the host: %in and %out get managed copies at entry, used by
-// everything after; only %out is copied back (the function is not marked
-// read-only); all are freed at the return. The constant table is read by
-// the kernel: one copy at the entry, from a get_global of its own, never
-// copied back.
+// only read on the host: %in and %out are asked about at the entry
+// (fp8GpuIsDeviceAccessible) and used where they are when kernels can
+// read them there, else they get managed copies, used by everything
+// after; then only %out is copied back (the function is not marked
+// read-only), and the copies are freed at the return. The constant table
+// is read by the kernel: one copy at the entry, from a get_global of its
+// own, never copied back.
 // CHECK-LABEL: func.func @kernel_args
 // CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>)
-// CHECK-DAG: %[[INC:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
-// CHECK-DAG: memref.copy %[[IN]], %[[INC]] :
-// CHECK-DAG: %[[OUTC:.+]] = memref.alloc() : memref<4xf32>
-// CHECK-DAG: memref.copy %[[OUT]], %[[OUTC]] :
-// CHECK-DAG: %[[TABLE:.+]] = memref.get_global @table
-// CHECK-DAG: %[[TABLEC:.+]] = memref.alloc() : memref<4xf32>
-// CHECK-DAG: memref.copy %[[TABLE]], %[[TABLEC]] :
+// CHECK: memref.extract_aligned_pointer_as_index %[[IN]]
+// CHECK: %[[INDEV:.+]] = call @fp8GpuIsDeviceAccessible(
+// CHECK: %[[INB:.+]] = scf.if %[[INDEV]] -> (memref<?xf32>) {
+// CHECK-NEXT: scf.yield %[[IN]]
+// CHECK-NEXT: } else {
+// CHECK: %[[INC:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK-NEXT: memref.copy %[[IN]], %[[INC]] :
+// CHECK-NEXT: scf.yield %[[INC]]
+// CHECK: %[[INCOPIED:.+]] = arith.xori %[[INDEV]], %{{.+}} : i1
+// CHECK: memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: %[[OUTDEV:.+]] = call @fp8GpuIsDeviceAccessible(
+// CHECK: %[[OUTB:.+]] = scf.if %[[OUTDEV]] -> (memref<4xf32>) {
+// CHECK-NEXT: scf.yield %[[OUT]]
+// CHECK: memref.copy %[[OUT]], %{{.+}} :
+// CHECK: %[[OUTCOPIED:.+]] = arith.xori %[[OUTDEV]], %{{.+}} : i1
+// CHECK-NOT: extract_aligned_pointer_as_index %[[HOST]]
+// CHECK: %[[TABLE:.+]] = memref.get_global @table
+// CHECK-NEXT: %[[TABLEC:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[TABLE]], %[[TABLEC]] :
 // CHECK-NOT: memref.get_global
 // CHECK: memref.load %[[HOST]]
-// CHECK: memref.subview %[[OUTC]]
+// CHECK: memref.subview %[[OUTB]]
 // CHECK: gpu.launch
-// CHECK: memref.load %[[INC]]
+// CHECK: memref.load %[[INB]]
 // CHECK: memref.load %[[TABLEC]]
 // CHECK: gpu.terminator
+// CHECK: scf.if %[[INCOPIED]] {
+// CHECK-NEXT: memref.dealloc %[[INB]] :
+// CHECK: scf.if %[[OUTCOPIED]] {
+// CHECK-NEXT: memref.copy %[[OUTB]], %[[OUT]] :
+// CHECK-NEXT: memref.dealloc %[[OUTB]] :
 // CHECK-NOT: memref.copy %[[TABLEC]]
-// CHECK-NOT: memref.copy %[[INC]]
-// CHECK-DAG: memref.copy %[[OUTC]], %[[OUT]] :
-// CHECK-DAG: memref.dealloc %[[OUTC]] :
-// CHECK-DAG: memref.dealloc %[[INC]] :
-// CHECK-DAG: memref.dealloc %[[TABLEC]] :
+// CHECK: memref.dealloc %[[TABLEC]] :
 // CHECK: return
 func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4xf32>) -> f32 {
   %c0 = arith.constant 0 : index
@@ -54,8 +69,8 @@ func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4x
 memref.global "private" @state : memref<f32> = dense<0.0>
 func.func private @other()
 
-// Marked by fp8-read-only-arguments: the kernel's writes to %x stay in the
-// copy. The state global, written by the kernel: one copy for the whole
+// Marked by fp8-read-only-arguments: the kernel's writes to %x stay in a
+// copy, made wherever %x is (no device check). The state global, written by the kernel: one copy for the whole
 // function (the second get_global, in a nested region, reads it too),
 // written back around the call and at the return.
 // CHECK-LABEL: func.func @update_state

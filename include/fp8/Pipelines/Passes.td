@@ -164,17 +164,26 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
     and libfp8_gpu_runtime's `_mlir_memref_to_llvm_alloc`), which both the
     host and the kernels address; the caller's arguments and the module's
     globals (`memref.get_global`: constants, delayed-scaling state) are
-    plain host memory. For each argument and each global symbol that a
-    `gpu.launch` reads or writes (through views or not), this pass makes
-    one managed copy at the function's entry and uses it for everything in
-    the function (every `get_global` of the symbol), and frees it before
-    each return. A global that is not constant and may be written is
-    copied back before each return and around each call (the callee may
-    use it); an argument is copied back only when the function may write
-    it and `fp8-read-only-arguments` did not forbid that. An unranked
-    argument read by a kernel is a located error.
+    plain host memory, or may be (a caller can pass device or managed
+    memory). For each global symbol that a `gpu.launch` or a launcher of
+    the fp8 kernels (`fp8.gpu_launcher`) reads or writes (through views or
+    not), this pass makes one managed copy at the function's entry and
+    uses it for everything in the function (every `get_global` of the
+    symbol), and frees it before each return; a global that is not
+    constant and may be written is copied back before each return and
+    around each call (the callee may use it). Each such argument is asked
+    about at the entry (`fp8GpuIsDeviceAccessible`, the runtime library:
+    the driver's pointer attributes) and used where it is when kernels can
+    read it there; otherwise it gets a managed copy likewise, copied back
+    only when the function may write it and `fp8-read-only-arguments` did
+    not forbid that. An unranked argument read by a kernel is a located
+    error.
   }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def FP8PackContractionsForCPU

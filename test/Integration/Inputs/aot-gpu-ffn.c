@@ -6,6 +6,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* The runtime library's allocation function (CUDA managed memory). */
+void *_mlir_memref_to_llvm_alloc(size_t bytes);
 
 static void report(const char *what) {
   const char *error = fp8GpuRuntimeError();
@@ -31,6 +35,35 @@ int main(void) {
   printf("result %lld x %lld\n", (long long)out.sizes[0],
          (long long)out.sizes[1]);
   fp8GpuFree(out.allocated);
+
+  /* The same call on buffers the GPU can read where they are (managed
+     memory from the runtime): the program uses them without copies. */
+  fprintf(stderr, "--- arguments in managed memory\n");
+  uint16_t *mx = _mlir_memref_to_llvm_alloc(sizeof x);
+  uint16_t *mg = _mlir_memref_to_llvm_alloc(sizeof g);
+  uint16_t *mwg = _mlir_memref_to_llvm_alloc(sizeof wg);
+  uint16_t *mwu = _mlir_memref_to_llvm_alloc(sizeof wu);
+  uint16_t *mwd = _mlir_memref_to_llvm_alloc(sizeof wd);
+  memcpy(mx, x, sizeof x);
+  memcpy(mg, g, sizeof g);
+  memcpy(mwg, wg, sizeof wg);
+  memcpy(mwu, wu, sizeof wu);
+  memcpy(mwd, wd, sizeof wd);
+  fp8_memref_bf16_2d mxd = {mx, mx, 0, {16, 64}, {64, 1}};
+  fp8_memref_bf16_1d mgd = {mg, mg, 0, {64}, {1}};
+  fp8_memref_bf16_2d mwgd = {mwg, mwg, 0, {128, 64}, {64, 1}};
+  fp8_memref_bf16_2d mwud = {mwu, mwu, 0, {128, 64}, {64, 1}};
+  fp8_memref_bf16_2d mwdd = {mwd, mwd, 0, {64, 128}, {128, 1}};
+  _mlir_ciface_llama_ffn(&out, &mxd, &mgd, &mwgd, &mwud, &mwdd);
+  report("call on managed memory");
+  fprintf(stderr, "--- done\n");
+  fp8GpuFree(out.allocated);
+  fp8GpuFree(mx);
+  fp8GpuFree(mg);
+  fp8GpuFree(mwg);
+  fp8GpuFree(mwu);
+  fp8GpuFree(mwd);
+
   fp8_memref_f32_0d scale;
   _mlir_ciface_ffn_state_get_fp8_llama_ffn_arg2_scale(&scale);
   report("state");
