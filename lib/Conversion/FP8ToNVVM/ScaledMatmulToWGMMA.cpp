@@ -1181,7 +1181,13 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
   /// promoted after every wgmma k32 step: emulated, Hopper has no MX
   /// instruction). The copies planLayouts makes for other layouts are
   /// per-tensor casts, so a block-scaled operand must come K-major.
-  FailureOr<BlockForm> checkBlockScales(ScaledMatmulOp op) {
+  /// The form of block scales the kernels apply, for K-major operands
+  /// (`kMajor`: lhs [M, K], rhs [N, K]) with these blocks, scale element
+  /// types and K extent; nullopt when none does.
+  static std::optional<BlockForm> classifyBlocks(ArrayRef<int64_t> lhsBlock,
+                                                 ArrayRef<int64_t> rhsBlock,
+                                                 bool kMajor, Type lhsScale,
+                                                 Type rhsScale, int64_t k) {
     auto isBlock = [](ArrayRef<int64_t> block, int64_t rows, int64_t cols) {
       for (size_t d = 0; d + 2 < block.size(); ++d)
         if (block[d] != 1)
@@ -1189,29 +1195,35 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       return block.size() >= 2 && block[block.size() - 2] == rows &&
              block.back() == cols;
     };
-    auto isF32 = [](Value scales) {
-      return cast<ShapedType>(scales.getType()).getElementType().isF32();
-    };
-    bool layouts = !op.getTransposeLhs() && op.getTransposeRhs() &&
-                   isF32(op.getLhsScaleInv()) && isF32(op.getRhsScaleInv());
-    int64_t k = op.getLhs().getType().getShape().back();
-    if (layouts && isBlock(*op.getLhsBlock(), 1, gabi::kBlockK) &&
-        isBlock(*op.getRhsBlock(), 128, gabi::kBlockK))
+    bool layouts = kMajor && lhsScale.isF32() && rhsScale.isF32();
+    if (layouts && isBlock(lhsBlock, 1, gabi::kBlockK) &&
+        isBlock(rhsBlock, 128, gabi::kBlockK))
       return BlockForm::Blocks;
-    if (layouts && !ShapedType::isDynamic(k) &&
-        isBlock(*op.getLhsBlock(), 1, k) && isBlock(*op.getRhsBlock(), 1, k))
+    if (layouts && !ShapedType::isDynamic(k) && isBlock(lhsBlock, 1, k) &&
+        isBlock(rhsBlock, 1, k))
       return BlockForm::Rows;
-    if (layouts && isBlock(*op.getLhsBlock(), 1, gabi::kBlockK) &&
-        isBlock(*op.getRhsBlock(), 1, gabi::kBlockK))
+    if (layouts && isBlock(lhsBlock, 1, gabi::kBlockK) &&
+        isBlock(rhsBlock, 1, gabi::kBlockK))
       return BlockForm::Blocks1d1d;
-    auto isE8M0 = [](Value scales) {
-      return isa<Float8E8M0FNUType>(
-          cast<ShapedType>(scales.getType()).getElementType());
-    };
-    if (!op.getTransposeLhs() && op.getTransposeRhs() &&
-        isE8M0(op.getLhsScaleInv()) && isE8M0(op.getRhsScaleInv()) &&
-        isBlock(*op.getLhsBlock(), 1, 32) && isBlock(*op.getRhsBlock(), 1, 32))
+    if (kMajor && isa<Float8E8M0FNUType>(lhsScale) &&
+        isa<Float8E8M0FNUType>(rhsScale) && isBlock(lhsBlock, 1, 32) &&
+        isBlock(rhsBlock, 1, 32))
       return BlockForm::MX;
+    return std::nullopt;
+  }
+
+  static Type getScaleElement(Value scales) {
+    return cast<ShapedType>(scales.getType()).getElementType();
+  }
+
+  FailureOr<BlockForm> checkBlockScales(ScaledMatmulOp op) {
+    int64_t k = op.getLhs().getType().getShape().back();
+    if (std::optional<BlockForm> form = classifyBlocks(
+            *op.getLhsBlock(), *op.getRhsBlock(),
+            !op.getTransposeLhs() && op.getTransposeRhs(),
+            getScaleElement(op.getLhsScaleInv()),
+            getScaleElement(op.getRhsScaleInv()), k))
+      return *form;
     auto print = [](ArrayRef<int64_t> block) {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -1250,6 +1262,51 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       op->setAttr(kWgmmaPadKAttr, IntegerAttr::get(IntegerType::get(ctx, 64),
                                                    (k + align - 1) / align *
                                                        align));
+  }
+
+  /// whole-graph: a block-scaled operand in the wrong orientation (the
+  /// data gradient's weight [K, N], the weight gradient's [K, M] and
+  /// [K, N], K = tokens) as a transposed copy of its bytes and of its
+  /// scales, with its block shape swapped: the same values, each still
+  /// with its scale (its blocks already run along the GEMM's K: fp8-quantize
+  /// quantized it that way), now in a form a kernel applies. Only when the
+  /// result is one.
+  void transposeBlockOperands(ScaledMatmulOp op) {
+    if (!op.getTransposeLhs() && op.getTransposeRhs())
+      return;
+    auto swapped = [](ArrayRef<int64_t> block) {
+      SmallVector<int64_t> result(block);
+      std::swap(result[result.size() - 2], result.back());
+      return result;
+    };
+    SmallVector<int64_t> lhsBlock(*op.getLhsBlock()),
+        rhsBlock(*op.getRhsBlock());
+    if (op.getTransposeLhs())
+      lhsBlock = swapped(lhsBlock);
+    if (!op.getTransposeRhs())
+      rhsBlock = swapped(rhsBlock);
+    ArrayRef<int64_t> lhsShape = op.getLhs().getType().getShape();
+    int64_t k = lhsShape[lhsShape.size() - (op.getTransposeLhs() ? 2 : 1)];
+    if (!classifyBlocks(lhsBlock, rhsBlock, /*kMajor=*/true,
+                        getScaleElement(op.getLhsScaleInv()),
+                        getScaleElement(op.getRhsScaleInv()), k))
+      return;
+    OpBuilder builder(op);
+    MLIRContext *ctx = op.getContext();
+    if (op.getTransposeLhs()) {
+      op.getLhsMutable().assign(transposeBytes(builder, op.getLhs()));
+      op.getLhsScaleInvMutable().assign(
+          transposeBytes(builder, op.getLhsScaleInv()));
+      op.setLhsBlockAttr(DenseI64ArrayAttr::get(ctx, lhsBlock));
+      op.setTransposeLhs(false);
+    }
+    if (!op.getTransposeRhs()) {
+      op.getRhsMutable().assign(transposeBytes(builder, op.getRhs()));
+      op.getRhsScaleInvMutable().assign(
+          transposeBytes(builder, op.getRhsScaleInv()));
+      op.setRhsBlockAttr(DenseI64ArrayAttr::get(ctx, rhsBlock));
+      op.setTransposeRhs(true);
+    }
   }
 
   /// Puts both operands K-major: lhs [M, K], rhs [N, K] (transpose_rhs).
@@ -1334,6 +1391,7 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
 
     for (ScaledMatmulOp op : gemms) {
       if (wholeGraph && op.isBlockScaled()) {
+        transposeBlockOperands(op);
         // A block form no kernel applies lowers with the rest of the
         // program.
         ScopedDiagnosticHandler quiet(ctx,

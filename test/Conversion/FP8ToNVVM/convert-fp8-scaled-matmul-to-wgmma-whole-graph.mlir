@@ -99,3 +99,38 @@ func.func @projection(%x: tensor<256x20xf16>, %w: tensor<20x512xf16>, %acc: tens
                      outs(%i8 : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %y, %y2, %f : tensor<256x512xf32>, tensor<256x512xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Block-scaled operands in the wrong orientation (what wgmma-invalid.mlir
+// refuses in a GEMM-only program): the data gradient's weight [K, N] in
+// 128x128 blocks becomes a copy [N, K] of its bytes with its scales
+// transposed alike ([2, 1] -> [1, 2]), blocks [128, 128]; the weight
+// gradient's [K, M] and [K, N] operands (K = tokens, blocks [128, 1]
+// along it) become [M, K] and [N, K] in [1, 128] blocks: DeepGEMM's 1d1d.
+// CHECK-LABEL: func.func @dgrad_blocks
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%arg1 : tensor<256x128xf8E4M3FN>) outs(%{{.*}} : tensor<128x256xf8E4M3FN>) permutation = [1, 0]
+// CHECK: %[[ST:.*]] = linalg.transpose ins(%arg3 : tensor<2x1xf32>) outs(%{{.*}} : tensor<1x2xf32>) permutation = [1, 0]
+// CHECK: fp8.scaled_matmul %arg0, %[[BT]] scales %arg2, %[[ST]] blocks [1, 128], [128, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_f32_promote_blocks_64x128x128_s8, {{.*}}transpose_rhs}
+func.func @dgrad_blocks(%a: tensor<64x256xf8E4M3FN>, %b: tensor<256x128xf8E4M3FN>,
+                        %sa: tensor<64x2xf32>, %sb: tensor<2x1xf32>) -> tensor<64x128xf32> {
+  %y = fp8.scaled_matmul %a, %b scales %sa, %sb blocks [1, 128], [128, 128]
+      : tensor<64x256xf8E4M3FN>, tensor<256x128xf8E4M3FN>
+      scales tensor<64x2xf32>, tensor<2x1xf32> -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// CHECK-LABEL: func.func @wgrad_blocks
+// CHECK: %[[AT:.*]] = linalg.transpose ins(%arg0 : tensor<256x64xf8E4M3FN>) outs(%{{.*}} : tensor<64x256xf8E4M3FN>) permutation = [1, 0]
+// CHECK: %[[SAT:.*]] = linalg.transpose ins(%arg2 : tensor<2x64xf32>) outs(%{{.*}} : tensor<64x2xf32>) permutation = [1, 0]
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%arg1 : tensor<256x96xf8E5M2>) outs(%{{.*}} : tensor<96x256xf8E5M2>) permutation = [1, 0]
+// CHECK: %[[SBT:.*]] = linalg.transpose ins(%arg3 : tensor<2x96xf32>) outs(%{{.*}} : tensor<96x2xf32>) permutation = [1, 0]
+// CHECK: fp8.scaled_matmul %[[AT]], %[[BT]] scales %[[SAT]], %[[SBT]] blocks [1, 128], [1, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e5m2_f32_promote_blocks1d1d_64x64x128_s8,
+// CHECK-NOT: transpose_lhs
+func.func @wgrad_blocks(%x: tensor<256x64xf8E4M3FN>, %dy: tensor<256x96xf8E5M2>,
+                        %sx: tensor<2x64xf32>, %sdy: tensor<2x96xf32>) -> tensor<64x96xf32> {
+  %y = fp8.scaled_matmul %x, %dy scales %sx, %sdy blocks [128, 1], [128, 1] {transpose_lhs}
+      : tensor<256x64xf8E4M3FN>, tensor<256x96xf8E5M2>
+      scales tensor<2x64xf32>, tensor<2x96xf32> -> tensor<64x96xf32>
+  return %y : tensor<64x96xf32>
+}
