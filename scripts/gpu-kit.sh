@@ -17,12 +17,13 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kit="${KIT_DIR:-$root/build/gpu-kit}"
 if [ -z "${FP8_OPT:-}" ]; then
-  "$root/scripts/build.sh" fp8-opt
+  "$root/scripts/build.sh" fp8-opt fp8-gen fp8-compile FP8GpuRuntime
   FP8_OPT="${BUILD_DIR:-$root/build}/bin/fp8-opt"
 fi
+bindir="$(dirname "$FP8_OPT")"
 
 rm -rf "$kit"
-mkdir -p "$kit/kernels" "$kit/bin" "$kit/src"
+mkdir -p "$kit/kernels" "$kit/bin" "$kit/src" "$kit/programs"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -36,6 +37,28 @@ lower casts "$root/bench/gpu/hopper-casts.mlir" --fp8-lower-to-nvvm
 lower gemm-plain "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm
 lower gemm-promote "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=promote=1
 lower gemm-tmastore "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=tma-store=1
+
+# Part 4: a Llama-3-8B-shaped block (one layer: hidden 4096, 32 query and
+# 8 key/value heads, FFN 14336) at 4096 tokens, compiled whole by
+# fp8-compile --target=cuda twice: after fp8-pipeline (FP8, delayed
+# scaling) and as written (the BF16 program). Their kernels are PTX inside
+# the libraries (the driver JIT-compiles them); the libraries need libc and
+# libfp8_gpu_runtime.so (rebuilt from src/ with the drivers).
+"$bindir/fp8-gen" --arch=llama --hidden=4096 --heads=32 --kv-heads=8 \
+  --ffn=14336 --layers=1 --seq=4096 --batch=1 --dtype=bf16 --weights=args \
+  --mode=forward -o "$work/block.mlir"
+"$bindir/fp8-compile" "$work/block.mlir" --fp8-pipeline --target=cuda \
+  -o "$kit/programs/libfp8block.so"
+"$bindir/fp8-compile" "$work/block.mlir" --target=cuda \
+  -o "$kit/programs/libbf16block.so"
+python3 "$root/bench/gpu/kit/signature.py" "$work/block.mlir" forward \
+  > "$kit/programs/block.sig"
+for lib in "$kit"/programs/*.so; do
+  if ldd "$lib" | grep -E 'libMLIR|libLLVM'; then
+    echo "gpu-kit: $lib needs LLVM/MLIR (above)" >&2
+    exit 1
+  fi
+done
 
 ptxas="$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)"
 if [ -x "$ptxas" ]; then
@@ -55,6 +78,7 @@ fi
 # The drivers' sources, exactly what they include, and their build script.
 sources=(
   bench/gpu/BenchSupport.h bench/gpu/hopper-casts.cpp bench/gpu/hopper-gemm.cpp
+  bench/gpu/block-bench.cpp lib/Runtime/MgpuRuntime.cpp
   include/fp8/Conversion/FP8ToNVVM/KernelABI.h
   include/fp8/Conversion/FP8ToNVVM/GemmKernelABI.h
   include/fp8/Numerics/Float8.h include/fp8/Numerics/Scaling.h
@@ -72,7 +96,7 @@ cp "$root/docs/gpu-kit.md" "$kit/README.md"
 
 # Built from the kit's copy: what runs here is what would be rebuilt there.
 bash "$kit/build-drivers.sh" "$kit/src" "$kit/bin"
-for driver in "$kit"/bin/*; do
+for driver in "$kit"/bin/fp8-*; do
   if ldd "$driver" | grep -E 'libMLIR|libLLVM|libstdc\+\+|libgcc_s'; then
     echo "gpu-kit: $driver needs more than the C library (above)" >&2
     exit 1

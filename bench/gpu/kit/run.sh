@@ -14,7 +14,10 @@
 #   2. casts: bit-exactness and bandwidth (fp8-hopper-casts)
 #   3. gemm: correctness, then TFLOP/s against cuBLASLt (fp8-hopper-gemm)
 #   4. torch: torch._scaled_mm and torch.matmul bf16 on the same shapes
-#   5. the table (summarize.py), also in $OUT/summary.md
+#   5. block: a Llama-3-8B-shaped layer at 4096 tokens compiled whole by
+#      fp8-compile --target=cuda, FP8 against BF16: time, speedup, SQNR
+#      (fp8-block-bench)
+#   6. the table (summarize.py), also in $OUT/summary.md
 # Exit status: 0 all parts passed, 1 a part failed, 2 no GPU (after the
 # completeness check), 3 the kit is incomplete.
 set -uo pipefail
@@ -30,7 +33,8 @@ if ! (cd "$kit" && sha256sum --quiet -c MANIFEST); then
 fi
 bin="$kit/bin"
 if ! "$bin/fp8-hopper-casts" --help > /dev/null 2>&1 ||
-   ! "$bin/fp8-hopper-gemm" --help > /dev/null 2>&1; then
+   ! "$bin/fp8-hopper-gemm" --help > /dev/null 2>&1 ||
+   ! "$bin/fp8-block-bench" --help > /dev/null 2>&1; then
   echo "gpu-kit: the prebuilt drivers do not start here; rebuilding them from src/"
   bin="$out/bin"
   bash "$kit/build-drivers.sh" "$kit/src" "$bin" || {
@@ -108,6 +112,10 @@ part gemm env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" 
   --ptx-promote "$kit/kernels/gemm-promote.ptx" \
   --ptx-tmastore "$kit/kernels/gemm-tmastore.ptx" --iterations=20
 part torch python3 "$kit/torch_gemm.py" --iterations=20
+part block "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \
+  --bf16 "$kit/programs/libbf16block.so" \
+  --signature "$kit/programs/block.sig" \
+  --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=10
 
 echo "== table"
 python3 "$kit/summarize.py" "$out" "${status_of[@]}" | tee "$out/summary.md"

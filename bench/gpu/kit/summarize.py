@@ -46,7 +46,7 @@ def main():
     lines.append("")
     lines.append("| part | exit |")
     lines.append("|---|---|")
-    for part in ("environment", "casts", "gemm", "torch"):
+    for part in ("environment", "casts", "gemm", "torch", "block"):
         lines.append("| %s | %s |" % (part, statuses.get(part, "not run")))
 
     casts = rows(os.path.join(out, "casts.log"), "CASTS")
@@ -131,6 +131,16 @@ def main():
                                             promote, lt,
                                             ratio(blocked, promote),
                                             ratio(rowwise, plain)))
+    block = rows(os.path.join(out, "block.log"), "BLOCK")
+    if block:
+        bf16_ms, fp8_ms, sqnr, nonfinite = block[0]
+        lines += ["", "## A whole block (Llama-3-8B layer, 4096 tokens; "
+                  "fp8-compile --target=cuda)", "",
+                  "| BF16 program ms | FP8 program ms | speedup | FP8 SQNR vs "
+                  "BF16 dB | new non-finite |", "|---|---|---|---|---|",
+                  "| %.3f | %.3f | %.2fx | %s | %s |" %
+                  (float(bf16_ms), float(fp8_ms),
+                   ratio(float(bf16_ms), float(fp8_ms)), sqnr, nonfinite)]
     print("\n".join(lines))
 
 
