@@ -95,8 +95,8 @@ def FP8TileParallelLoopsForGPU
 }
 
 def FP8SplitReductionsForGPU : Pass<"fp8-split-reductions-for-gpu"> {
-  let summary = "Full reductions as a parallel partial reduction and a short "
-                "final one";
+  let summary = "Full and row reductions as a parallel partial reduction "
+                "and a short final one";
   let description = [{
     Part of `fp8-lower-to-gpu`, on tensors before bufferization. A linalg op
     whose every loop is a reduction into a rank-0 result (a loss, a sum
@@ -111,8 +111,21 @@ def FP8SplitReductionsForGPU : Pass<"fp8-split-reductions-for-gpu"> {
     second reduces the vector into the original init with the same
     combiner. A rank-1 reduction over identity-indexed inputs is first
     viewed as [K / r, r] with r the largest power of two up to 1024 that
-    divides K (static K only; otherwise it stays). Only the order of
-    combination changes: max and min are exact, sums round differently.
+    divides K (static K only; otherwise it stays).
+
+    A reduction along rows (parallel loops and one reduction loop that
+    every input indexing it walks as its innermost dimension: softmax's
+    max and sum, a norm's sum of squares), which would run one thread per
+    row with adjacent threads a row apart, is split likewise: each row of
+    static length K (at least 256) viewed as [K / r, r] with r = 32 lanes
+    (128 when there are fewer than 4096 rows), the partials [rows, r]
+    reduced over K / r with the r lanes reading adjacent elements, then
+    each row's r partials into the original init. A body that uses
+    `linalg.index`, an input walking the row in another dimension, or a
+    shorter row stays.
+
+    Only the order of combination changes: max and min are exact, sums
+    round differently.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
