@@ -2151,24 +2151,11 @@ struct ConvertFP8ToGPULaunchesPass
     if (groups.empty())
       return;
 
-    MLIRContext *ctx = &getContext();
-    auto gpuModule =
-        module.lookupSymbol<gpu::GPUModuleOp>(abi::kKernelModuleName);
-    if (!gpuModule) {
-      if (module.lookupSymbol(abi::kKernelModuleName)) {
-        module.emitError() << "already contains a symbol named '"
-                           << abi::kKernelModuleName << "'";
-        return signalPassFailure();
-      }
-      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-      auto target = NVVM::NVVMTargetAttr::get(
-          ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip, features);
-      gpuModule = gpu::GPUModuleOp::create(builder, module.getLoc(),
-                                           abi::kKernelModuleName,
-                                           builder.getArrayAttr({target}));
-      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                      builder.getUnitAttr());
-    }
+    FailureOr<gpu::GPUModuleOp> kernelModule = getOrCreateKernelModule(
+        module, abi::kKernelModuleName, chip, features);
+    if (failed(kernelModule))
+      return signalPassFailure();
+    gpu::GPUModuleOp gpuModule = *kernelModule;
     KernelLibrary kernels(gpuModule);
     SymbolTable symbols(module);
     for (ArrayRef<Operation *> group : groups) {

@@ -1370,24 +1370,11 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       return;
     MLIRContext *ctx = &getContext();
 
-    auto gpuModule =
-        module.lookupSymbol<gpu::GPUModuleOp>(gabi::kGemmModuleName);
-    if (!gpuModule) {
-      if (module.lookupSymbol(gabi::kGemmModuleName)) {
-        module.emitError() << "already contains a symbol named '"
-                           << gabi::kGemmModuleName << "'";
-        return signalPassFailure();
-      }
-      OpBuilder builder(ctx);
-      builder.setInsertionPointToStart(module.getBody());
-      auto target = NVVM::NVVMTargetAttr::get(
-          ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip, features);
-      gpuModule = gpu::GPUModuleOp::create(builder, module.getLoc(),
-                                           gabi::kGemmModuleName,
-                                           builder.getArrayAttr({target}));
-      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                      builder.getUnitAttr());
-    }
+    FailureOr<gpu::GPUModuleOp> kernelModule =
+        getOrCreateKernelModule(module, gabi::kGemmModuleName, chip, features);
+    if (failed(kernelModule))
+      return signalPassFailure();
+    gpu::GPUModuleOp gpuModule = *kernelModule;
 
     for (ScaledMatmulOp op : gemms) {
       if (wholeGraph && op.isBlockScaled()) {

@@ -2,6 +2,8 @@
 
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -64,4 +66,24 @@ std::optional<std::string> mlir::fp8::checkNVVMFormat(llvm::StringRef format) {
     return std::nullopt;
   return ("unknown format '" + format + "' (expected isa, bin, fatbin or llvm)")
       .str();
+}
+
+FailureOr<gpu::GPUModuleOp>
+mlir::fp8::getOrCreateKernelModule(ModuleOp module, llvm::StringRef name,
+                                   llvm::StringRef chip,
+                                   llvm::StringRef features) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(name))
+    return existing;
+  if (module.lookupSymbol(name))
+    return module.emitError() << "already contains a symbol named '" << name
+                              << "'";
+  MLIRContext *ctx = module.getContext();
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                          "nvptx64-nvidia-cuda", chip,
+                                          features);
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  builder.getUnitAttr());
+  return gpu::GPUModuleOp::create(builder, module.getLoc(), name,
+                                  builder.getArrayAttr({target}));
 }

@@ -3,6 +3,8 @@
 #ifndef FP8_CONVERSION_FP8TONVVM_FP8TONVVM_H
 #define FP8_CONVERSION_FP8TONVVM_FP8TONVVM_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -30,6 +32,14 @@ void registerFP8ToNVVMDialectExtensions(DialectRegistry &registry);
 std::optional<std::string> checkNVVMTarget(llvm::StringRef chip,
                                            llvm::StringRef features,
                                            bool needsWgmma);
+
+/// The `gpu.module @name` of `module` with an NVVM target for `chip` and
+/// `features`, created at its start (the module then a GPU container) when
+/// absent; a located error when another symbol has the name.
+FailureOr<gpu::GPUModuleOp> getOrCreateKernelModule(ModuleOp module,
+                                                    llvm::StringRef name,
+                                                    llvm::StringRef chip,
+                                                    llvm::StringRef features);
 
 /// Why `format` is not a serialization the NVVM pipelines offer (isa, bin,
 /// fatbin, llvm), or nullopt.
