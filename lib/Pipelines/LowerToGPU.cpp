@@ -224,8 +224,8 @@ struct FP8StageBuffersForGPUPass
     return memref::CastOp::create(builder, loc, type, copy);
   }
 
-  /// `arg` itself when kernels can read it where it is, else a managed
-  /// copy (made at the entry); and whether it was copied. `exclude` gets
+  /// `arg` itself when it is managed memory, else a managed copy (made at
+  /// the entry); and whether it was copied. `exclude` gets
   /// the ops that read the original.
   std::pair<Value, Value>
   makeCopyUnlessOnDevice(OpBuilder &builder, BlockArgument arg,
@@ -233,7 +233,7 @@ struct FP8StageBuffersForGPUPass
     Location loc = arg.getLoc();
     MLIRContext *context = builder.getContext();
     auto module = arg.getOwner()->getParentOp()->getParentOfType<ModuleOp>();
-    constexpr StringLiteral kQuery = "fp8GpuIsDeviceAccessible";
+    constexpr StringLiteral kQuery = "fp8GpuIsManagedMemory";
     auto pointerType = LLVM::LLVMPointerType::get(context);
     if (!module.lookupSymbol(kQuery)) {
       OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
@@ -322,8 +322,9 @@ struct FP8StageBuffersForGPUPass
     func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
     bool readOnlyArgs = func->hasAttr(kReadOnlyArguments);
 
-    // Arguments: used where they are when the kernels can read them there
-    // (device or managed memory: the runtime asks the driver), copied to
+    // Arguments: used where they are when they are managed memory (the
+    // runtime asks the driver; the host code between kernels may read them
+    // too, so device-only memory is copied like host memory), copied to
     // managed memory otherwise; the caller's memory stays as it was unless
     // the function may write it (never when fp8-read-only-arguments marked
     // it).

@@ -96,6 +96,9 @@ int64_t pickSplitRatio(int64_t k) {
 /// the identity, its static length K divisible by a power of two
 /// (pickSplitRatio); 0 when it cannot be split.
 int64_t getRank1SplitRatio(linalg::LinalgOp op) {
+  // The view renumbers the loop: linalg.index of it would change meaning.
+  if (!op->getRegion(0).getOps<linalg::IndexOp>().empty())
+    return 0;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamic(ranges[0]))
     return 0;

@@ -35,9 +35,7 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
-constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
 constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
-constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 /// Names and descriptions of the results this wrapper is most likely to see,
@@ -476,18 +474,14 @@ Status CudaRuntime::encodeTensorMap(TensorMap &map, DevicePtr base,
       call);
 }
 
-bool CudaRuntime::isDeviceAccessible(DevicePtr ptr) {
+bool CudaRuntime::isManagedMemory(DevicePtr ptr) {
   // Memory the driver did not allocate (malloc, stack, static data) is an
   // error to ask about: that is the answer "no", not a failure.
-  unsigned memoryType = 0, managed = 0;
-  if (driver->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                    ptr) == CUDA_SUCCESS &&
-      managed)
-    return true;
-  return driver->cuPointerGetAttribute(&memoryType,
-                                       CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+  unsigned managed = 0;
+  return driver->cuPointerGetAttribute(&managed,
+                                       CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                        ptr) == CUDA_SUCCESS &&
-         memoryType == CU_MEMORYTYPE_DEVICE;
+         managed != 0;
 }
 
 Status CudaRuntime::synchronize() {

@@ -255,12 +255,13 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 // What the FP8 GEMM launches need (fp8-lower-to-gpu's wgmma launchers)
 //===----------------------------------------------------------------------===//
 
-/// Whether kernels can use the buffer at `ptr` as it is (device or managed
-/// memory): compiled programs then skip the managed copy of an argument.
-/// False in error (the copy is then the safe way).
-MGPU bool fp8GpuIsDeviceAccessible(void *ptr) {
+/// Whether the buffer at `ptr` is managed memory: compiled programs then
+/// use an argument where it is (their host code may read it too, so
+/// device-only memory is copied like host memory). False in error (the
+/// copy is then the safe way).
+MGPU bool fp8GpuIsManagedMemory(void *ptr) {
   CudaRuntime *cuda = Runtime::get().cuda();
-  return cuda && ptr && cuda->isDeviceAccessible(address(ptr));
+  return cuda && ptr && cuda->isManagedMemory(address(ptr));
 }
 
 /// The SM count (the persistent GEMM grid); 1 when the runtime is in error,

@@ -163,3 +163,24 @@ func.func @more_rows(%x: tensor<8192x256xbf16>, %c: tensor<256x512xf32>, %w: ten
   } -> tensor<4xf32>
   return %s, %cols, %idx : tensor<8192xf32>, tensor<512xf32>, tensor<4xf32>
 }
+
+// A rank-1 reduction whose body reads its index: viewing it as [K / r, r]
+// would renumber the loop, so it stays.
+// CHECK-LABEL: func.func @indexed_sum(
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.index 0
+// CHECK-NOT: tensor.expand_shape
+func.func @indexed_sum(%v: tensor<4096xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%v : tensor<4096xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    %p = arith.mulf %a, %f : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}

@@ -4,7 +4,7 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 
 // %in is read by the kernel, %out written by it (through a view), %host
 // only read on the host: %in and %out are asked about at the entry
-// (fp8GpuIsDeviceAccessible) and used where they are when kernels can
+// (fp8GpuIsManagedMemory) and used where they are when kernels can
 // read them there, else they get managed copies, used by everything
 // after; then only %out is copied back (the function is not marked
 // read-only), and the copies are freed at the return. The constant table
@@ -13,7 +13,7 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // CHECK-LABEL: func.func @kernel_args
 // CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>)
 // CHECK: memref.extract_aligned_pointer_as_index %[[IN]]
-// CHECK: %[[INDEV:.+]] = call @fp8GpuIsDeviceAccessible(
+// CHECK: %[[INDEV:.+]] = call @fp8GpuIsManagedMemory(
 // CHECK: %[[INB:.+]] = scf.if %[[INDEV]] -> (memref<?xf32>) {
 // CHECK-NEXT: scf.yield %[[IN]]
 // CHECK-NEXT: } else {
@@ -22,7 +22,7 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // CHECK-NEXT: scf.yield %[[INC]]
 // CHECK: %[[INCOPIED:.+]] = arith.xori %[[INDEV]], %{{.+}} : i1
 // CHECK: memref.extract_aligned_pointer_as_index %[[OUT]]
-// CHECK: %[[OUTDEV:.+]] = call @fp8GpuIsDeviceAccessible(
+// CHECK: %[[OUTDEV:.+]] = call @fp8GpuIsManagedMemory(
 // CHECK: %[[OUTB:.+]] = scf.if %[[OUTDEV]] -> (memref<4xf32>) {
 // CHECK-NEXT: scf.yield %[[OUT]]
 // CHECK: memref.copy %[[OUT]], %{{.+}} :

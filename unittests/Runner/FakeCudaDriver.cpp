@@ -262,12 +262,12 @@ FAKE cuTensorMapEncodeTiled(void *map, int type, uint32_t rank, void *base,
         box[1], swizzle);
   return 0;
 }
-/// Every allocation is "managed" (IS_MANAGED, 8; MEMORY_TYPE 2 is device);
-/// anything else is not the driver's.
+/// Every allocation is "managed" (IS_MANAGED, 8); anything else is not the
+/// driver's.
 FAKE cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr) {
   for (auto [base, bytes] : allocations)
     if (ptr >= base && ptr < base + bytes) {
-      unsigned value = attribute == 8 ? 1 : attribute == 2 ? 2 : 0;
+      unsigned value = attribute == 8 ? 1 : 0;
       std::memcpy(data, &value, sizeof(value));
       return 0;
     }

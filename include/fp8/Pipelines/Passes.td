@@ -185,9 +185,11 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
     symbol), and frees it before each return; a global that is not
     constant and may be written is copied back before each return and
     around each call (the callee may use it). Each such argument is asked
-    about at the entry (`fp8GpuIsDeviceAccessible`, the runtime library:
-    the driver's pointer attributes) and used where it is when kernels can
-    read it there; otherwise it gets a managed copy likewise, copied back
+    about at the entry (`fp8GpuIsManagedMemory`, the runtime library:
+    the driver's pointer attributes) and used where it is when it is
+    managed memory (the host code between kernels may read it as well, so
+    device-only memory is copied like host memory); otherwise it gets a
+    managed copy likewise, copied back
     only when the function may write it and `fp8-read-only-arguments` did
     not forbid that. An unranked argument read by a kernel is a located
     error.

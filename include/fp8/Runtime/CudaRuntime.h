@@ -137,9 +137,10 @@ public:
                 unsigned sharedBytes, StreamHandle stream, void **params);
   /// Allows `bytes` of dynamic shared memory (above the default 48 KiB).
   Status setDynamicSharedMemory(FunctionHandle function, unsigned bytes);
-  /// Whether kernels can read `ptr` where it is: device or managed memory
-  /// (false for host memory the driver did not allocate).
-  bool isDeviceAccessible(DevicePtr ptr);
+  /// Whether `ptr` is managed memory, which both the host and kernels
+  /// address (false for device-only memory and for host memory the driver
+  /// did not allocate).
+  bool isManagedMemory(DevicePtr ptr);
   /// cuTensorMapEncodeTiled of `shape` at `base` (drivers >= 12.0).
   Status encodeTensorMap(TensorMap &map, DevicePtr base,
                          const TensorMapShape &shape);

@@ -1068,12 +1068,14 @@ static bool isZeroFill(Value value) {
 }
 
 /// A contraction the 16-bit wgmma kernel computes, as a linalg.generic on
-/// operands [batch..., M, K] and [batch'..., N, K] (transposed copies where
+/// operands [batch..., M, K] and [batch..., N, K] (transposed copies where
 /// the graph has other orders) into [batch..., M, N], loops (batch..., M,
 /// N, K); or null. It needs bf16 or f16 operands of one type, one M, N and
-/// K dimension, any batch dimensions (the rhs may have none: a shared
-/// weight), a bf16, f16 or f32 result in (batch..., M, N) order, and a
-/// zero init (the kernel stores, it does not accumulate into the output).
+/// K dimension, any batch dimensions on both operands, a bf16, f16 or f32
+/// result in (batch..., M, N) order, and a zero init (the kernel stores, it
+/// does not accumulate into the output). A batched lhs times an unbatched
+/// rhs ([B, M, K] x [N, K]) is not taken: inferContractionDims counts B as
+/// a second M dimension (such graphs usually collapse B into M first).
 /// The kernel accumulates in f32 and rounds once, as cuBLAS does: a bf16
 /// result may differ from linalg's bf16 accumulation in the last bits.
 static linalg::GenericOp planContraction(OpBuilder &builder,
@@ -1115,12 +1117,12 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
   };
   // The result in (batch..., M, N) order.
   SmallVector<unsigned> outOrder = order({m, n}, true);
-  for (auto [i, expr] : llvm::enumerate(maps[2].getResults()))
-    if (cast<AffineDimExpr>(expr).getPosition() != outOrder[i])
-      return {};
   if (maps[2].getNumResults() != outOrder.size() ||
       !hasLoops(maps[0], order({m, k}, true)))
     return {};
+  for (auto [i, expr] : llvm::enumerate(maps[2].getResults()))
+    if (cast<AffineDimExpr>(expr).getPosition() != outOrder[i])
+      return {};
   bool rhsBatched = hasLoops(maps[1], order({n, k}, true));
   if (!rhsBatched && !hasLoops(maps[1], order({n, k}, false)))
     return {};
@@ -1362,7 +1364,8 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
           contractions.push_back(op);
       });
     if (std::optional<std::string> error = checkNVVMTarget(
-            chip, features, /*needsWgmma=*/!gemms.empty())) {
+            chip, features,
+            /*needsWgmma=*/!gemms.empty() || !contractions.empty())) {
       module.emitError() << *error;
       return signalPassFailure();
     }
