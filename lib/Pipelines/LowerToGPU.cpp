@@ -228,7 +228,7 @@ struct FP8StageBuffersForGPUPass
   /// the entry); and whether it was copied. `exclude` gets
   /// the ops that read the original.
   std::pair<Value, Value>
-  makeCopyUnlessOnDevice(OpBuilder &builder, BlockArgument arg,
+  makeCopyUnlessManaged(OpBuilder &builder, BlockArgument arg,
                          SmallPtrSetImpl<Operation *> &exclude) {
     Location loc = arg.getLoc();
     MLIRContext *context = builder.getContext();
@@ -340,7 +340,7 @@ struct FP8StageBuffersForGPUPass
           release(ret, copy, Value());
         continue;
       }
-      auto [buffer, copied] = makeCopyUnlessOnDevice(builder, arg, exclude);
+      auto [buffer, copied] = makeCopyUnlessManaged(builder, arg, exclude);
       arg.replaceAllUsesExcept(buffer, exclude);
       for (func::ReturnOp ret : returns) {
         OpBuilder at(ret);

@@ -1054,6 +1054,17 @@ static Value permuteOperand(OpBuilder &builder, Value operand, AffineMap map,
       .getResult()[0];
 }
 
+/// gabi::selectTiles for a GEMM with this result ([batch..., M, N]);
+/// unknown extents count as large.
+static gabi::GemmConfig selectTilesFor(const gabi::GemmConfig &config,
+                                       RankedTensorType result) {
+  auto extent = [&](int64_t d) {
+    int64_t size = result.getDimSize(result.getRank() + d);
+    return ShapedType::isDynamic(size) ? int64_t(1) << 30 : size;
+  };
+  return gabi::selectTiles(config, extent(-2), extent(-1));
+}
+
 /// Whether `value` is a linalg.fill of zero.
 static bool isZeroFill(Value value) {
   auto fill = value.getDefiningOp<linalg::FillOp>();
@@ -1413,13 +1424,7 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       int64_t n = resultType.getDimSize(rank - 1);
       config.tmaStore = tmaStore && !ShapedType::isDynamic(n) &&
                         gabi::canTmaStore(config.out, n);
-      // Unknown extents count as large.
-      auto extent = [](int64_t d) {
-        return ShapedType::isDynamic(d) ? int64_t(1) << 30 : d;
-      };
-      config = gabi::selectTiles(config,
-                                 extent(resultType.getDimSize(rank - 2)),
-                                 extent(resultType.getDimSize(rank - 1)));
+      config = selectTilesFor(config, resultType);
       annotate(op, getOrBuildWgmmaGemmKernel(gpuModule, config), config,
                lhsType.getDimSize(lhsType.getRank() - 1));
     }
@@ -1429,16 +1434,11 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       if (!op)
         continue;
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
-      int64_t rank = type.getRank();
       auto lhsType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
       gabi::GemmConfig config;
       config.lhs = config.rhs = getElem(lhsType.getElementType());
       config.out = getElem(type.getElementType());
-      auto extent = [](int64_t d) {
-        return ShapedType::isDynamic(d) ? int64_t(1) << 30 : d;
-      };
-      config = gabi::selectTiles(config, extent(type.getDimSize(rank - 2)),
-                                 extent(type.getDimSize(rank - 1)));
+      config = selectTilesFor(config, type);
       annotate(op, getOrBuildWgmmaGemmKernel(gpuModule, config), config,
                lhsType.getShape().back());
     }
