@@ -25,6 +25,8 @@
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
@@ -46,6 +48,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -54,6 +57,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::fp8 {
@@ -193,9 +197,21 @@ struct FP8StageBuffersForGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    // Globals a kernel uses, from any function, with a use to locate
+    // errors at.
+    llvm::MapVector<StringAttr, Operation *> resident;
     for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(stage(func, symbols)))
+      if (!func.isExternal() && failed(stage(func, symbols, resident)))
         return signalPassFailure();
+    // Delayed-scaling state, wherever it is used: the host code between
+    // kernels that reads or writes it then works on the device's copy.
+    module.walk([&](memref::GetGlobalOp load) {
+      auto global = symbols.lookup<memref::GlobalOp>(load.getName());
+      if (global && !global.getConstant())
+        resident.insert({load.getNameAttr().getAttr(), load});
+    });
+    if (failed(makeResident(module, symbols, resident)))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       func->removeAttr(fp8::kGpuLauncherAttr);
   }
@@ -269,7 +285,8 @@ struct FP8StageBuffersForGPUPass
     return {ifOnDevice.getResult(0), copied};
   }
 
-  LogicalResult stage(func::FuncOp func, SymbolTable &symbols) {
+  LogicalResult stage(func::FuncOp func, SymbolTable &symbols,
+                      llvm::MapVector<StringAttr, Operation *> &resident) {
     // A launcher's buffers were staged where it is called.
     if (func->hasAttr(fp8::kGpuLauncherAttr))
       return success();
@@ -277,11 +294,13 @@ struct FP8StageBuffersForGPUPass
     // Arguments and globals that a kernel reads or writes: inside a
     // gpu.launch, or passed to a launcher of the fp8 kernels.
     llvm::SetVector<BlockArgument> args;
-    llvm::SetVector<StringAttr> globals;
     WalkResult result = func.walk([&](Operation *op) {
       llvm::SetVector<Value> used;
       if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
         getUsedValuesDefinedAbove(launch.getBody(), used);
+        launch.getBody().walk([&](memref::GetGlobalOp global) {
+          resident.insert({global.getNameAttr().getAttr(), global});
+        });
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
         if (!callee || !callee->hasAttr(fp8::kGpuLauncherAttr))
@@ -295,7 +314,7 @@ struct FP8StageBuffersForGPUPass
           continue;
         Value buffer = getViewedBuffer(value);
         if (auto global = buffer.getDefiningOp<memref::GetGlobalOp>()) {
-          globals.insert(global.getNameAttr().getAttr());
+          resident.insert({global.getNameAttr().getAttr(), global});
           continue;
         }
         auto arg = dyn_cast<BlockArgument>(buffer);
@@ -314,7 +333,7 @@ struct FP8StageBuffersForGPUPass
     });
     if (result.wasInterrupted())
       return failure();
-    if (args.empty() && globals.empty())
+    if (args.empty())
       return success();
 
     OpBuilder builder = OpBuilder::atBlockBegin(&entry);
@@ -337,7 +356,7 @@ struct FP8StageBuffersForGPUPass
         Value copy = makeCopy(builder, arg, exclude);
         arg.replaceAllUsesExcept(copy, exclude);
         for (func::ReturnOp ret : returns)
-          release(ret, copy, Value());
+          release(ret, copy);
         continue;
       }
       auto [buffer, copied] = makeCopyUnlessManaged(builder, arg, exclude);
@@ -353,66 +372,181 @@ struct FP8StageBuffersForGPUPass
       }
     }
 
-    // Globals: one copy per symbol for the whole function, made at the
-    // entry; every get_global of it reads the copy. Constants are never
-    // written back; state is, before each return and around each call
-    // (the callee may read or write the global itself).
-    for (StringAttr name : globals) {
-      auto global = symbols.lookup<memref::GlobalOp>(name);
-      if (!global)
-        return func.emitOpError() << "uses @" << name.getValue()
-                                  << ", which is not a memref.global";
-      auto type = cast<MemRefType>(global.getType());
-      auto original = memref::GetGlobalOp::create(builder, func.getLoc(),
-                                                  type, name.getValue());
-      SmallPtrSet<Operation *, 4> exclude;
-      Value copy = makeCopy(builder, original, exclude);
-      bool written = false;
-      SmallVector<memref::GetGlobalOp> loads;
-      func.walk([&](memref::GetGlobalOp load) {
-        if (load != original && load.getNameAttr().getAttr() == name)
-          loads.push_back(load);
-      });
-      for (memref::GetGlobalOp load : loads) {
-        written |= !global.getConstant() && mayWrite(load.getResult());
-        load.getResult().replaceAllUsesWith(copy);
-        load.erase();
-      }
-      Value back = written ? Value(original) : Value();
-      for (func::ReturnOp ret : returns)
-        release(ret, copy, back);
-      if (!global.getConstant())
-        func.walk([&](CallOpInterface call) {
-          // Launchers and the runtime library's queries get their buffers
-          // as operands; they never reach a global themselves.
-          if (auto direct = dyn_cast<func::CallOp>(*call)) {
-            auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-                direct, direct.getCalleeAttr());
-            if (callee && (callee->hasAttr(fp8::kGpuLauncherAttr) ||
-                           callee.getName().starts_with("fp8Gpu")))
-              return;
-          }
-          OpBuilder before(call);
-          memref::CopyOp::create(before, call.getLoc(), copy, original);
-          OpBuilder after(call->getContext());
-          after.setInsertionPointAfter(call);
-          memref::CopyOp::create(after, call.getLoc(), original, copy);
-        });
-    }
     func->removeAttr(kReadOnlyArguments);
     return success();
   }
 
-  /// Before `ret`: `copy` back into `original` (when given), then freed.
-  static void release(func::ReturnOp ret, Value copy, Value original) {
-    OpBuilder at(ret);
-    if (original)
-      memref::CopyOp::create(at, ret.getLoc(), copy, original);
+  /// Frees `copy` before `ret`.
+  static void release(func::ReturnOp ret, Value copy) {
     Value base = copy;
     if (auto cast = copy.getDefiningOp<memref::CastOp>())
       base = cast.getSource();
+    OpBuilder at(ret);
     memref::DeallocOp::create(at, ret.getLoc(), base);
   }
+
+  /// Moves each global of `resident` to device-accessible memory for the
+  /// program's lifetime: a pointer global (fp8::getDeviceStateSlot) holds
+  /// its managed copy, made from the host global's value by the first
+  /// function entry that finds it null; every get_global of the symbol, in
+  /// every function, reads the copy; a global destructor frees them all.
+  LogicalResult
+  makeResident(ModuleOp module, SymbolTable &symbols,
+               const llvm::MapVector<StringAttr, Operation *> &resident) {
+    if (resident.empty())
+      return success();
+    MLIRContext *context = module.getContext();
+    Location loc = module.getLoc();
+    auto pointerType = LLVM::LLVMPointerType::get(context);
+    auto i64 = IntegerType::get(context, 64);
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    declare(top, symbols, kAllocFunction,
+            LLVM::LLVMFunctionType::get(pointerType, {i64}));
+    declare(top, symbols, kFreeFunction,
+            LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                        {pointerType}));
+
+    DataLayout layout = DataLayout::closest(module);
+    SmallVector<std::pair<memref::GlobalOp, LLVM::GlobalOp>> slots;
+    for (auto [name, user] : resident) {
+      auto global = symbols.lookup<memref::GlobalOp>(name);
+      if (!global)
+        return user->emitOpError() << "uses @" << name.getValue()
+                                   << ", which is not a memref.global";
+      MemRefType type = global.getType();
+      if (!type.getLayout().isIdentity() || type.getMemorySpace())
+        return user->emitOpError()
+               << "uses @" << name.getValue() << " of type " << type
+               << ", which fp8-lower-to-gpu cannot place in managed memory "
+                  "(only identity layouts in the default memory space)";
+      std::string slotName = fp8::getDeviceStateSlot(name.getValue());
+      if (symbols.lookup(slotName))
+        return global.emitOpError()
+               << "cannot get a device copy: the module already defines @"
+               << slotName;
+      auto slot = LLVM::GlobalOp::create(
+          top, global.getLoc(), pointerType, /*isConstant=*/false,
+          LLVM::Linkage::External, slotName, Attribute());
+      auto *init = new Block();
+      slot.getInitializerRegion().push_back(init);
+      OpBuilder initBuilder = OpBuilder::atBlockBegin(init);
+      LLVM::ReturnOp::create(
+          initBuilder, global.getLoc(),
+          LLVM::ZeroOp::create(initBuilder, global.getLoc(), pointerType)
+              .getResult());
+      symbols.insert(slot);
+      slots.push_back({global, slot});
+    }
+
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      for (auto [global, slot] : slots) {
+        SmallVector<memref::GetGlobalOp> loads;
+        func.walk([&](memref::GetGlobalOp load) {
+          if (load.getName() == global.getSymName())
+            loads.push_back(load);
+        });
+        if (loads.empty())
+          continue;
+        OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
+        Value buffer = getDeviceCopy(builder, func.getLoc(), global, slot,
+                                     layout);
+        for (memref::GetGlobalOp load : loads) {
+          load.getResult().replaceAllUsesWith(buffer);
+          load.erase();
+        }
+      }
+    }
+
+    // Freed at exit (dlclose of an AOT library, the JIT engine's end).
+    auto release = LLVM::LLVMFuncOp::create(
+        top, loc, kReleaseFunction,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {}),
+        LLVM::Linkage::Internal);
+    OpBuilder body(context);
+    body.setInsertionPointToStart(release.addEntryBlock(body));
+    Value null = LLVM::ZeroOp::create(body, loc, pointerType);
+    for (LLVM::GlobalOp slot : llvm::make_second_range(slots)) {
+      Value address = LLVM::AddressOfOp::create(body, loc, slot);
+      Value copy = LLVM::LoadOp::create(body, loc, pointerType, address);
+      LLVM::CallOp::create(body, loc, TypeRange{}, kFreeFunction,
+                           ValueRange{copy});
+      LLVM::StoreOp::create(body, loc, null, address);
+    }
+    LLVM::ReturnOp::create(body, loc, ValueRange{});
+    LLVM::GlobalDtorsOp::create(
+        top, loc, top.getArrayAttr(FlatSymbolRefAttr::get(release)),
+        top.getI32ArrayAttr({0}),
+        top.getArrayAttr(LLVM::ZeroAttr::get(context)));
+    return success();
+  }
+
+  /// At the builder: the managed copy of `global` that `slot` points to,
+  /// made from the global's value when `slot` is null.
+  static Value getDeviceCopy(OpBuilder &builder, Location loc,
+                             memref::GlobalOp global, LLVM::GlobalOp slot,
+                             const DataLayout &layout) {
+    MLIRContext *context = builder.getContext();
+    auto pointerType = LLVM::LLVMPointerType::get(context);
+    MemRefType type = global.getType();
+    Value address = LLVM::AddressOfOp::create(builder, loc, slot);
+    Value current = LLVM::LoadOp::create(builder, loc, pointerType, address);
+    Value null = LLVM::ZeroOp::create(builder, loc, pointerType);
+    Value fresh = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq,
+                                       current, null);
+    auto ifFresh = scf::IfOp::create(builder, loc, TypeRange{pointerType},
+                                     fresh, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&ifFresh.getThenRegion().front());
+      uint64_t bytes = layout.getTypeSize(type.getElementType()) *
+                       static_cast<uint64_t>(type.getNumElements());
+      Value size = LLVM::ConstantOp::create(
+          builder, loc, builder.getI64Type(),
+          builder.getI64IntegerAttr(static_cast<int64_t>(bytes)));
+      Value copy = LLVM::CallOp::create(builder, loc, TypeRange{pointerType},
+                                        kAllocFunction, ValueRange{size})
+                       .getResult();
+      LLVM::StoreOp::create(builder, loc, copy, address);
+      scf::YieldOp::create(builder, loc, copy);
+      builder.setInsertionPointToStart(&ifFresh.getElseRegion().front());
+      scf::YieldOp::create(builder, loc, current);
+    }
+    // The descriptor of a dense buffer at the pointer, as a memref: the
+    // LLVM conversions fold the cast away.
+    LLVMTypeConverter converter(context);
+    Value descriptor = MemRefDescriptor::fromStaticShape(
+        builder, loc, converter, type, ifFresh.getResult(0));
+    Value buffer =
+        UnrealizedConversionCastOp::create(builder, loc, type, descriptor)
+            .getResult(0);
+    auto ifFreshCopy = scf::IfOp::create(builder, loc, fresh,
+                                         /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&ifFreshCopy.getThenRegion().front());
+    Value initial =
+        memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
+    memref::CopyOp::create(builder, loc, initial, buffer);
+    return buffer;
+  }
+
+  /// Declares the LLVM function `name` unless the module has it.
+  static void declare(OpBuilder &builder, SymbolTable &symbols, StringRef name,
+                      LLVM::LLVMFunctionType type) {
+    if (symbols.lookup(name))
+      return;
+    auto decl =
+        LLVM::LLVMFuncOp::create(builder, builder.getUnknownLoc(), name, type);
+    symbols.insert(decl);
+  }
+
+  /// The runtime library's managed-memory allocation functions, with the
+  /// signatures finalize-memref-to-llvm{use-generic-functions} declares.
+  static constexpr StringLiteral kAllocFunction = "_mlir_memref_to_llvm_alloc";
+  static constexpr StringLiteral kFreeFunction = "_mlir_memref_to_llvm_free";
+  static constexpr StringLiteral kReleaseFunction =
+      "__fp8_release_device_state";
 };
 
 struct FP8ReadOnlyArgumentsPass
@@ -538,6 +672,10 @@ struct FP8ExpandMathForGPUPass
   }
 };
 } // namespace
+
+std::string mlir::fp8::getDeviceStateSlot(StringRef global) {
+  return ("__fp8_device_" + global).str();
+}
 
 void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
                                         const LowerToGPUOptions &options) {

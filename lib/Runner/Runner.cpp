@@ -769,9 +769,21 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
   return results;
 }
 
-/// The address of `global` in the JIT-compiled module, or null with `error`.
+/// Where the value of `global` is in the JIT-compiled module: in a GPU
+/// program, the device copy once a call made it (fp8::getDeviceStateSlot),
+/// else the global itself; null with `error` when there is no such global.
 static void *lookupGlobal(ExecutionEngine &engine, StringRef global,
-                          std::string &error) {
+                          bool gpu, std::string &error) {
+  // Only globals that kernels use have a slot: a failed lookup is no error
+  // (and would be logged by the JIT on a CPU program).
+  if (gpu) {
+    llvm::Expected<void *> slot =
+        engine.lookup(fp8::getDeviceStateSlot(global));
+    if (!slot)
+      llvm::consumeError(slot.takeError());
+    else if (void *copy = *static_cast<void **>(*slot))
+      return copy;
+  }
   llvm::Expected<void *> address = engine.lookup(global);
   if (address)
     return *address;
@@ -783,7 +795,7 @@ static void *lookupGlobal(ExecutionEngine &engine, StringRef global,
 FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
                                                    RankedTensorType type,
                                                    std::string &error) const {
-  void *address = lookupGlobal(*engine, global, error);
+  void *address = lookupGlobal(*engine, global, runtimeError != nullptr, error);
   if (!address)
     return failure();
   HostTensor tensor(type.getElementType(), type.getShape());
@@ -795,7 +807,7 @@ FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
 LogicalResult CompiledFunction::writeGlobal(StringRef global,
                                             const HostTensor &value,
                                             std::string &error) {
-  void *address = lookupGlobal(*engine, global, error);
+  void *address = lookupGlobal(*engine, global, runtimeError != nullptr, error);
   if (!address)
     return failure();
   std::memcpy(address, value.data(),

@@ -1,17 +1,65 @@
 // RUN: fp8-opt %s -split-input-file --fp8-stage-buffers-for-gpu | FileCheck %s
+// RUN: fp8-opt %s -split-input-file --fp8-stage-buffers-for-gpu \
+// RUN:   | mlir-opt -split-input-file --convert-scf-to-cf --finalize-memref-to-llvm="use-generic-functions" \
+// RUN:   --convert-to-llvm --reconcile-unrealized-casts \
+// RUN:   | FileCheck %s --check-prefix=LLVM
 
 memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
 
+// The constant table, read by the kernel, lives in managed memory for the
+// program's lifetime: a pointer global, null at load, holds its copy; the
+// runtime library's allocation and free functions (as
+// finalize-memref-to-llvm declares them) make and free it; a global
+// destructor frees it.
+// CHECK-DAG: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+// CHECK-DAG: llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
+// CHECK: llvm.mlir.global external @__fp8_device_table() {{.*}}: !llvm.ptr {
+// CHECK-NEXT: %[[Z:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: llvm.return %[[Z]]
+// CHECK: llvm.func internal @__fp8_release_device_state() {
+// CHECK: %[[NULL:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[S:.+]] = llvm.mlir.addressof @__fp8_device_table
+// CHECK-NEXT: %[[P:.+]] = llvm.load %[[S]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[P]])
+// CHECK-NEXT: llvm.store %[[NULL]], %[[S]]
+// CHECK: llvm.mlir.global_dtors dtors = [@__fp8_release_device_state]
+//
+// At the entry, the copy: made (16 bytes: 4 x f32) and filled from the
+// global when the slot is null, then viewed as memref<4xf32> (offset 0,
+// size 4, stride 1).
+// CHECK-LABEL: func.func @kernel_args
+// CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>)
+// CHECK: %[[SLOT:.+]] = llvm.mlir.addressof @__fp8_device_table
+// CHECK-NEXT: %[[CUR:.+]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[ZERO:.+]] = llvm.mlir.zero
+// CHECK-NEXT: %[[FRESH:.+]] = llvm.icmp "eq" %[[CUR]], %[[ZERO]]
+// CHECK-NEXT: %[[PTR:.+]] = scf.if %[[FRESH]] -> (!llvm.ptr) {
+// CHECK-NEXT: %[[BYTES:.+]] = llvm.mlir.constant(16 : i64)
+// CHECK-NEXT: %[[NEW:.+]] = llvm.call @_mlir_memref_to_llvm_alloc(%[[BYTES]])
+// CHECK-NEXT: llvm.store %[[NEW]], %[[SLOT]]
+// CHECK-NEXT: scf.yield %[[NEW]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[CUR]]
+// CHECK: llvm.insertvalue %[[PTR]], %{{.+}}[0]
+// CHECK-NEXT: llvm.insertvalue %[[PTR]], %{{.+}}[1]
+// CHECK-NEXT: llvm.mlir.constant(0 : index)
+// CHECK-NEXT: llvm.insertvalue %{{.+}}[2]
+// CHECK-NEXT: llvm.mlir.constant(4 : index)
+// CHECK-NEXT: llvm.insertvalue %{{.+}}[3, 0]
+// CHECK-NEXT: llvm.mlir.constant(1 : index)
+// CHECK-NEXT: llvm.insertvalue %{{.+}}[4, 0]
+// CHECK-NEXT: %[[TABLEC:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<4xf32>
+// CHECK-NEXT: scf.if %[[FRESH]] {
+// CHECK-NEXT: %[[TABLE:.+]] = memref.get_global @table
+// CHECK-NEXT: memref.copy %[[TABLE]], %[[TABLEC]] :
+//
 // %in is read by the kernel, %out written by it (through a view), %host
 // only read on the host: %in and %out are asked about at the entry
 // (fp8GpuIsManagedMemory) and used where they are when kernels can
 // read them there, else they get managed copies, used by everything
 // after; then only %out is copied back (the function is not marked
-// read-only), and the copies are freed at the return. The constant table
-// is read by the kernel: one copy at the entry, from a get_global of its
-// own, never copied back.
-// CHECK-LABEL: func.func @kernel_args
-// CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>)
+// read-only), and the copies are freed at the return. The table's copy
+// is neither copied back nor freed.
 // CHECK: memref.extract_aligned_pointer_as_index %[[IN]]
 // CHECK: %[[INDEV:.+]] = call @fp8GpuIsManagedMemory(
 // CHECK: %[[INB:.+]] = scf.if %[[INDEV]] -> (memref<?xf32>) {
@@ -28,9 +76,6 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // CHECK: memref.copy %[[OUT]], %{{.+}} :
 // CHECK: %[[OUTCOPIED:.+]] = arith.xori %[[OUTDEV]], %{{.+}} : i1
 // CHECK-NOT: extract_aligned_pointer_as_index %[[HOST]]
-// CHECK: %[[TABLE:.+]] = memref.get_global @table
-// CHECK-NEXT: %[[TABLEC:.+]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[TABLE]], %[[TABLEC]] :
 // CHECK-NOT: memref.get_global
 // CHECK: memref.load %[[HOST]]
 // CHECK: memref.subview %[[OUTB]]
@@ -43,9 +88,24 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // CHECK: scf.if %[[OUTCOPIED]] {
 // CHECK-NEXT: memref.copy %[[OUTB]], %[[OUT]] :
 // CHECK-NEXT: memref.dealloc %[[OUTB]] :
-// CHECK-NOT: memref.copy %[[TABLEC]]
-// CHECK: memref.dealloc %[[TABLEC]] :
+// CHECK-NOT: %[[TABLEC]]
 // CHECK: return
+//
+// Lowered to the LLVM dialect (without the GPU part): the copy comes from
+// the runtime's allocation function, is stored into the slot, and the
+// table's bytes are copied into it through a descriptor of that pointer
+// (the cast folded away).
+// LLVM: llvm.mlir.global external @__fp8_device_table()
+// LLVM: llvm.mlir.global_dtors dtors = [@__fp8_release_device_state]
+// LLVM-LABEL: llvm.func @kernel_args
+// LLVM: %[[NEW:.+]] = llvm.call @_mlir_memref_to_llvm_alloc
+// LLVM-NEXT: llvm.store %[[NEW]]
+// LLVM: ^bb3(%[[PTR:.+]]: !llvm.ptr):
+// LLVM: llvm.insertvalue %[[PTR]], %{{.+}}[1]
+// LLVM-NOT: unrealized_conversion_cast
+// LLVM: llvm.mlir.addressof @table
+// LLVM-NOT: unrealized_conversion_cast
+// LLVM: "llvm.intr.memcpy"
 func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -67,28 +127,29 @@ func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4x
 // -----
 
 memref.global "private" @state : memref<f32> = dense<0.0>
+memref.global "private" @host_state : memref<f32> = dense<0.0>
 func.func private @other()
 
 // Marked by fp8-read-only-arguments: the kernel's writes to %x stay in a
-// copy, made wherever %x is (no device check). The state global, written by the kernel: one copy for the whole
-// function (the second get_global, in a nested region, reads it too),
-// written back around the call and at the return.
+// copy, made wherever %x is (no device check). The state global, written
+// by the kernel, is the device copy everywhere (the second get_global, in
+// a nested region, reads it too): nothing is copied around the call or at
+// the return.
 // CHECK-LABEL: func.func @update_state
 // CHECK-NOT: fp8_read_only_arguments
 // CHECK-SAME: (%[[X:.+]]: memref<4xf32>
-// CHECK-DAG: %[[XC:.+]] = memref.alloc() : memref<4xf32>
-// CHECK-DAG: %[[G:.+]] = memref.get_global @state
-// CHECK-DAG: %[[GC:.+]] = memref.alloc() : memref<f32>
-// CHECK-DAG: memref.copy %[[G]], %[[GC]] :
+// CHECK: llvm.mlir.addressof @__fp8_device_state
+// CHECK: llvm.mlir.constant(4 : i64)
+// CHECK: %[[GC:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<f32>
+// CHECK: %[[XC:.+]] = memref.alloc() : memref<4xf32>
 // CHECK: gpu.launch
 // CHECK: memref.store %{{.+}}, %[[GC]][]
-// CHECK: memref.copy %[[GC]], %[[G]] :
-// CHECK-NEXT: call @other()
-// CHECK-NEXT: memref.copy %[[G]], %[[GC]] :
+// CHECK-NOT: memref.copy
+// CHECK: call @other()
+// CHECK-NOT: memref.copy
 // CHECK: scf.execute_region
 // CHECK: memref.load %[[GC]][]
-// CHECK-NOT: memref.copy %[[XC]], %[[X]]
-// CHECK: memref.copy %[[GC]], %[[G]] :
+// CHECK-NOT: memref.copy
 // CHECK: return
 func.func @update_state(%x: memref<4xf32>) -> f32 attributes {fp8_read_only_arguments} {
   %c0 = arith.constant 0 : index
@@ -110,9 +171,26 @@ func.func @update_state(%x: memref<4xf32>) -> f32 attributes {fp8_read_only_argu
   return %r : f32
 }
 
+// A function with no kernel (a checkpoint's state accessor) reads and
+// writes the state where the kernels do; a global no kernel uses stays
+// where it is.
+// CHECK-LABEL: func.func @get_state
+// CHECK: llvm.mlir.addressof @__fp8_device_state
+// CHECK: %[[GC:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<f32>
+// CHECK: %[[H:.+]] = memref.get_global @host_state
+// CHECK: memref.copy %[[GC]], %[[H]]
+// CHECK-NOT: __fp8_device_host_state
+func.func @get_state() {
+  %s = memref.get_global @state : memref<f32>
+  %h = memref.get_global @host_state : memref<f32>
+  memref.copy %s, %h : memref<f32> to memref<f32>
+  return
+}
+
 // -----
 
 // No kernel: nothing to stage.
+// CHECK-NOT: __fp8_device
 // CHECK-LABEL: func.func @host_only
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.copy

@@ -38,6 +38,13 @@ struct LowerToGPUOptions : public NVVMTargetOptions<LowerToGPUOptions> {
 void buildLowerToGPUPipeline(OpPassManager &pm,
                              const LowerToGPUOptions &options);
 
+/// The pointer global through which a program fp8-lower-to-gpu compiled
+/// keeps memref global `global` (delayed-scaling state, constants) in
+/// managed memory across calls: null until the first call that uses it,
+/// then the copy every function reads and writes (checkpoints read and set
+/// the state there).
+std::string getDeviceStateSlot(llvm::StringRef global);
+
 /// The dialect interfaces fp8-lower-to-gpu lowers through.
 void registerLowerToGPUDialectExtensions(DialectRegistry &registry);
 

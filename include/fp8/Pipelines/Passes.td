@@ -168,8 +168,8 @@ def FP8ReadOnlyArguments : Pass<"fp8-read-only-arguments", "ModuleOp"> {
 }
 
 def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
-  let summary = "Give kernels device-accessible copies of arguments and "
-                "globals";
+  let summary = "Give kernels device-accessible arguments, and globals "
+                "that live in managed memory";
   let description = [{
     Part of `fp8-lower-to-gpu`, after `convert-parallel-loops-to-gpu` and
     before `gpu-kernel-outlining`. In that pipeline every host allocation
@@ -178,21 +178,24 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
     host and the kernels address; the caller's arguments and the module's
     globals (`memref.get_global`: constants, delayed-scaling state) are
     plain host memory, or may be (a caller can pass device or managed
-    memory). For each global symbol that a `gpu.launch` or a launcher of
-    the fp8 kernels (`fp8.gpu_launcher`) reads or writes (through views or
-    not), this pass makes one managed copy at the function's entry and
-    uses it for everything in the function (every `get_global` of the
-    symbol), and frees it before each return; a global that is not
-    constant and may be written is copied back before each return and
-    around each call (the callee may use it). Each such argument is asked
-    about at the entry (`fp8GpuIsManagedMemory`, the runtime library:
+    memory). Each global symbol that a `gpu.launch` or a launcher of the
+    fp8 kernels (`fp8.gpu_launcher`) reads or writes (through views or not)
+    lives in managed memory for the program's lifetime: an LLVM pointer
+    global `@__fp8_device_<symbol>` (null at load) holds its copy, made
+    from the global's value by the first function entry that finds it
+    null; every `get_global` of the symbol, in every function (state
+    accessors included), uses the copy, so delayed-scaling state stays on
+    the device across calls and a checkpoint reads or sets it there; a
+    global destructor (`llvm.mlir.global_dtors`) frees the copies when the
+    program is unloaded. An argument that a kernel reads or writes is
+    asked about at the entry (`fp8GpuIsManagedMemory`, the runtime library:
     the driver's pointer attributes) and used where it is when it is
     managed memory (the host code between kernels may read it as well, so
     device-only memory is copied like host memory); otherwise it gets a
-    managed copy likewise, copied back
-    only when the function may write it and `fp8-read-only-arguments` did
-    not forbid that. An unranked argument read by a kernel is a located
-    error.
+    managed copy, copied back only when the function may write it and
+    `fp8-read-only-arguments` did not forbid that. An unranked argument read
+    by a kernel, or a global in another layout or memory space, is a
+    located error.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

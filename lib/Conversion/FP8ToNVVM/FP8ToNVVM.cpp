@@ -2317,11 +2317,31 @@ struct ConvertFP8ToGPULaunchesPass
       } else {
         replacement = memref::LoadOp::create(b, loc, buffer);
         scalarBuffers[replacement] = buffer;
+        keepOnDevice(result, buffer);
       }
       result.replaceAllUsesWith(replacement);
     }
     for (Operation *op : llvm::reverse(group))
       op->erase();
+  }
+
+  /// A scalar result that only becomes a one-element tensor (the next
+  /// delayed-scaling state, stored to its global) becomes the tensor of
+  /// the buffer the kernel wrote it to: the host never reads it.
+  static void keepOnDevice(Value scalar, Value buffer) {
+    for (Operation *user : llvm::make_early_inc_range(scalar.getUsers())) {
+      auto fromElements = dyn_cast<tensor::FromElementsOp>(user);
+      if (!fromElements || fromElements.getType().getRank() != 0)
+        continue;
+      OpBuilder b(fromElements);
+      fromElements.replaceAllUsesWith(
+          bufferization::ToTensorOp::create(b, fromElements.getLoc(),
+                                            fromElements.getType(), buffer,
+                                            /*restrict=*/true,
+                                            /*writable=*/false)
+              .getResult());
+      fromElements.erase();
+    }
   }
 
   /// An f32 scalar in a one-element buffer: the one a launcher returned it
@@ -2331,6 +2351,15 @@ struct ConvertFP8ToGPULaunchesPass
     if (buffer)
       return buffer;
     OpBuilder b(scalar.getContext());
+    // The element of a one-element tensor (a scale loaded from its
+    // global): that tensor's buffer, where the kernels can read it.
+    if (auto extract = scalar.getDefiningOp<tensor::ExtractOp>();
+        extract && extract.getTensor().getType().getRank() == 0) {
+      b.setInsertionPoint(extract);
+      buffer = bufferization::ToBufferOp::create(
+          b, scalar.getLoc(), type, extract.getTensor(), /*read_only=*/true);
+      return buffer;
+    }
     if (Operation *def = scalar.getDefiningOp())
       b.setInsertionPointAfter(def);
     else
