@@ -39,6 +39,7 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -64,6 +65,7 @@ namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8TILEPARALLELLOOPSFORGPU
 #define GEN_PASS_DEF_FP8STAGEBUFFERSFORGPU
 #define GEN_PASS_DEF_FP8EXPANDMATHFORGPU
+#define GEN_PASS_DEF_FP8COPIESTOGPU
 #define GEN_PASS_DEF_FP8READONLYARGUMENTS
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
@@ -549,6 +551,49 @@ struct FP8StageBuffersForGPUPass
       "__fp8_release_device_state";
 };
 
+struct FP8CopiesToGPUPass
+    : fp8::impl::FP8CopiesToGPUBase<FP8CopiesToGPUPass> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) {
+      if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
+          !copy->getParentOfType<gpu::LaunchOp>())
+        copies.push_back(copy);
+    });
+    auto tokenType = gpu::AsyncTokenType::get(&getContext());
+    for (memref::CopyOp copy : copies) {
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (!source || !target)
+        continue;
+      OpBuilder builder(copy);
+      Location loc = copy.getLoc();
+      if (isDense(source) && isDense(target)) {
+        Value stream =
+            gpu::WaitOp::create(builder, loc, tokenType, ValueRange())
+                .getAsyncToken();
+        Value copied = gpu::MemcpyOp::create(builder, loc, tokenType,
+                                             ValueRange{stream},
+                                             copy.getTarget(),
+                                             copy.getSource())
+                           .getAsyncToken();
+        gpu::WaitOp::create(builder, loc, Type(), ValueRange{copied});
+      } else if (source.getRank() > 0) {
+        linalg::CopyOp::create(builder, loc, copy.getSource(),
+                               copy.getTarget());
+      } else {
+        continue;
+      }
+      copy.erase();
+    }
+  }
+
+  /// What gpu-to-llvm copies with mgpuMemcpy.
+  static bool isDense(MemRefType type) {
+    return type.getLayout().isIdentity() && !type.getMemorySpace();
+  }
+};
+
 struct FP8ReadOnlyArgumentsPass
     : fp8::impl::FP8ReadOnlyArgumentsBase<FP8ReadOnlyArgumentsPass> {
   void runOnOperation() override {
@@ -696,6 +741,7 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(fp8::createConvertFP8ToGPULaunches(launches));
   addTensorToBufferPasses(pm, /*packContractionsForCPU=*/false,
                           /*forGPU=*/true);
+  pm.addPass(fp8::createFP8CopiesToGPU());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   fp8::FP8TileParallelLoopsForGPUOptions tiling;
   tiling.threads = options.threads;

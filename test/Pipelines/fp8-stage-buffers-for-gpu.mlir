@@ -128,6 +128,7 @@ func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4x
 
 memref.global "private" @state : memref<f32> = dense<0.0>
 memref.global "private" @host_state : memref<f32> = dense<0.0>
+memref.global "private" constant @host_table : memref<f32> = dense<2.0>
 func.func private @other()
 
 // Marked by fp8-read-only-arguments: the kernel's writes to %x stay in a
@@ -172,19 +173,23 @@ func.func @update_state(%x: memref<4xf32>) -> f32 attributes {fp8_read_only_argu
 }
 
 // A function with no kernel (a checkpoint's state accessor) reads and
-// writes the state where the kernels do; a global no kernel uses stays
-// where it is.
+// writes the state where the kernels do, and so is every mutable global
+// (the host code between kernels works on the device's copy); a constant
+// that no kernel reads stays where it is.
 // CHECK-LABEL: func.func @get_state
-// CHECK: llvm.mlir.addressof @__fp8_device_state
-// CHECK: %[[GC:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<f32>
-// CHECK: %[[H:.+]] = memref.get_global @host_state
-// CHECK: memref.copy %[[GC]], %[[H]]
-// CHECK-NOT: __fp8_device_host_state
-func.func @get_state() {
+// CHECK-DAG: llvm.mlir.addressof @__fp8_device_state
+// CHECK-DAG: llvm.mlir.addressof @__fp8_device_host_state
+// CHECK-DAG: %[[GC:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<f32>
+// CHECK-DAG: %[[T:.+]] = memref.get_global @host_table
+// CHECK: memref.load %[[T]][]
+// CHECK-NOT: __fp8_device_host_table
+func.func @get_state() -> f32 {
   %s = memref.get_global @state : memref<f32>
   %h = memref.get_global @host_state : memref<f32>
+  %t = memref.get_global @host_table : memref<f32>
   memref.copy %s, %h : memref<f32> to memref<f32>
-  return
+  %v = memref.load %t[] : memref<f32>
+  return %v : f32
 }
 
 // -----

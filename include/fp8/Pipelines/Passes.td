@@ -132,6 +132,26 @@ def FP8SplitReductionsForGPU : Pass<"fp8-split-reductions-for-gpu"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FP8CopiesToGPU : Pass<"fp8-copies-to-gpu", "ModuleOp"> {
+  let summary = "Buffer copies of the host code as GPU copies or kernels";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, after bufferization and before
+    `convert-linalg-to-parallel-loops`. There every host buffer is CUDA
+    managed memory that the kernels mostly touched last, so a
+    `memref.copy` lowered as a host `memcpy` would migrate both buffers'
+    pages to the host and back (bufferization copies whole activations;
+    the delayed-scaling state is copied at every step). Each
+    `memref.copy` outside kernels becomes instead, when both sides are
+    dense (identity layout), a `gpu.memcpy` on a stream of its own, waited
+    for at once (`mgpuMemcpy`: the driver's copy, on the device where the
+    pages are), and otherwise, when it has a dimension, a `linalg.copy`
+    that the following passes map onto a kernel. A strided copy of a
+    single element stays on the host.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
   let summary = "Math functions as arithmetic, so that kernels need no "
                 "libdevice";

@@ -159,3 +159,40 @@ func.func @pv(%p: tensor<4x16x32xbf16>, %v: tensor<4x16x32xbf16>) -> tensor<4x16
       outs(%i : tensor<4x16x16xbf16>) -> tensor<4x16x16xbf16>
   return %y : tensor<4x16x16xbf16>
 }
+
+// -----
+
+// Delayed scaling with its state in globals, as fp8-pipeline emits it: the
+// scale read from its one-element tensor reaches the kernels as that
+// tensor's buffer (no host load and store), and the next scale, which only
+// becomes the tensor stored to the global, is the tensor of the buffer
+// compute_scale wrote. Only the reciprocal for the GEMM is still taken on
+// the host.
+ml_program.global private mutable @hist(dense<0.0> : tensor<16xf32>) : tensor<16xf32>
+ml_program.global private mutable @scale(dense<1.0> : tensor<f32>) : tensor<f32>
+
+// CHECK-LABEL: func.func @state(
+// CHECK: %[[H:.*]] = ml_program.global_load @hist
+// CHECK: %[[S:.*]] = ml_program.global_load @scale
+// CHECK: %[[SB:.*]] = bufferization.to_buffer %[[S]] read_only : tensor<f32> to memref<f32>
+// CHECK: %[[OLD:.*]] = tensor.extract %[[S]][]
+// CHECK-NOT: memref.store
+// CHECK: %[[QA:.*]]:2 = call @__fp8_gpu_quantize(%{{.*}}, %[[SB]])
+// CHECK: %[[NEXT:.*]] = call @__fp8_gpu_compute_scale(%{{.*}}, %[[SB]])
+// CHECK: %[[NT:.*]] = bufferization.to_tensor %[[NEXT]] restrict : memref<f32> to tensor<f32>
+// CHECK-NOT: tensor.from_elements
+// CHECK: ml_program.global_store @scale = %[[NT]]
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[OLD]]
+func.func @state(%x: tensor<4x100xf32>) -> (tensor<4x100xf8E4M3FN>, f32) {
+  %h0 = ml_program.global_load @hist : tensor<16xf32>
+  %s0 = ml_program.global_load @scale : tensor<f32>
+  %prev = tensor.extract %s0[] : tensor<f32>
+  %q, %amax = fp8.quantize %x, %prev : tensor<4x100xf32> -> tensor<4x100xf8E4M3FN>, f32
+  %h = fp8.record_amax %h0, %amax : tensor<16xf32>
+  %s = fp8.compute_scale %h, %prev for f8E4M3FN : tensor<16xf32>
+  %st = tensor.from_elements %s : tensor<f32>
+  ml_program.global_store @scale = %st : tensor<f32>
+  %one = arith.constant 1.0 : f32
+  %inv = arith.divf %one, %prev : f32
+  return %q, %inv : tensor<4x100xf8E4M3FN>, f32
+}

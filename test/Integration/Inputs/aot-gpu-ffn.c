@@ -1,5 +1,6 @@
-/* Calls llama-ffn-block.mlir compiled by fp8-compile --target=cuda once,
-   reads one piece of its delayed-scaling state, and frees everything; with
+/* Calls llama-ffn-block.mlir compiled by fp8-compile --target=cuda twice,
+   reads one piece of its delayed-scaling state, sets it and reads it back,
+   and frees everything; with
    the fake driver, fp8-compile-cuda.test checks the driver calls this
    makes. Prints the runtime's error status after each call. */
 #include "libffn.h"
@@ -68,5 +69,16 @@ int main(void) {
   _mlir_ciface_ffn_state_get_fp8_llama_ffn_arg2_scale(&scale);
   report("state");
   fp8GpuFree(scale.allocated);
+
+  /* A checkpoint restored: the setter writes the copy the kernels use (on
+     the device: a driver copy, no allocation), the getter reads it back. */
+  fprintf(stderr, "--- state round trip\n");
+  float half = 0.5f;
+  fp8_memref_f32_0d restored = {&half, &half, 0};
+  _mlir_ciface_ffn_state_set_fp8_llama_ffn_arg2_scale(&restored);
+  _mlir_ciface_ffn_state_get_fp8_llama_ffn_arg2_scale(&scale);
+  printf("state round trip: %g\n", *scale.aligned);
+  fp8GpuFree(scale.allocated);
+  fprintf(stderr, "--- exit\n");
   return 0;
 }

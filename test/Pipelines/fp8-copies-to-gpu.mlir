@@ -1,0 +1,50 @@
+// RUN: fp8-opt %s --fp8-copies-to-gpu | FileCheck %s
+
+// Dense buffers (any rank, dynamic sizes too): the driver's copy on a
+// stream of its own, waited for at once.
+// CHECK-LABEL: func.func @dense
+// CHECK-SAME: (%[[A:.+]]: memref<?x8xf32>, %[[B:.+]]: memref<?x8xf32>, %[[S:.+]]: memref<f32>, %[[T:.+]]: memref<f32>)
+// CHECK-NEXT: %[[W0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[C0:.+]] = gpu.memcpy async [%[[W0]]] %[[B]], %[[A]] : memref<?x8xf32>, memref<?x8xf32>
+// CHECK-NEXT: gpu.wait [%[[C0]]]
+// CHECK-NEXT: %[[W1:.+]] = gpu.wait async
+// CHECK-NEXT: %[[C1:.+]] = gpu.memcpy async [%[[W1]]] %[[T]], %[[S]] : memref<f32>, memref<f32>
+// CHECK-NEXT: gpu.wait [%[[C1]]]
+// CHECK-NOT: memref.copy
+func.func @dense(%a: memref<?x8xf32>, %b: memref<?x8xf32>, %s: memref<f32>, %t: memref<f32>) {
+  memref.copy %a, %b : memref<?x8xf32> to memref<?x8xf32>
+  memref.copy %s, %t : memref<f32> to memref<f32>
+  return
+}
+
+// A strided side: a linalg.copy, which becomes a kernel with the rest of
+// the linalg ops. A strided scalar has nothing to map: it stays.
+// CHECK-LABEL: func.func @strided
+// CHECK: %[[V:.+]] = memref.subview
+// CHECK-NEXT: linalg.copy ins(%[[V]] : memref<4x4xf32, strided<[8, 1]>>) outs(%{{.+}} : memref<4x4xf32>)
+// CHECK-NEXT: %[[E:.+]] = memref.subview
+// CHECK-NEXT: memref.copy %[[E]], %{{.+}} : memref<f32, strided<[], offset: 9>> to memref<f32>
+func.func @strided(%a: memref<8x8xf32>, %b: memref<4x4xf32>, %t: memref<f32>) {
+  %v = memref.subview %a[0, 0] [4, 4] [1, 1] : memref<8x8xf32> to memref<4x4xf32, strided<[8, 1]>>
+  memref.copy %v, %b : memref<4x4xf32, strided<[8, 1]>> to memref<4x4xf32>
+  %e = memref.subview %a[1, 1] [1, 1] [1, 1] : memref<8x8xf32> to memref<f32, strided<[], offset: 9>>
+  memref.copy %e, %t : memref<f32, strided<[], offset: 9>> to memref<f32>
+  return
+}
+
+// Inside a kernel, and between unranked buffers: left alone.
+// CHECK-LABEL: func.func @left
+// CHECK: memref.copy %{{.+}}, %{{.+}} : memref<*xf32> to memref<*xf32>
+// CHECK: gpu.launch
+// CHECK: memref.copy %{{.+}}, %{{.+}} : memref<f32> to memref<f32>
+// CHECK-NOT: gpu.memcpy
+func.func @left(%a: memref<*xf32>, %b: memref<*xf32>, %s: memref<f32>, %t: memref<f32>) {
+  %c1 = arith.constant 1 : index
+  memref.copy %a, %b : memref<*xf32> to memref<*xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.copy %s, %t : memref<f32> to memref<f32>
+    gpu.terminator
+  }
+  return
+}
