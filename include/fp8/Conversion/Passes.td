@@ -109,6 +109,21 @@ def ConvertFP8ToGPULaunches : Pass<"convert-fp8-to-gpu-launches", "ModuleOp"> {
     travel in `memref<f32>`. The caller's buffer deallocation frees the
     results.
 
+    Scalars stay where the kernels are, so that the host never reads what
+    a kernel wrote (a page migration of managed memory each time): a
+    launcher's scalar result goes to the next launcher in its buffer, and
+    becomes the 0-d tensor it is stored as (the next delayed-scaling
+    scale); the element of a 0-d tensor (a scale loaded from its global)
+    is passed as that tensor's buffer; one arith op on such elements and
+    constants (the reciprocal of a scale for a GEMM) becomes a one-element
+    `linalg.generic` at the point the elements are read, which the rest of
+    fp8-lower-to-gpu maps onto a one-warp kernel. Bufferization gives
+    `ml_program.global_load` the global's own buffer without ordering it
+    against `global_store`, so an element is passed in place only to
+    kernels that come before any store to its global; otherwise, and for
+    any other scalar, the host stores it into a buffer of its own where it
+    is defined.
+
     An op no kernel takes (an unsupported element type or block shape, a
     GEMM without a wgmma kernel) stays as it is and lowers with the rest of
     the program (convert-fp8-to-linalg): slower, never different.
@@ -130,6 +145,7 @@ def ConvertFP8ToGPULaunches : Pass<"convert-fp8-to-gpu-launches", "ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
     "::mlir::ub::UBDialect",
   ];
 }

@@ -25,7 +25,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -2353,11 +2355,19 @@ struct ConvertFP8ToGPULaunchesPass
     OpBuilder b(scalar.getContext());
     // The element of a one-element tensor (a scale loaded from its
     // global): that tensor's buffer, where the kernels can read it.
-    if (auto extract = scalar.getDefiningOp<tensor::ExtractOp>();
-        extract && extract.getTensor().getType().getRank() == 0) {
-      b.setInsertionPoint(extract);
-      buffer = bufferization::ToBufferOp::create(
-          b, scalar.getLoc(), type, extract.getTensor(), /*read_only=*/true);
+    if (Value tensor = getElementOf(scalar)) {
+      b.setInsertionPoint(scalar.getDefiningOp());
+      buffer = bufferization::ToBufferOp::create(b, scalar.getLoc(), type,
+                                                 tensor, /*read_only=*/true);
+      return buffer;
+    }
+    // Arithmetic on such elements (the reciprocal of a scale for a GEMM):
+    // a one-element linalg.generic, which becomes a one-thread kernel, so
+    // the host reads nothing the kernels wrote.
+    if (Value tensor = computeOnDevice(scalar)) {
+      b.setInsertionPointAfterValue(tensor);
+      buffer = bufferization::ToBufferOp::create(b, scalar.getLoc(), type,
+                                                 tensor, /*read_only=*/true);
       return buffer;
     }
     if (Operation *def = scalar.getDefiningOp())
@@ -2367,6 +2377,112 @@ struct ConvertFP8ToGPULaunchesPass
     buffer = memref::AllocOp::create(b, scalar.getLoc(), type);
     memref::StoreOp::create(b, scalar.getLoc(), scalar, buffer);
     return buffer;
+  }
+
+  /// The 0-d tensor `scalar` is the element of, when the kernels that take
+  /// `scalar` can read that tensor's buffer instead; else null.
+  /// Bufferization gives ml_program.global_load the global's own buffer
+  /// and does not order it against global_store: a global's element can
+  /// only be read there by kernels launched before the global is stored.
+  static Value getElementOf(Value scalar) {
+    auto extract = scalar.getDefiningOp<tensor::ExtractOp>();
+    if (!extract || extract.getTensor().getType().getRank() != 0)
+      return {};
+    Value tensor = extract.getTensor();
+    auto load = tensor.getDefiningOp<ml_program::GlobalLoadOp>();
+    if (!load)
+      return tensor;
+    Block *block = extract->getBlock();
+    Operation *firstStore = nullptr;
+    for (Operation &op : llvm::make_range(
+             std::next(Block::iterator(extract)), block->end())) {
+      auto store = dyn_cast<ml_program::GlobalStoreOp>(op);
+      if (store && store.getGlobal() == load.getGlobal()) {
+        firstStore = store;
+        break;
+      }
+    }
+    // Stores nested elsewhere in the function: not worth the analysis.
+    bool nestedStore = false;
+    extract->getParentOfType<FunctionOpInterface>()->walk(
+        [&](ml_program::GlobalStoreOp store) {
+          nestedStore |= store->getBlock() != block &&
+                         store.getGlobal() == load.getGlobal();
+        });
+    if (nestedStore)
+      return {};
+    for (Operation *user : scalar.getUsers()) {
+      // The arithmetic computeOnDevice moves to the extract reads it there.
+      if (isa_and_present<arith::ArithDialect>(user->getDialect()))
+        continue;
+      if (user->getBlock() != block ||
+          (firstStore && !user->isBeforeInBlock(firstStore)))
+        return {};
+    }
+    return tensor;
+  }
+
+  /// When `scalar` is one pure arith op on elements of 0-d tensors and
+  /// constants (at least one element): the 0-d tensor of its value,
+  /// computed by a one-element linalg.generic on the expanded tensors;
+  /// else null.
+  static Value computeOnDevice(Value scalar) {
+    Operation *def = scalar.getDefiningOp();
+    if (!def || !isa_and_present<arith::ArithDialect>(def->getDialect()) ||
+        !isPure(def) || def->getNumResults() != 1 ||
+        def->getNumRegions() != 0)
+      return {};
+    // Computed where its last element is read (a later store to a
+    // global must not be seen), so all of them in the op's block.
+    SmallVector<Value> elements;
+    Operation *lastRead = nullptr;
+    for (Value operand : def->getOperands()) {
+      if (Value tensor = getElementOf(operand)) {
+        Operation *extract = operand.getDefiningOp();
+        if (extract->getBlock() != def->getBlock())
+          return {};
+        if (!lastRead || lastRead->isBeforeInBlock(extract))
+          lastRead = extract;
+        elements.push_back(tensor);
+      } else if (!matchPattern(operand, m_Constant())) {
+        return {};
+      }
+    }
+    if (elements.empty())
+      return {};
+    OpBuilder b(def);
+    b.setInsertionPointAfter(lastRead);
+    Location loc = def->getLoc();
+    Type element = scalar.getType();
+    auto one = RankedTensorType::get({1}, element);
+    SmallVector<Value> inputs;
+    for (Value tensor : elements)
+      inputs.push_back(tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get({1}, getElementTypeOrSelf(tensor)),
+          tensor, ArrayRef<ReassociationIndices>{}));
+    Value init = tensor::EmptyOp::create(b, loc, one.getShape(), element);
+    MLIRContext *context = b.getContext();
+    SmallVector<AffineMap> maps(inputs.size() + 1,
+                                AffineMap::getMultiDimIdentityMap(1, context));
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{one}, inputs, ValueRange{init}, maps,
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &body, Location bodyLoc, ValueRange args) {
+          IRMapping mapping;
+          unsigned next = 0;
+          for (Value operand : def->getOperands()) {
+            if (getElementOf(operand))
+              mapping.map(operand, args[next++]);
+            else
+              mapping.map(operand,
+                          body.clone(*operand.getDefiningOp())->getResult(0));
+          }
+          Value result = body.clone(*def, mapping)->getResult(0);
+          linalg::YieldOp::create(body, bodyLoc, result);
+        });
+    return tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({}, element), generic.getResult(0),
+        ArrayRef<ReassociationIndices>{});
   }
 
   llvm::DenseMap<Value, Value> scalarBuffers;

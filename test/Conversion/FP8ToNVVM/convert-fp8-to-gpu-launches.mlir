@@ -166,24 +166,36 @@ func.func @pv(%p: tensor<4x16x32xbf16>, %v: tensor<4x16x32xbf16>) -> tensor<4x16
 // scale read from its one-element tensor reaches the kernels as that
 // tensor's buffer (no host load and store), and the next scale, which only
 // becomes the tensor stored to the global, is the tensor of the buffer
-// compute_scale wrote. Only the reciprocal for the GEMM is still taken on
-// the host.
+// compute_scale wrote. The reciprocal for the GEMM is a one-element
+// linalg.generic on the scale's tensor, placed where the scale was read:
+// before the store, which bufferization does not order against the
+// global's loads.
 ml_program.global private mutable @hist(dense<0.0> : tensor<16xf32>) : tensor<16xf32>
 ml_program.global private mutable @scale(dense<1.0> : tensor<f32>) : tensor<f32>
 
 // CHECK-LABEL: func.func @state(
+// GEMM-LABEL: func.func @state(
 // CHECK: %[[H:.*]] = ml_program.global_load @hist
 // CHECK: %[[S:.*]] = ml_program.global_load @scale
 // CHECK: %[[SB:.*]] = bufferization.to_buffer %[[S]] read_only : tensor<f32> to memref<f32>
 // CHECK: %[[OLD:.*]] = tensor.extract %[[S]][]
+// CHECK-NEXT: %[[S1:.*]] = tensor.expand_shape %[[S]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<1xf32>
+// CHECK-NEXT: %[[R1:.*]] = linalg.generic {{.*}} ins(%[[S1]] : tensor<1xf32>) outs(%[[E]] : tensor<1xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[DIV:.*]] = arith.divf %[[ONE]], %[[IN]] : f32
+// CHECK-NEXT: linalg.yield %[[DIV]]
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[R1]] [] : tensor<1xf32> into tensor<f32>
+// CHECK-NEXT: %[[RB:.*]] = bufferization.to_buffer %[[R]] read_only
 // CHECK-NOT: memref.store
 // CHECK: %[[QA:.*]]:2 = call @__fp8_gpu_quantize(%{{.*}}, %[[SB]])
 // CHECK: %[[NEXT:.*]] = call @__fp8_gpu_compute_scale(%{{.*}}, %[[SB]])
 // CHECK: %[[NT:.*]] = bufferization.to_tensor %[[NEXT]] restrict : memref<f32> to tensor<f32>
 // CHECK-NOT: tensor.from_elements
 // CHECK: ml_program.global_store @scale = %[[NT]]
-// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[OLD]]
-func.func @state(%x: tensor<4x100xf32>) -> (tensor<4x100xf8E4M3FN>, f32) {
+// CHECK: call @__fp8_gpu_dequantize(%{{.*}}, %[[RB]])
+func.func @state(%x: tensor<4x100xf32>) -> tensor<4x100xf32> {
   %h0 = ml_program.global_load @hist : tensor<16xf32>
   %s0 = ml_program.global_load @scale : tensor<f32>
   %prev = tensor.extract %s0[] : tensor<f32>
@@ -194,5 +206,23 @@ func.func @state(%x: tensor<4x100xf32>) -> (tensor<4x100xf8E4M3FN>, f32) {
   ml_program.global_store @scale = %st : tensor<f32>
   %one = arith.constant 1.0 : f32
   %inv = arith.divf %one, %prev : f32
-  return %q, %inv : tensor<4x100xf8E4M3FN>, f32
+  %y = fp8.dequantize %q, %inv : tensor<4x100xf8E4M3FN> -> tensor<4x100xf32>
+  return %y : tensor<4x100xf32>
+}
+
+// A kernel taking the element after the global is stored must see the old
+// value: the element goes in a buffer of its own, made where it was read.
+// CHECK-LABEL: func.func @after_store(
+// CHECK: %[[S:.*]] = ml_program.global_load @scale
+// CHECK-NEXT: %[[OLD:.*]] = tensor.extract %[[S]][]
+// CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<f32>
+// CHECK-NEXT: memref.store %[[OLD]], %[[B]][]
+// CHECK: ml_program.global_store @scale
+// CHECK: call @__fp8_gpu_quantize{{.*}}(%{{.*}}, %[[B]])
+func.func @after_store(%x: tensor<4x100xf32>, %next: tensor<f32>) -> tensor<4x100xf8E4M3FN> {
+  %s0 = ml_program.global_load @scale : tensor<f32>
+  %prev = tensor.extract %s0[] : tensor<f32>
+  ml_program.global_store @scale = %next : tensor<f32>
+  %q, %amax = fp8.quantize %x, %prev : tensor<4x100xf32> -> tensor<4x100xf8E4M3FN>, f32
+  return %q : tensor<4x100xf8E4M3FN>
 }
