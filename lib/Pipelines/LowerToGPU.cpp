@@ -66,6 +66,7 @@ namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8STAGEBUFFERSFORGPU
 #define GEN_PASS_DEF_FP8EXPANDMATHFORGPU
 #define GEN_PASS_DEF_FP8COPIESTOGPU
+#define GEN_PASS_DEF_FP8MERGEGPUMODULES
 #define GEN_PASS_DEF_FP8READONLYARGUMENTS
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
@@ -594,6 +595,46 @@ struct FP8CopiesToGPUPass
   }
 };
 
+struct FP8MergeGPUModulesPass
+    : fp8::impl::FP8MergeGPUModulesBase<FP8MergeGPUModulesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> outlined;
+    for (auto gpuModule : module.getOps<gpu::GPUModuleOp>())
+      if (!gpuModule.getTargets() &&
+          llvm::all_of(gpuModule.getBody()->getOperations(),
+                       [](Operation &op) {
+                         auto func = dyn_cast<gpu::GPUFuncOp>(op);
+                         return func && func.isKernel();
+                       }))
+        outlined.push_back(gpuModule);
+    if (outlined.size() < 2)
+      return;
+    gpu::GPUModuleOp merged = outlined.front();
+    SymbolTable symbols(merged);
+    // (module, kernel) -> the kernel's name in `merged`.
+    DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp from : ArrayRef(outlined).drop_front()) {
+      for (auto kernel : llvm::make_early_inc_range(
+               from.getBody()->getOps<gpu::GPUFuncOp>())) {
+        StringAttr name = kernel.getNameAttr();
+        kernel->moveBefore(merged.getBody(), merged.getBody()->end());
+        renamed[{from.getNameAttr(), name}] = symbols.insert(kernel);
+      }
+    }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it = renamed.find(
+          {launch.getKernelModuleName(), launch.getKernelName()});
+      if (it == renamed.end())
+        return;
+      launch.setKernelAttr(SymbolRefAttr::get(
+          merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
+    });
+    for (gpu::GPUModuleOp from : ArrayRef(outlined).drop_front())
+      from.erase();
+  }
+};
+
 struct FP8ReadOnlyArgumentsPass
     : fp8::impl::FP8ReadOnlyArgumentsBase<FP8ReadOnlyArgumentsPass> {
   void runOnOperation() override {
@@ -749,6 +790,7 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(fp8::createFP8StageBuffersForGPU());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(fp8::createFP8MergeGPUModules());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

@@ -152,6 +152,23 @@ def FP8CopiesToGPU : Pass<"fp8-copies-to-gpu", "ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def FP8MergeGPUModules : Pass<"fp8-merge-gpu-modules", "ModuleOp"> {
+  let summary = "The kernels gpu-kernel-outlining made, in one gpu.module";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, after `gpu-kernel-outlining` and before
+    `nvvm-attach-target`. Outlining puts every kernel in a gpu.module of
+    its own; each becomes a binary of its own, serialized by its own LLVM
+    target machine at compile time and loaded (PTX JIT-compiled by the
+    driver) at start-up: in a training step, well over a hundred. This
+    pass moves every kernel of the modules that hold nothing but
+    `gpu.func` kernels and have no target yet (what outlining makes; the
+    project's own kernel modules keep theirs) into the first such module,
+    renaming a kernel whose name is taken (`_1`, `_2`, ...) and updating
+    each `gpu.launch_func`, and erases the emptied modules.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
   let summary = "Math functions as arithmetic, so that kernels need no "
                 "libdevice";
