@@ -1731,6 +1731,35 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
     rhs = padLastDim(rhs, padK.getInt());
     pitch = constIndex(padK.getInt());
   }
+  Value amax;
+  if (resultAmax) {
+    amax = allocate(resultAmax, {});
+    zeroAmax(amax);
+    buffers.map(resultAmax, amax);
+  }
+
+  // Pointers are cached for the ops after this one: made here, where
+  // those can use them.
+  for (Value buffer : {lhs, rhs, out, amax})
+    if (buffer)
+      pointer(buffer);
+  for (Value value : {lhsScale, rhsScale, biasValue})
+    if (value)
+      pointer(buffers.lookup(value));
+
+  // An empty result (M, N or the batch 0 at run time) needs no launch, and
+  // TMA cannot describe an empty operand.
+  Value zero = constIndex(0);
+  auto isZero = [&](Value extent) {
+    return arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, extent, zero);
+  };
+  Value empty = arith::OrIOp::create(
+      *b, isZero(batch), arith::OrIOp::create(*b, isZero(m), isZero(n)));
+  Value nonEmpty = arith::XOrIOp::create(
+      *b, empty, arith::ConstantOp::create(*b, b->getBoolAttr(true)));
+  auto ifNonEmpty = scf::IfOp::create(*b, nonEmpty, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(*b);
+  b->setInsertionPoint(ifNonEmpty.thenBlock()->getTerminator());
 
   auto genericPtr = LLVM::LLVMPointerType::get(ctx);
   auto globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
@@ -1780,13 +1809,7 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   auto pointerOrNull = [&](Value value) {
     return value ? pointer(buffers.lookup(value)) : null;
   };
-  Value amaxPtr = null;
-  if (resultAmax) {
-    Value amax = allocate(resultAmax, {});
-    zeroAmax(amax);
-    amaxPtr = pointer(amax);
-    buffers.map(resultAmax, amax);
-  }
+  Value amaxPtr = amax ? pointer(amax) : null;
   // Only _tmastore kernels read the result's map; whole-graph GEMMs store
   // from the registers.
   Value mapOut = LLVM::ZeroOp::create(*b, mapType);
@@ -2165,8 +2188,36 @@ struct ConvertFP8ToGPULaunchesPass
       if (launcher)
         replaceWithCall(group, launcher);
     }
-    if (gpuModule.getBody()->without_terminator().empty())
-      gpuModule.erase();
+    eraseUnlaunchedKernels(module);
+  }
+
+  /// A launcher that could not be built (its op stays as linalg) may
+  /// leave the kernels it made, or the wgmma kernel planned for it: they
+  /// would be compiled and loaded for nothing.
+  static void eraseUnlaunchedKernels(ModuleOp module) {
+    llvm::DenseSet<SymbolRefAttr> launched;
+    module.walk(
+        [&](gpu::LaunchFuncOp launch) { launched.insert(launch.getKernel()); });
+    StringRef kernelAttr = gpu::GPUDialect::getKernelFuncAttrName();
+    for (auto gpuModule :
+         llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>())) {
+      // The project's kernel modules only, never one the input brought.
+      if (gpuModule.getName() != abi::kKernelModuleName &&
+          gpuModule.getName() != gemm_abi::kGemmModuleName)
+        continue;
+      for (auto kernel : llvm::make_early_inc_range(
+               gpuModule.getBody()->getOps<LLVM::LLVMFuncOp>()))
+        if (kernel->hasAttr(kernelAttr) &&
+            !launched.contains(SymbolRefAttr::get(
+                gpuModule.getNameAttr(),
+                {FlatSymbolRefAttr::get(kernel.getSymNameAttr())})))
+          kernel.erase();
+      if (llvm::none_of(gpuModule.getBody()->getOps<LLVM::LLVMFuncOp>(),
+                        [&](LLVM::LLVMFuncOp func) {
+                          return func->hasAttr(kernelAttr);
+                        }))
+        gpuModule.erase();
+    }
   }
 
   /// The fp8 ops to launch, in groups that become one launcher each: a

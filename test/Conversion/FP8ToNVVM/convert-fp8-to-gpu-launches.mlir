@@ -114,13 +114,13 @@ func.func @blocks(%x: tensor<96x300xbf16>, %d: tensor<8x192xbf16>)
 // GEMM: linalg.copy ins(%[[A]] : memref<2x16x40xf8E4M3FN>) outs(%[[VA]] :
 // GEMM: %[[PW:.*]] = memref.alloc() : memref<200x48xf8E4M3FN>
 // GEMM: linalg.copy ins(%[[W]]
+// GEMM: %[[AMAX:.*]] = memref.alloc() : memref<f32>
+// GEMM: memref.store %{{.*}}, %[[AMAX]][] : memref<f32>
 // GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %[[K1:.*]], %[[M1:.*]], %[[B1:.*]], %[[P1:.*]], %c128_i32, %c64_i32, %c1_i32, %c1_i32{{.*}})
 // GEMM: %[[MAPA:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.array<16 x i64>
 // GEMM: call @fp8GpuEncodeTensorMap(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c128_i32{{.*}}, %c128_i32{{.*}}, %c1_i32{{.*}})
 // GEMM: %[[MAPB:.*]] = llvm.load
-// GEMM: %[[AMAX:.*]] = memref.alloc() : memref<f32>
-// GEMM: memref.store %{{.*}}, %[[AMAX]][] : memref<f32>
-// GEMM: %[[SMS:.*]] = call @fp8GpuMultiprocessorCount() : () -> i32
+// GEMM: %[[SMS:.*]] = {{(func\.)?}}call @fp8GpuMultiprocessorCount() : () -> i32
 // GEMM: gpu.launch_func @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_bias_f32_amax_promote_64x128x128_s8 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c197760_i32 args(%[[MAPA]] : !llvm.array<16 x i64>, %[[MAPB]] : !llvm.array<16 x i64>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %c0_i32 : i32, %{{.*}} : !llvm.array<16 x i64>)
 // GEMM: return %[[OUT]], %[[AMAX]]
 // GEMM-LABEL: func.func @gemm(
@@ -131,6 +131,32 @@ func.func @gemm(%a: tensor<2x16x40xf8E4M3FN>, %w: tensor<200x40xf8E4M3FN>, %sa: 
   %y, %amax = fp8.scaled_matmul %a, %w scales %sa, %sw bias %b : tensor<200xf32> {transpose_rhs}
       : tensor<2x16x40xf8E4M3FN>, tensor<200x40xf8E4M3FN> -> tensor<2x16x200xbf16>, f32
   return %y, %amax : tensor<2x16x200xbf16>, f32
+}
+
+// -----
+
+// Tokens known at run time only: when there are none (or no output
+// columns), the result is empty and nothing is launched (TMA cannot
+// describe an empty operand); the amax stays zero.
+// GEMM-LABEL: func.func private @__fp8_gpu_scaled_matmul(
+// GEMM-SAME: %[[A:.*]]: memref<?x64xf8E4M3FN>, %[[W:.*]]: memref<128x64xf8E4M3FN>
+// GEMM: %[[M:.*]] = memref.dim %[[A]], %c0
+// GEMM: %[[AMAX:.*]] = memref.alloc() : memref<f32>
+// GEMM: memref.store %{{.*}}, %[[AMAX]][] : memref<f32>
+// GEMM-DAG: %[[MZ:.*]] = arith.cmpi eq, %[[M]], %[[Z:.*]] : index
+// GEMM-DAG: %[[NZ:.*]] = arith.cmpi eq, %c128{{.*}}, %[[Z]] : index
+// GEMM: arith.ori %{{.*}}, %{{.*}} : i1
+// GEMM: %[[GO:.*]] = arith.xori %{{.*}}, %true
+// GEMM: scf.if %[[GO]] {
+// GEMM: call @fp8GpuEncodeTensorMap
+// GEMM: gpu.launch_func @fp8_gemm_kernels::
+// GEMM-NEXT: }
+// GEMM-NEXT: return
+// GEMM-LABEL: func.func @dynamic_tokens(
+func.func @dynamic_tokens(%a: tensor<?x64xf8E4M3FN>, %w: tensor<128x64xf8E4M3FN>, %sa: f32, %sw: f32) -> (tensor<?x128xbf16>, f32) {
+  %y, %amax = fp8.scaled_matmul %a, %w scales %sa, %sw {transpose_rhs}
+      : tensor<?x64xf8E4M3FN>, tensor<128x64xf8E4M3FN> -> tensor<?x128xbf16>, f32
+  return %y, %amax : tensor<?x128xbf16>, f32
 }
 
 // -----
@@ -225,4 +251,40 @@ func.func @after_store(%x: tensor<4x100xf32>, %next: tensor<f32>) -> tensor<4x10
   ml_program.global_store @scale = %next : tensor<f32>
   %q, %amax = fp8.quantize %x, %prev : tensor<4x100xf32> -> tensor<4x100xf8E4M3FN>, f32
   return %q : tensor<4x100xf8E4M3FN>
+}
+
+// -----
+
+// Kernels of the project's modules that nothing launches (left by a
+// launcher that could not be built, or a wgmma kernel planned for one) are
+// erased, and a module left without kernels with them; a module the input
+// brought is never touched.
+// CHECK-LABEL: gpu.module @fp8_kernels
+// CHECK-NOT: @stale
+// CHECK: llvm.func @quantize_amax_f32_e4m3
+// CHECK-NOT: @stale
+// CHECK-NOT: gpu.module @fp8_gemm_kernels
+// CHECK: gpu.module @user
+// CHECK-NEXT: gpu.func @unlaunched() kernel
+// CHECK-LABEL: func.func @stale_kernels(
+module attributes {gpu.container_module} {
+  gpu.module @fp8_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] {
+    llvm.func @stale() attributes {gpu.kernel, nvvm.kernel} {
+      llvm.return
+    }
+  }
+  gpu.module @fp8_gemm_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] {
+    llvm.func @stale_gemm() attributes {gpu.kernel, nvvm.kernel} {
+      llvm.return
+    }
+  }
+  gpu.module @user {
+    gpu.func @unlaunched() kernel {
+      gpu.return
+    }
+  }
+  func.func @stale_kernels(%x: tensor<4x100xf32>, %s: f32) -> tensor<4x100xf8E4M3FN> {
+    %q, %amax = fp8.quantize %x, %s : tensor<4x100xf32> -> tensor<4x100xf8E4M3FN>, f32
+    return %q : tensor<4x100xf8E4M3FN>
+  }
 }
