@@ -2443,24 +2443,22 @@ struct ConvertFP8ToGPULaunchesPass
     auto load = tensor.getDefiningOp<ml_program::GlobalLoadOp>();
     if (!load)
       return tensor;
+    // The first store to the global after the extract; a store in another
+    // block of the function is not worth the analysis.
     Block *block = extract->getBlock();
     Operation *firstStore = nullptr;
-    for (Operation &op : llvm::make_range(
-             std::next(Block::iterator(extract)), block->end())) {
-      auto store = dyn_cast<ml_program::GlobalStoreOp>(op);
-      if (store && store.getGlobal() == load.getGlobal()) {
-        firstStore = store;
-        break;
-      }
-    }
-    // Stores nested elsewhere in the function: not worth the analysis.
-    bool nestedStore = false;
-    extract->getParentOfType<FunctionOpInterface>()->walk(
+    WalkResult stores = extract->getParentOfType<FunctionOpInterface>()->walk(
         [&](ml_program::GlobalStoreOp store) {
-          nestedStore |= store->getBlock() != block &&
-                         store.getGlobal() == load.getGlobal();
+          if (store.getGlobal() != load.getGlobal())
+            return WalkResult::advance();
+          if (store->getBlock() != block)
+            return WalkResult::interrupt();
+          if (extract->isBeforeInBlock(store) &&
+              (!firstStore || store->isBeforeInBlock(firstStore)))
+            firstStore = store;
+          return WalkResult::advance();
         });
-    if (nestedStore)
+    if (stores.wasInterrupted())
       return {};
     for (Operation *user : scalar.getUsers()) {
       // The arithmetic computeOnDevice moves to the extract reads it there.
@@ -2486,9 +2484,11 @@ struct ConvertFP8ToGPULaunchesPass
     // Computed where its last element is read (a later store to a
     // global must not be seen), so all of them in the op's block.
     SmallVector<Value> elements;
+    llvm::SmallDenseMap<Value, unsigned> elementIndex;
     Operation *lastRead = nullptr;
     for (Value operand : def->getOperands()) {
       if (Value tensor = getElementOf(operand)) {
+        elementIndex.try_emplace(operand, elements.size());
         Operation *extract = operand.getDefiningOp();
         if (extract->getBlock() != def->getBlock())
           return {};
@@ -2520,13 +2520,15 @@ struct ConvertFP8ToGPULaunchesPass
         ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
         [&](OpBuilder &body, Location bodyLoc, ValueRange args) {
           IRMapping mapping;
-          unsigned next = 0;
           for (Value operand : def->getOperands()) {
-            if (getElementOf(operand))
-              mapping.map(operand, args[next++]);
-            else
-              mapping.map(operand,
-                          body.clone(*operand.getDefiningOp())->getResult(0));
+            if (mapping.contains(operand))
+              continue;
+            auto it = elementIndex.find(operand);
+            mapping.map(operand,
+                        it != elementIndex.end()
+                            ? args[it->second]
+                            : body.clone(*operand.getDefiningOp())
+                                  ->getResult(0));
           }
           Value result = body.clone(*def, mapping)->getResult(0);
           linalg::YieldOp::create(body, bodyLoc, result);
