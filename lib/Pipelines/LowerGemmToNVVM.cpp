@@ -10,7 +10,6 @@
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Conversion/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"

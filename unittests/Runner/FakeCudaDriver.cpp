@@ -62,7 +62,10 @@ template <typename... Args> void trace(const char *format, Args... args) {
   if (!Live::trace())
     return;
   std::fprintf(stderr, "fake-cuda: ");
-  std::fprintf(stderr, format, args...);
+  if constexpr (sizeof...(args) == 0)
+    std::fputs(format, stderr);
+  else
+    std::fprintf(stderr, format, args...);
   std::fprintf(stderr, "\n");
 }
 
@@ -127,7 +130,7 @@ FAKE cuModuleLoadDataEx(void **module, const void *image, unsigned, int *,
   const char *text = static_cast<const char *>(image);
   if (!std::strstr(text, ".entry"))
     return 1;
-  *module = new Module{text};
+  *module = new Module{text, {}};
   ++live.modules;
   trace("load module (%zu bytes of PTX)", std::strlen(text));
   return 0;

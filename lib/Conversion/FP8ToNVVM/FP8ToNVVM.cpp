@@ -2241,7 +2241,7 @@ struct ConvertFP8ToGPULaunchesPass
       SmallVector<Operation *> group{op};
       if (auto amax = dyn_cast<BlockAmaxOp>(op))
         if (auto fused = getFusedBlockCast(amax)) {
-          auto [scales, quantize] = *fused;
+          Operation *scales = fused->first, *quantize = fused->second;
           // Launched where block_amax is: everything else they read must
           // be available there.
           bool available = llvm::all_of(

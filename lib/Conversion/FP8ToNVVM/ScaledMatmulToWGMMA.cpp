@@ -321,7 +321,8 @@ void GemmKernelBuilder::buildProducer() {
     Value txBytes = i32(c.stageBytes());
     forLoop(first, numTiles, stride, {i32(0), i32(0)},
             [&](Value t, ValueRange slot) -> SmallVector<Value> {
-              auto [batchIndex, row0, col0] = tileCoords(t);
+              Value batchIndex, row0, col0;
+              std::tie(batchIndex, row0, col0) = tileCoords(t);
               Value batchB = mul(batchIndex, rhsBatched);
               return forLoop(
                   i32(0), numK, i32(1), slot,
@@ -531,7 +532,8 @@ Value GemmKernelBuilder::scaledStage(Value acc, Value stage, Value consumer,
   if (c.blockScaled) {
     Value partial = mmaBlock(undef, stage, consumer, /*fromZero=*/true);
     // The scale loads overlap the wgmma in flight.
-    auto [first, second] = blockScaleFactors(tile, consumer, kb);
+    Value first, second;
+    std::tie(first, second) = blockScaleFactors(tile, consumer, kb);
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     release(stage);
     // Element 4j + 2h + e is in the thread's row h.
