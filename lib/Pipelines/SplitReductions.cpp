@@ -3,12 +3,17 @@
 // A linalg op whose every loop is a reduction (a loss, a whole-tensor sum)
 // has nothing for convert-linalg-to-parallel-loops to put on threads: it
 // would run as one loop nest in the host code, on one CPU thread over
-// managed memory. Here it becomes two ops: the first keeps one of its loops
-// parallel and reduces everything else into a vector of partial results
-// (initialized with the combiner's neutral element), the second reduces
-// that vector into the original init. A rank-1 reduction is first viewed as
-// [K / r, r] (r a power of two dividing K). Only the order of the
-// combinations changes: max and min give the same bits, sums round
+// managed memory. Here it becomes a parallel partial reduction and a short
+// final one on one GPU thread. The first keeps one of its loops parallel
+// and reduces everything else into a vector of partial results
+// (initialized with the combiner's neutral element); a rank-1 reduction is
+// first viewed as [K / r, r] (r a power of two dividing K; a dynamic or odd
+// K is padded to a multiple of r, and the padding masked out of the
+// combination). The partials (after one more such split when there are
+// more than 256) are reduced into the original init by an op with an added
+// unit parallel loop: a one-thread kernel. A reduction that cannot be split
+// (no neutral element, several results) runs there whole. Only the order
+// of the combinations changes: max and min give the same bits, sums round
 // differently.
 //
 //===----------------------------------------------------------------------===//
@@ -52,13 +57,14 @@ std::optional<Combiner> matchCombiner(linalg::LinalgOp op) {
   return Combiner{combiners[0], *neutral};
 }
 
-/// Whether every loop of `op` is a reduction into a rank-0 result.
+/// Whether every loop of `op` is a reduction into rank-0 results.
 bool isFullReduction(linalg::LinalgOp op) {
   return op.getNumLoops() > 0 &&
          op.getNumReductionLoops() == op.getNumLoops() &&
-         op.getNumDpsInits() == 1 &&
-         cast<ShapedType>(op.getDpsInits()[0].getType()).getRank() == 0 &&
-         op.hasPureTensorSemantics();
+         op.hasPureTensorSemantics() &&
+         llvm::all_of(op.getDpsInits(), [](Value init) {
+           return cast<ShapedType>(init.getType()).getRank() == 0;
+         });
 }
 
 /// The loop that becomes parallel: the one the first input's innermost
@@ -92,20 +98,32 @@ int64_t pickSplitRatio(int64_t k) {
   return 0;
 }
 
+/// Whether the body of `op` reads a loop index.
+bool usesIndex(linalg::LinalgOp op) {
+  return op->getRegion(0)
+      .walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Whether every input of the rank-1 `op` is indexed by the identity.
+bool hasIdentityInputs(linalg::LinalgOp op) {
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, op.getContext());
+  return op.getNumDpsInputs() > 0 &&
+         llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+           return op.getMatchingIndexingMap(input) == identity;
+         });
+}
+
 /// The ratio a rank-1 full reduction is split by: its inputs indexed by
 /// the identity, its static length K divisible by a power of two
-/// (pickSplitRatio); 0 when it cannot be split.
+/// (pickSplitRatio); 0 when it cannot be split so.
 int64_t getRank1SplitRatio(linalg::LinalgOp op) {
   // The view renumbers the loop: linalg.index of it would change meaning.
-  if (!op->getRegion(0).getOps<linalg::IndexOp>().empty())
+  if (usesIndex(op) || !hasIdentityInputs(op))
     return 0;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamic(ranges[0]))
     return 0;
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, op.getContext());
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (op.getMatchingIndexingMap(input) != identity)
-      return 0;
   return pickSplitRatio(ranges[0]);
 }
 
@@ -137,31 +155,228 @@ linalg::GenericOp viewAsRank2(RewriterBase &rewriter, linalg::GenericOp op,
   return view;
 }
 
-/// `partial` ([outputs..., r]) reduced over its last dimension into `init`
-/// ([outputs...]) with the combiner.
-Value reducePartials(RewriterBase &rewriter, Location loc, Value partial,
-                     Value init, const Combiner &combiner) {
-  MLIRContext *context = rewriter.getContext();
-  auto initType = cast<RankedTensorType>(init.getType());
-  unsigned rank = initType.getRank();
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  AffineMap all = AffineMap::getMultiDimIdentityMap(rank + 1, context);
-  AffineMap outer = rank > 0 ? all.getMajorSubMap(rank)
-                             : AffineMap::get(1, 0, {}, context);
-  auto total = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initType}, ValueRange{partial},
-      ValueRange{init}, ArrayRef<AffineMap>{all, outer}, iterators,
+/// A linalg.generic reducing `input` into `init` with the combiner alone
+/// (`init` element combined with `input` element).
+linalg::GenericOp createCombination(RewriterBase &rewriter, Location loc,
+                                    Value input, Value init,
+                                    ArrayRef<AffineMap> maps,
+                                    ArrayRef<utils::IteratorType> iterators,
+                                    const Combiner &combiner) {
+  Type element = getElementTypeOrSelf(init.getType());
+  return linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{input},
+      ValueRange{init}, maps, iterators,
       [&](OpBuilder &b, Location nested, ValueRange args) {
         OperationState state(nested, combiner.op->getName());
         state.addOperands({args[1], args[0]});
-        state.addTypes(initType.getElementType());
+        state.addTypes(element);
         state.addAttributes(combiner.op->getAttrs());
         Value combined = b.create(state)->getResult(0);
         linalg::YieldOp::create(b, nested, combined);
       });
-  return total.getResult(0);
+}
+
+/// A tensor filled with the combiner's neutral element.
+Value createNeutral(RewriterBase &rewriter, Location loc,
+                    ArrayRef<OpFoldResult> sizes, const Combiner &combiner) {
+  Value neutral = arith::ConstantOp::create(rewriter, loc, combiner.neutral);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                        combiner.neutral.getType());
+  return linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
+}
+
+/// Lanes of a masked split (splitMasked).
+constexpr int64_t kMaskedLanes = 256;
+
+/// The rank-1 full reduction `op` over identity-indexed inputs of length K
+/// (dynamic, or static without a power-of-two factor) as kMaskedLanes
+/// partials: each input padded to R * r (R = ceil(K / r), r =
+/// kMaskedLanes) and viewed as [R, r]; lane j folds elements i * r + j
+/// with the original body, and an element at K or past it leaves the
+/// accumulator as it was (the padding's value never reaches a result).
+/// Returns the partials ([r]); linalg.index 0 of the body is i * r + j.
+Value splitMasked(RewriterBase &rewriter, linalg::GenericOp op,
+                  const Combiner &combiner) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  rewriter.setInsertionPoint(op);
+  Value first = op.getDpsInputs()[0];
+  Value length = rewriter.createOrFold<tensor::DimOp>(loc, first, 0);
+  Value lanes = arith::ConstantIndexOp::create(rewriter, loc, kMaskedLanes);
+  Value rows = rewriter.createOrFold<arith::CeilDivUIOp>(loc, length, lanes);
+  Value padded = rewriter.createOrFold<arith::MulIOp>(loc, rows, lanes);
+  OpFoldResult high = getAsOpFoldResult(
+      rewriter.createOrFold<arith::SubIOp>(loc, padded, length));
+  OpFoldResult rowCount = getAsOpFoldResult(rows);
+  std::optional<int64_t> staticRows = getConstantIntValue(rowCount);
+  int64_t rowsDim = staticRows ? *staticRows : ShapedType::kDynamic;
+
+  SmallVector<Value> inputs;
+  for (Value input : op.getDpsInputs()) {
+    Type element = getElementTypeOrSelf(input);
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
+    int64_t paddedDim =
+        staticRows ? *staticRows * kMaskedLanes : ShapedType::kDynamic;
+    Value extended = tensor::PadOp::create(
+        rewriter, loc, RankedTensorType::get({paddedDim}, element), input,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{high}, zero);
+    inputs.push_back(tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get({rowsDim, kMaskedLanes}, element),
+        extended, ArrayRef<ReassociationIndices>{{0, 1}},
+        ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(kMaskedLanes)}));
+  }
+  Value partialInit = createNeutral(
+      rewriter, loc, OpFoldResult(rewriter.getIndexAttr(kMaskedLanes)),
+      combiner);
+  SmallVector<AffineMap> maps(inputs.size(),
+                              AffineMap::getMultiDimIdentityMap(2, context));
+  maps.push_back(AffineMap::get(2, 0, getAffineDimExpr(1, context), context));
+  auto partial = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{partialInit.getType()}, inputs,
+      ValueRange{partialInit}, maps,
+      {utils::IteratorType::reduction, utils::IteratorType::parallel});
+  rewriter.inlineRegionBefore(op.getRegion(), partial.getRegion(),
+                              partial.getRegion().end());
+
+  Block &body = partial.getRegion().front();
+  SmallVector<linalg::IndexOp> indices;
+  partial.getRegion().walk(
+      [&](linalg::IndexOp index) { indices.push_back(index); });
+  rewriter.setInsertionPointToStart(&body);
+  Value row = linalg::IndexOp::create(rewriter, loc, 0);
+  Value lane = linalg::IndexOp::create(rewriter, loc, 1);
+  Value position = arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, row, lanes), lane);
+  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                       position, length);
+  for (linalg::IndexOp index : indices)
+    rewriter.replaceOp(index, position);
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  rewriter.setInsertionPoint(yield);
+  Value kept = arith::SelectOp::create(rewriter, loc, inside,
+                                       yield.getOperand(0), body.getArguments().back());
+  rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, kept); });
+  return partial.getResult(0);
+}
+
+/// `op`, whose every loop is a reduction and every result rank 0, with a
+/// unit parallel loop in front (results [1], viewed back as rank 0):
+/// convert-linalg-to-parallel-loops makes it a parallel loop of one
+/// iteration, which becomes a one-thread kernel instead of host code.
+SmallVector<Value> runOnOneThread(RewriterBase &rewriter,
+                                  linalg::GenericOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  unsigned numLoops = op.getNumLoops() + 1;
+  rewriter.setInsertionPoint(op);
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands())
+    maps.push_back(op.getMatchingIndexingMap(input).shiftDims(1));
+  SmallVector<Value> inits;
+  for (Value init : op.getDpsInits()) {
+    auto type = RankedTensorType::get({1}, getElementTypeOrSelf(init));
+    inits.push_back(tensor::ExpandShapeOp::create(
+        rewriter, loc, type, init, ArrayRef<ReassociationIndices>{}));
+    maps.push_back(
+        AffineMap::get(numLoops, 0, getAffineDimExpr(0, context), context));
+  }
+  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
+  llvm::append_range(iterators, op.getIteratorTypesArray());
+  auto unit = linalg::GenericOp::create(rewriter, loc, ValueRange(inits).getTypes(),
+                                        op.getDpsInputs(), inits, maps,
+                                        iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), unit.getRegion(),
+                              unit.getRegion().end());
+  // Loop d of `op` is loop d + 1 here.
+  SmallVector<linalg::IndexOp> indices;
+  unit.getRegion().walk([&](linalg::IndexOp index) { indices.push_back(index); });
+  for (linalg::IndexOp index : indices) {
+    rewriter.setInsertionPoint(index);
+    rewriter.replaceOpWithNewOp<linalg::IndexOp>(index, index.getDim() + 1);
+  }
+  rewriter.setInsertionPointAfter(unit);
+  SmallVector<Value> results;
+  for (auto [result, init] : llvm::zip(unit.getResults(), op.getDpsInits()))
+    results.push_back(tensor::CollapseShapeOp::create(
+        rewriter, loc, init.getType(), result,
+        ArrayRef<ReassociationIndices>{}));
+  rewriter.replaceOp(op, results);
+  return results;
+}
+
+/// At most this many partials are combined by one thread.
+constexpr int64_t kOneThreadPartials = 256;
+
+/// `values` ([P]) reduced into the rank-0 `init`: when P is static, above
+/// kOneThreadPartials and a multiple of a power of two r from 32 to 256
+/// with P / r >= 8, first into r partials by r threads (viewed as
+/// [P / r, r]); when it is dynamic or above kOneThreadPartials otherwise,
+/// first into kMaskedLanes partials by a masked split; the rest on one
+/// thread.
+Value reduceToScalar(RewriterBase &rewriter, Location loc, Value values,
+                     Value init, const Combiner &combiner) {
+  MLIRContext *context = rewriter.getContext();
+  auto type = cast<RankedTensorType>(values.getType());
+  int64_t length = type.getDimSize(0);
+  int64_t ratio = 0;
+  if (!ShapedType::isDynamic(length) && length > kOneThreadPartials)
+    for (int64_t r = 256; r >= 32 && !ratio; r /= 2)
+      if (length % r == 0 && length / r >= 8)
+        ratio = r;
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
+  AffineMap scalar = AffineMap::get(1, 0, {}, context);
+  if (ShapedType::isDynamic(length) ||
+      (length > kOneThreadPartials && !ratio)) {
+    linalg::GenericOp total =
+        createCombination(rewriter, loc, values, init, {identity, scalar},
+                          {utils::IteratorType::reduction}, combiner);
+    Value partial = splitMasked(rewriter, total, combiner);
+    rewriter.setInsertionPoint(total);
+    Value result = reduceToScalar(rewriter, loc, partial, init, combiner);
+    rewriter.replaceOp(total, result);
+    return result;
+  }
+  if (ratio) {
+    Value rows = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({length / ratio, ratio}, type.getElementType()),
+        values, ArrayRef<ReassociationIndices>{{0, 1}});
+    AffineMap all = AffineMap::getMultiDimIdentityMap(2, context);
+    AffineMap lane = AffineMap::get(2, 0, getAffineDimExpr(1, context), context);
+    values = createCombination(
+                 rewriter, loc, rows,
+                 createNeutral(rewriter, loc, OpFoldResult(rewriter.getIndexAttr(ratio)),
+                               combiner),
+                 {all, lane},
+                 {utils::IteratorType::reduction, utils::IteratorType::parallel},
+                 combiner)
+                 .getResult(0);
+  }
+  linalg::GenericOp total =
+      createCombination(rewriter, loc, values, init, {identity, scalar},
+                        {utils::IteratorType::reduction}, combiner);
+  return runOnOneThread(rewriter, total).front();
+}
+
+/// `partial` ([outputs..., r]) reduced over its last dimension into `init`
+/// ([outputs...]) with the combiner; into a rank-0 init by reduceToScalar.
+Value reducePartials(RewriterBase &rewriter, Location loc, Value partial,
+                     Value init, const Combiner &combiner) {
+  auto initType = cast<RankedTensorType>(init.getType());
+  unsigned rank = initType.getRank();
+  if (rank == 0)
+    return reduceToScalar(rewriter, loc, partial, init, combiner);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  AffineMap all =
+      AffineMap::getMultiDimIdentityMap(rank + 1, rewriter.getContext());
+  return createCombination(rewriter, loc, partial, init,
+                           {all, all.getMajorSubMap(rank)}, iterators,
+                           combiner)
+      .getResult(0);
 }
 
 /// Splits a full reduction of rank >= 2 on `loop` (see the file comment).
@@ -170,7 +385,6 @@ void split(RewriterBase &rewriter, linalg::GenericOp op, unsigned loop,
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   Value init = op.getDpsInits()[0];
-  Type element = cast<ShapedType>(init.getType()).getElementType();
 
   // The extent of `loop`, from the first operand dimension it indexes.
   OpFoldResult extent;
@@ -188,10 +402,7 @@ void split(RewriterBase &rewriter, linalg::GenericOp op, unsigned loop,
   }
   assert(extent && "the split loop indexes an input");
 
-  Value neutral = arith::ConstantOp::create(rewriter, loc, combiner.neutral);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, {extent}, element);
-  Value partialInit =
-      linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
+  Value partialInit = createNeutral(rewriter, loc, extent, combiner);
 
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   maps.back() = AffineMap::get(op.getNumLoops(), 0,
@@ -235,7 +446,7 @@ int64_t getRowSplit(linalg::LinalgOp op) {
       op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
     return 0;
   // linalg.index of k would change meaning.
-  if (!op->getRegion(0).getOps<linalg::IndexOp>().empty())
+  if (usesIndex(op))
     return 0;
   SmallVector<unsigned> reductionDims;
   op.getReductionDims(reductionDims);
@@ -314,11 +525,7 @@ LogicalResult splitRowReduction(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<OpFoldResult> partialSizes =
       tensor::getMixedSizes(rewriter, loc, init);
   partialSizes.push_back(rewriter.getIndexAttr(ratio));
-  Type element = getElementTypeOrSelf(init.getType());
-  Value neutral = arith::ConstantOp::create(rewriter, loc, combiner.neutral);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, partialSizes, element);
-  Value partialInit =
-      linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
+  Value partialInit = createNeutral(rewriter, loc, partialSizes, combiner);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.push_back(utils::IteratorType::parallel);
   auto partial = linalg::GenericOp::create(
@@ -365,33 +572,86 @@ struct FP8SplitReductionsForGPUPass
       }
       (void)splitRowReduction(rewriter, op, *combiner);
     }
-    for (linalg::LinalgOp candidate : candidates) {
-      std::optional<Combiner> combiner = matchCombiner(candidate);
-      if (!combiner || !isFullReduction(candidate))
-        continue;
-      int64_t ratio = 0;
-      if (candidate.getNumLoops() == 1 &&
-          !(ratio = getRank1SplitRatio(candidate)))
-        continue;
-      // Named reductions (linalg.reduce) as the generic they are.
-      rewriter.setInsertionPoint(candidate);
-      auto op = dyn_cast<linalg::GenericOp>(candidate.getOperation());
-      if (!op) {
-        FailureOr<linalg::GenericOp> generic =
-            linalg::generalizeNamedOp(rewriter, candidate);
-        if (failed(generic))
-          continue;
-        op = *generic;
-      }
-      if (ratio)
-        op = viewAsRank2(rewriter, op, ratio);
+    for (linalg::LinalgOp candidate : candidates)
+      if (isFullReduction(candidate))
+        splitFullReduction(rewriter, candidate);
+    // Last, over what the splits made too.
+    SmallVector<linalg::LinalgOp> all;
+    getOperation()->walk([&](linalg::LinalgOp op) { all.push_back(op); });
+    for (linalg::LinalgOp op : all)
+      hoistParallelLoops(rewriter, op);
+  }
+
+  /// The parallel loops of `op` outermost, each group in its order:
+  /// convert-linalg-to-parallel-loops nests the loops as they are, and a
+  /// reduction loop outside a parallel one would stay in the host code,
+  /// launching a kernel per iteration (a column sum, the partials above).
+  void hoistParallelLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
+    if (!op.hasPureTensorSemantics() || isa<linalg::FillOp>(op))
+      return;
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> order;
+    for (auto kind : {utils::IteratorType::parallel,
+                      utils::IteratorType::reduction})
+      for (auto [loop, iterator] : llvm::enumerate(iterators))
+        if (iterator == kind)
+          order.push_back(loop);
+    if (order.size() != iterators.size() ||
+        llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
+      return;
+    rewriter.setInsertionPoint(op);
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized))
+        return;
+      generic = *generalized;
+    }
+    (void)linalg::interchangeGenericOp(rewriter, generic, order);
+  }
+
+  /// A full reduction as a parallel partial reduction and a short final
+  /// one on one thread; whole on one thread when it cannot be split.
+  void splitFullReduction(RewriterBase &rewriter, linalg::LinalgOp candidate) {
+    // Named reductions (linalg.reduce) as the generic they are.
+    rewriter.setInsertionPoint(candidate);
+    auto op = dyn_cast<linalg::GenericOp>(candidate.getOperation());
+    if (!op) {
+      FailureOr<linalg::GenericOp> generic =
+          linalg::generalizeNamedOp(rewriter, candidate);
+      if (failed(generic))
+        return;
+      op = *generic;
+    }
+    std::optional<Combiner> combiner = matchCombiner(op);
+    if (!combiner) {
+      runOnOneThread(rewriter, op);
+      return;
+    }
+    if (op.getNumLoops() > 1) {
+      split(rewriter, op, pickParallelLoop(op), *combiner);
+      return;
+    }
+    if (int64_t ratio = getRank1SplitRatio(op)) {
+      op = viewAsRank2(rewriter, op, ratio);
       // The combiner of the op as it is now.
       combiner = matchCombiner(op);
-      if (!combiner)
-        continue;
       rewriter.setInsertionPoint(op);
       split(rewriter, op, pickParallelLoop(op), *combiner);
+      return;
     }
+    int64_t length = op.getStaticLoopRanges()[0];
+    if (!hasIdentityInputs(op) ||
+        (!ShapedType::isDynamic(length) && length <= kOneThreadPartials)) {
+      runOnOneThread(rewriter, op);
+      return;
+    }
+    Value init = op.getDpsInits()[0];
+    Value partial = splitMasked(rewriter, op, *combiner);
+    rewriter.setInsertionPoint(op);
+    rewriter.replaceOp(op, reduceToScalar(rewriter, op.getLoc(), partial,
+                                          init, *combiner));
   }
 };
 } // namespace

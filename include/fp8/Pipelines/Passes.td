@@ -95,23 +95,31 @@ def FP8TileParallelLoopsForGPU
 }
 
 def FP8SplitReductionsForGPU : Pass<"fp8-split-reductions-for-gpu"> {
-  let summary = "Full and row reductions as a parallel partial reduction "
-                "and a short final one";
+  let summary = "Reductions as parallel partial reductions and short finals, "
+                "every loop in a kernel";
   let description = [{
     Part of `fp8-lower-to-gpu`, on tensors before bufferization. A linalg op
-    whose every loop is a reduction into a rank-0 result (a loss, a sum
-    over a whole tensor) gives `convert-linalg-to-parallel-loops` nothing to
-    put on threads: it would run on one CPU thread in the host code. Each
-    one whose combiner has a neutral element (`arith.addf`, `maxnumf`,
-    `minimumf`, ...) becomes two `linalg.generic`s: the first keeps one loop
-    parallel (the one the first input's innermost dimension walks, so that
-    adjacent threads read adjacent elements; the longest when that one is
-    statically shorter than a warp) and reduces everything else into a
-    vector of partial results initialized with the neutral element; the
-    second reduces the vector into the original init with the same
-    combiner. A rank-1 reduction over identity-indexed inputs is first
-    viewed as [K / r, r] with r the largest power of two up to 1024 that
-    divides K (static K only; otherwise it stays).
+    whose every loop is a reduction into rank-0 results (a loss, a sum over
+    a whole tensor) gives `convert-linalg-to-parallel-loops` nothing to put
+    on threads: it would run on one CPU thread in the host code. Each one
+    whose combiner has a neutral element (`arith.addf`, `maxnumf`,
+    `minimumf`, ...) becomes a partial reduction and a final one: the first
+    keeps one loop parallel (the one the first input's innermost dimension
+    walks, so that adjacent threads read adjacent elements; the longest when
+    that one is statically shorter than a warp) and reduces everything else
+    into a vector of partial results initialized with the neutral element.
+    A rank-1 reduction over identity-indexed inputs is first viewed as
+    [K / r, r] with r the largest power of two up to 1024 that divides K;
+    when K is dynamic or has no such factor (or the body reads the index),
+    the inputs are padded with zeros to a multiple of r = 256 and viewed as
+    [ceil(K / r), r], and a padding element leaves its lane's accumulator
+    unchanged (a select on i * r + j < K; the index the body reads is that
+    position). More than 256 partials (static, with a power-of-two factor)
+    are reduced once more the same way; the rest into the original init
+    with the combiner, by an op with a unit parallel loop in front (its
+    init viewed as [1]): a one-thread kernel. A full reduction that cannot
+    be split (no neutral element, several results, at most 256 elements)
+    runs whole in such an op.
 
     A reduction along rows (parallel loops and one reduction loop that
     every input indexing it walks as its innermost dimension: softmax's
@@ -123,6 +131,12 @@ def FP8SplitReductionsForGPU : Pass<"fp8-split-reductions-for-gpu"> {
     each row's r partials into the original init. A body that uses
     `linalg.index`, an input walking the row in another dimension, or a
     shorter row stays.
+
+    Last, every op on tensors gets its parallel loops outermost (each kind
+    in its order; `linalg.interchange`): `convert-linalg-to-parallel-loops`
+    nests loops as they come, and a reduction loop outside a parallel one
+    (a column sum, a weight gradient's sum over tokens) would stay in the
+    host code, launching a kernel per iteration.
 
     Only the order of combination changes: max and min are exact, sums
     round differently.

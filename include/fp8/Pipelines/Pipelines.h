@@ -4,6 +4,7 @@
 #define FP8_PIPELINES_PIPELINES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
