@@ -5,7 +5,7 @@
 # adds whitespace-separated arguments to the first configure, after the
 # defaults (so they win), e.g. "-C cmake/caches/sanitize.cmake".
 # The compiler is clang-22 (setup.sh installs it): it builds this project a
-# third faster than GCC 12 (docs/testing.md, "CI time"); CC/CXX choose another.
+# third faster than GCC 12 (README.md, "Testing"); CC/CXX choose another.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"

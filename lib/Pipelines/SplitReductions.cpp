@@ -538,6 +538,16 @@ LogicalResult splitRowReduction(RewriterBase &rewriter, linalg::GenericOp op,
   return success();
 }
 
+/// `op` as a linalg.generic: itself, or the generic a named op (a
+/// linalg.reduce) is.
+FailureOr<linalg::GenericOp> asGeneric(RewriterBase &rewriter,
+                                       linalg::LinalgOp op) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return generic;
+  rewriter.setInsertionPoint(op);
+  return linalg::generalizeNamedOp(rewriter, op);
+}
+
 struct FP8SplitReductionsForGPUPass
     : fp8::impl::FP8SplitReductionsForGPUBase<FP8SplitReductionsForGPUPass> {
   void runOnOperation() override {
@@ -552,25 +562,15 @@ struct FP8SplitReductionsForGPUPass
         rowReductions.push_back(op);
     });
     for (linalg::LinalgOp candidate : rowReductions) {
-      std::optional<Combiner> combiner = matchCombiner(candidate);
-      auto op = dyn_cast<linalg::GenericOp>(candidate.getOperation());
       // Named reductions are generalized only when they will be split.
-      if (!combiner)
+      if (!matchCombiner(candidate) || !getRowSplit(candidate))
         continue;
-      if (!getRowSplit(candidate))
+      FailureOr<linalg::GenericOp> op = asGeneric(rewriter, candidate);
+      if (failed(op))
         continue;
-      if (!op) {
-        rewriter.setInsertionPoint(candidate);
-        FailureOr<linalg::GenericOp> generic =
-            linalg::generalizeNamedOp(rewriter, candidate);
-        if (failed(generic))
-          continue;
-        op = *generic;
-        combiner = matchCombiner(op);
-        if (!combiner)
-          continue;
-      }
-      (void)splitRowReduction(rewriter, op, *combiner);
+      // The combiner of the op as it is now.
+      if (std::optional<Combiner> combiner = matchCombiner(*op))
+        (void)splitRowReduction(rewriter, *op, *combiner);
     }
     for (linalg::LinalgOp candidate : candidates)
       if (isFullReduction(candidate))
@@ -599,31 +599,19 @@ struct FP8SplitReductionsForGPUPass
     if (order.size() != iterators.size() ||
         llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
       return;
-    rewriter.setInsertionPoint(op);
-    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if (!generic) {
-      FailureOr<linalg::GenericOp> generalized =
-          linalg::generalizeNamedOp(rewriter, op);
-      if (failed(generalized))
-        return;
-      generic = *generalized;
-    }
-    (void)linalg::interchangeGenericOp(rewriter, generic, order);
+    FailureOr<linalg::GenericOp> generic = asGeneric(rewriter, op);
+    if (succeeded(generic))
+      (void)linalg::interchangeGenericOp(rewriter, *generic, order);
   }
 
   /// A full reduction as a parallel partial reduction and a short final
   /// one on one thread; whole on one thread when it cannot be split.
   void splitFullReduction(RewriterBase &rewriter, linalg::LinalgOp candidate) {
-    // Named reductions (linalg.reduce) as the generic they are.
-    rewriter.setInsertionPoint(candidate);
-    auto op = dyn_cast<linalg::GenericOp>(candidate.getOperation());
-    if (!op) {
-      FailureOr<linalg::GenericOp> generic =
-          linalg::generalizeNamedOp(rewriter, candidate);
-      if (failed(generic))
-        return;
-      op = *generic;
-    }
+    FailureOr<linalg::GenericOp> generic = asGeneric(rewriter, candidate);
+    if (failed(generic))
+      return;
+    linalg::GenericOp op = *generic;
+    rewriter.setInsertionPoint(op);
     std::optional<Combiner> combiner = matchCombiner(op);
     if (!combiner) {
       runOnOneThread(rewriter, op);
