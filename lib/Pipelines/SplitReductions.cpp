@@ -211,13 +211,13 @@ Value splitMasked(RewriterBase &rewriter, linalg::GenericOp op,
   std::optional<int64_t> staticRows = getConstantIntValue(rowCount);
   int64_t rowsDim = staticRows ? *staticRows : ShapedType::kDynamic;
 
+  int64_t paddedDim =
+      staticRows ? *staticRows * kMaskedLanes : ShapedType::kDynamic;
   SmallVector<Value> inputs;
   for (Value input : op.getDpsInputs()) {
     Type element = getElementTypeOrSelf(input);
     Value zero =
         arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
-    int64_t paddedDim =
-        staticRows ? *staticRows * kMaskedLanes : ShapedType::kDynamic;
     Value extended = tensor::PadOp::create(
         rewriter, loc, RankedTensorType::get({paddedDim}, element), input,
         ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
@@ -322,22 +322,11 @@ Value reduceToScalar(RewriterBase &rewriter, Location loc, Value values,
   int64_t length = type.getDimSize(0);
   int64_t ratio = 0;
   if (!ShapedType::isDynamic(length) && length > kOneThreadPartials)
-    for (int64_t r = 256; r >= 32 && !ratio; r /= 2)
+    for (int64_t r = kOneThreadPartials; r >= 32 && !ratio; r /= 2)
       if (length % r == 0 && length / r >= 8)
         ratio = r;
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
   AffineMap scalar = AffineMap::get(1, 0, {}, context);
-  if (ShapedType::isDynamic(length) ||
-      (length > kOneThreadPartials && !ratio)) {
-    linalg::GenericOp total =
-        createCombination(rewriter, loc, values, init, {identity, scalar},
-                          {utils::IteratorType::reduction}, combiner);
-    Value partial = splitMasked(rewriter, total, combiner);
-    rewriter.setInsertionPoint(total);
-    Value result = reduceToScalar(rewriter, loc, partial, init, combiner);
-    rewriter.replaceOp(total, result);
-    return result;
-  }
   if (ratio) {
     Value rows = tensor::ExpandShapeOp::create(
         rewriter, loc,
@@ -357,6 +346,14 @@ Value reduceToScalar(RewriterBase &rewriter, Location loc, Value values,
   linalg::GenericOp total =
       createCombination(rewriter, loc, values, init, {identity, scalar},
                         {utils::IteratorType::reduction}, combiner);
+  if (ShapedType::isDynamic(length) ||
+      (length > kOneThreadPartials && !ratio)) {
+    Value partial = splitMasked(rewriter, total, combiner);
+    rewriter.setInsertionPoint(total);
+    Value result = reduceToScalar(rewriter, loc, partial, init, combiner);
+    rewriter.replaceOp(total, result);
+    return result;
+  }
   return runOnOneThread(rewriter, total).front();
 }
 
