@@ -23,8 +23,11 @@
 #include "fp8/AOT/CInterface.h"
 #include "fp8/AOT/InputDialects.h"
 #include "fp8/AOT/ObjectEmitter.h"
+#include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 #include "fp8/InitAllFP8.h"
+#include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/LowerToGPU.h"
+#include "fp8/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -14,9 +14,6 @@
 #include "fp8/Numerics/Scaling.h"
 #include "fp8/Runner/Runner.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FormatVariadic.h"

@@ -3,13 +3,16 @@
 #ifndef FP8_CONVERSION_FP8TONVVM_FP8TONVVM_H
 #define FP8_CONVERSION_FP8TONVVM_FP8TONVVM_H
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
+
+namespace mlir::gpu {
+class GPUModuleOp;
+} // namespace mlir::gpu
 
 namespace mlir::fp8 {
 

@@ -3,7 +3,6 @@
 #ifndef FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
 #define FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
 
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
