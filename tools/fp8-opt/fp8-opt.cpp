@@ -6,71 +6,57 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/AOT/InputDialects.h"
 #include "fp8/InitAllFP8.h"
 
-#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace {
-void registerUpstreamDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::affine::AffineDialect, mlir::arith::ArithDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
-                  mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
-                  mlir::linalg::LinalgDialect,
-                  mlir::ml_program::MLProgramDialect, mlir::math::MathDialect,
-                  mlir::memref::MemRefDialect, mlir::NVVM::NVVMDialect,
-                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
-                  mlir::tosa::TosaDialect, mlir::vector::VectorDialect>();
-}
-
+/// The upstream passes fp8-mlir's pipelines are made of, to run or inspect
+/// one at a time. Registered one by one, from the headers that declare them:
+/// mlir/Conversion/Passes.h registers every conversion but costs this file
+/// 20 s of compile time.
 void registerUpstreamPasses() {
+  using mlir::registerPass;
   mlir::registerTransformsPasses();
   mlir::registerLinalgPasses();
   mlir::tosa::registerTosaPasses();
   mlir::bufferization::registerBufferizationPasses();
-  mlir::registerTosaToLinalg();
-  mlir::registerTosaToLinalgNamed();
-  mlir::registerTosaToArithPass();
-  mlir::registerTosaToTensorPass();
+  registerPass([] { return mlir::tosa::createTosaToLinalg(); });
+  registerPass([] { return mlir::tosa::createTosaToLinalgNamed(); });
+  registerPass([] { return mlir::createTosaToArithPass(); });
+  registerPass([] { return mlir::createTosaToTensorPass(); });
   mlir::tosa::registerTosaToLinalgPipelines();
-  // The steps of fp8-lower-to-gpu, to run or inspect one at a time.
-  mlir::registerConvertParallelLoopToGpuPass();
+  // The steps of fp8-lower-to-gpu.
+  registerPass([] { return mlir::createConvertParallelLoopToGpuPass(); });
   mlir::registerGpuMapParallelLoopsPass();
   mlir::registerGpuKernelOutliningPass();
   mlir::registerGpuNVVMAttachTarget();
-  mlir::registerConvertGpuOpsToNVVMOps();
+  registerPass([] { return mlir::createConvertGpuOpsToNVVMOps(); });
   mlir::registerGpuModuleToBinaryPass();
-  mlir::registerGpuToLLVMConversionPass();
-  mlir::registerReconcileUnrealizedCastsPass();
+  registerPass([] { return mlir::createGpuToLLVMConversionPass(); });
+  registerPass([] { return mlir::createReconcileUnrealizedCastsPass(); });
 }
 } // namespace
 
 int main(int argc, char **argv) {
+  // The input dialects (linalg, TOSA, ml_program, ...) and what the
+  // lowerings produce; registerAllFP8Dialects brings the GPU, NVVM and LLVM
+  // dialects with their translations.
   mlir::DialectRegistry registry;
-  registerUpstreamDialects(registry);
+  mlir::fp8::aot::registerInputDialects(registry);
   mlir::fp8::registerAllFP8Dialects(registry);
   registerUpstreamPasses();
   mlir::fp8::registerAllFP8Passes();
