@@ -186,6 +186,9 @@ struct FP8LowerNestedModulesToCPUPass
 
 void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm,
                                         const LowerToCPUOptions &options) {
+  // A TOSA graph that did not come through fp8-pipeline (its high-precision
+  // twin) is imported here; nothing happens to one without TOSA.
+  pm.addPass(createFP8ImportTosa());
   fp8::FP8LowerNestedModulesToCPUOptions nested;
   nested.vectorize = options.vectorize;
   nested.threads = options.threads;

@@ -773,6 +773,9 @@ std::string mlir::fp8::getDeviceStateSlot(StringRef global) {
 
 void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
                                         const LowerToGPUOptions &options) {
+  // A TOSA graph that did not come through fp8-pipeline (its high-precision
+  // twin) is imported here; nothing happens to one without TOSA.
+  pm.addPass(createFP8ImportTosa());
   pm.addPass(fp8::createFP8ReadOnlyArguments());
   // The fp8 ops as the project's kernels: the wgmma GEMMs where the chip
   // has wgmma, the casts and scaling kernels everywhere.

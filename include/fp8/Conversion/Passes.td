@@ -171,6 +171,13 @@ def ConvertFP8ScaledMatmulToWGMMA
     (a rank-2 `fp8.quantize` becomes one); otherwise the op gets a located
     error. K that is not a multiple of 16 gets `fp8.wgmma_pad_k`: the host
     copies the operands into zero-padded rows (TMA needs 16-byte pitches).
+
+    With `whole-graph` (fp8-lower-to-gpu), the program's high-precision
+    `linalg` contractions (one M, N and K dimension, any batch dimensions)
+    get the same kernel structure with bf16 / f16 operands (m64nNk16) or
+    f32 operands as tf32 (m64nNk8; `f32-contractions`: the 3xTF32 split by
+    default). A contraction into anything but a zero fill is computed into
+    a zero f32 result and added to its init by an elementwise op after it.
     See docs/hopper-gemm.md.
   }];
   let options = [
@@ -190,7 +197,15 @@ def ConvertFP8ScaledMatmulToWGMMA
            "orientation with no cast_transpose copy gets a transposed copy "
            "(linalg.transpose of its bytes, exact), and a block-scaled GEMM "
            "no kernel applies is left unannotated (it lowers with the rest "
-           "of the program) instead of being an error">,
+           "of the program) instead of being an error; the program's "
+           "high-precision contractions get wgmma kernels too">,
+    Option<"f32Contractions", "f32-contractions", "std::string",
+           /*default=*/"\"3xtf32\"",
+           "With whole-graph, how f32 contractions run: 3xtf32 (each "
+           "operand split into tf32 hi and lo terms, hi*hi + hi*lo + lo*hi "
+           "over a tripled K: f32 accuracy on tensor cores), tf32 (the "
+           "operands rounded to 10-bit mantissas, PyTorch's allow_tf32), or "
+           "none (they stay for the rest of the program's lowering)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

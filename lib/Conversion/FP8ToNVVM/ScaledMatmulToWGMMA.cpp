@@ -45,6 +45,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_CONVERTFP8SCALEDMATMULTOWGMMA
@@ -299,6 +300,9 @@ static NVVM::WGMMATypes wgmmaType(gabi::Elem e) {
     return NVVM::WGMMATypes::bf16;
   case gabi::Elem::F16:
     return NVVM::WGMMATypes::f16;
+  case gabi::Elem::F32:
+    // f32 operands: the tensor cores read the top 19 bits (tf32).
+    return NVVM::WGMMATypes::tf32;
   default:
     return NVVM::WGMMATypes::e4m3;
   }
@@ -1089,19 +1093,145 @@ static bool isZeroFill(Value value) {
            cast<IntegerAttr>(constant).getValue().isZero()));
 }
 
-/// A contraction the 16-bit wgmma kernel computes, as a linalg.generic on
-/// operands [batch..., M, K] and [batch..., N, K] (transposed copies where
-/// the graph has other orders) into [batch..., M, N], loops (batch..., M,
-/// N, K); or null. It needs bf16 or f16 operands of one type, one M, N and
-/// K dimension, any batch dimensions on both operands, a bf16, f16 or f32
-/// result in (batch..., M, N) order, and a zero init (the kernel stores, it
-/// does not accumulate into the output). A batched lhs times an unbatched
-/// rhs ([B, M, K] x [N, K]) is not taken: inferContractionDims counts B as
-/// a second M dimension (such graphs usually collapse B into M first).
+/// How a whole program's f32 contractions run (the pass's
+/// `f32-contractions` option).
+enum class F32Contractions { None, TF32, TF32x3 };
+
+/// `operand` ([batch..., R, K], f32) as the tf32 terms of the 3xTF32 split,
+/// [batch..., R, 3K]: three copies of K side by side, each `hi` = the
+/// operand rounded to a tf32 value (10 mantissa bits, to nearest) except
+/// the copy `loCopy`, which is `lo` = operand - hi (exact in f32, at most
+/// half a tf32 ulp; the tensor cores keep its top 11 bits). Multiplying the
+/// lhs split (lo, hi, hi) by the rhs split (hi, lo, hi) over 3K sums
+/// lo*hi + hi*lo + hi*hi: each product to about 2^-22 relative, what f32
+/// gives, on tf32 tensor cores (CUTLASS's 3xTF32; the dropped lo*lo is
+/// below 2^-22 and unbiased with rounding, where truncation would bias
+/// it). A NaN becomes the quiet NaN (a payload in the low 13 bits would
+/// read as Inf); an Inf has lo = 0: an Inf meeting a zero lo of the other
+/// operand makes Inf x 0 = NaN where f32 would give Inf.
+static Value splitForTF32(OpBuilder &builder, Location loc, Value operand,
+                          int64_t loCopy) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = builder.getContext();
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc, operand);
+  sizes.insert(sizes.end() - 1, builder.getIndexAttr(3));
+  Value init = tensor::EmptyOp::create(builder, loc, sizes,
+                                       builder.getF32Type());
+  // Loops (batch..., R, copy, K); the operand does not depend on the copy.
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t d = 0; d < rank + 1; ++d)
+    if (d != rank - 1)
+      inExprs.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank + 1, 0, inExprs, ctx),
+      AffineMap::getMultiDimIdentityMap(rank + 1, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank + 1,
+                                             utils::IteratorType::parallel);
+  auto split = linalg::GenericOp::create(
+      builder, loc, init.getType(), operand, init, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Type i32 = b.getI32Type();
+        auto bits = [&](uint32_t v) -> Value {
+          return arith::ConstantOp::create(
+              b, l, b.getIntegerAttr(i32, static_cast<int32_t>(v)));
+        };
+        Value tf32Mask = bits(0xFFFFE000u), exponentMask = bits(0x7F800000u);
+        Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
+        Value nan = arith::ConstantOp::create(
+            b, l, b.getFloatAttr(b.getF32Type(),
+                                APFloat::getQNaN(APFloat::IEEEsingle())));
+        Value loIndex = arith::ConstantIndexOp::create(b, l, loCopy);
+        auto isFinite = [&](Value v) -> Value {
+          return arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::ne,
+              arith::AndIOp::create(b, l, v, exponentMask), exponentMask);
+        };
+        auto toF32 = [&](Value v) -> Value {
+          return arith::BitcastOp::create(b, l, b.getF32Type(), v);
+        };
+        Value x = args[0];
+        Value xBits = arith::BitcastOp::create(b, l, i32, x);
+        // Rounded to nearest (ties away), or truncated where rounding
+        // would overflow to Inf or x is Inf; a NaN (whose payload may sit
+        // in the bits the tensor cores drop) becomes the quiet NaN.
+        Value roundedBits = arith::AndIOp::create(
+            b, l, arith::AddIOp::create(b, l, xBits, bits(0x1000u)), tf32Mask);
+        Value truncatedBits = arith::AndIOp::create(b, l, xBits, tf32Mask);
+        Value finite = isFinite(xBits);
+        Value useRounded =
+            arith::AndIOp::create(b, l, finite, isFinite(roundedBits));
+        Value hi = arith::SelectOp::create(
+            b, l,
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, x, x), nan,
+            toF32(arith::SelectOp::create(b, l, useRounded, roundedBits,
+                                          truncatedBits)));
+        Value lo = arith::SelectOp::create(
+            b, l, finite, arith::SubFOp::create(b, l, x, hi), zero);
+        Value isLo = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::eq,
+            linalg::IndexOp::create(b, l, rank - 1), loIndex);
+        linalg::YieldOp::create(
+            b, l, Value(arith::SelectOp::create(b, l, isLo, lo, hi)));
+      });
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    reassociation.push_back({d});
+  reassociation.push_back({rank - 1, rank});
+  return tensor::CollapseShapeOp::create(builder, loc, split.getResult(0),
+                                         reassociation);
+}
+
+/// `lhs` + `rhs` elementwise, in f32, rounded once to the element type of
+/// `like`: what a contraction into a non-zero init (`lhs`) computes from
+/// its f32 sum (`rhs`).
+static Value addInF32(OpBuilder &builder, Location loc, Value lhs, Value rhs,
+                      RankedTensorType like) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, lhs);
+  Value init =
+      tensor::EmptyOp::create(builder, loc, sizes, like.getElementType());
+  int64_t rank = like.getRank();
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(rank, builder.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             builder, loc, like, ValueRange{lhs, rhs}, init,
+             SmallVector<AffineMap>(3, identity), iterators,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               Type f32 = b.getF32Type(), out = like.getElementType();
+               Value c = args[0];
+               if (c.getType() != f32)
+                 c = arith::ExtFOp::create(b, l, f32, c);
+               Value sum = arith::AddFOp::create(b, l, c, args[1]);
+               if (out != f32)
+                 sum = arith::TruncFOp::create(b, l, out, sum);
+               linalg::YieldOp::create(b, l, sum);
+             })
+      .getResult(0);
+}
+
+/// A contraction a high-precision wgmma kernel computes, as a
+/// linalg.generic on operands [batch..., M, K] and [batch..., N, K]
+/// (transposed copies where the graph has other orders) into [batch..., M,
+/// N], loops (batch..., M, N, K); or null. It needs operands of one type
+/// (bf16 or f16 with a bf16, f16 or f32 result; f32 with an f32 result
+/// unless `f32Mode` is None), one M, N and K dimension, any batch
+/// dimensions on both operands, and the result in (batch..., M, N) order.
+/// A batched lhs times an unbatched rhs ([B, M, K] x [N, K]) is not taken:
+/// inferContractionDims counts B as a second M dimension (such graphs
+/// usually collapse B into M first).
 /// The kernel accumulates in f32 and rounds once, as cuBLAS does: a bf16
-/// result may differ from linalg's bf16 accumulation in the last bits.
+/// result may differ from linalg's bf16 accumulation in the last bits. It
+/// stores, it does not accumulate: a contraction into anything but a zero
+/// fill becomes one into a zero f32 result, added to the init in f32 and
+/// rounded once by an elementwise op after it. f32 operands run as tf32
+/// (`F32Contractions::TF32`: 10-bit mantissas) or split into 3xTF32 terms
+/// (splitForTF32: f32 accuracy, K tripled).
 static linalg::GenericOp planContraction(OpBuilder &builder,
-                                         linalg::LinalgOp op) {
+                                         linalg::LinalgOp op,
+                                         F32Contractions f32Mode) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return {};
@@ -1113,9 +1243,12 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
   Type lhsElement = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type rhsElement = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
   Type outElement = getElementTypeOrSelf(op->getResult(0).getType());
-  if (lhsElement != rhsElement || !(lhsElement.isBF16() || lhsElement.isF16()) ||
-      !(outElement.isBF16() || outElement.isF16() || outElement.isF32()) ||
-      !isZeroFill(op.getDpsInits()[0]))
+  bool sixteenBit = (lhsElement.isBF16() || lhsElement.isF16()) &&
+                    (outElement.isBF16() || outElement.isF16() ||
+                     outElement.isF32());
+  bool f32 = lhsElement.isF32() && outElement.isF32() &&
+             f32Mode != F32Contractions::None;
+  if (lhsElement != rhsElement || !(sixteenBit || f32))
     return {};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!llvm::all_of(maps, [](AffineMap map) { return map.isPermutation() ||
@@ -1155,6 +1288,14 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
                              order({m, k}, true));
   Value rhs = permuteOperand(builder, op.getDpsInputs()[1], maps[1],
                              order({n, k}, rhsBatched));
+  Location loc = op.getLoc();
+  if (f32 && f32Mode == F32Contractions::TF32x3) {
+    // The small terms first: lo*hi and hi*lo accumulate while the sum is
+    // small, then the K hi*hi products (exact in tf32 x tf32) add to it:
+    // no more roundings at the sum's size than an f32 GEMM makes.
+    lhs = splitForTF32(builder, loc, lhs, /*loCopy=*/0);
+    rhs = splitForTF32(builder, loc, rhs, /*loCopy=*/1);
+  }
   // Loops (batch..., M, N, K).
   MLIRContext *ctx = op.getContext();
   unsigned numBatch = batch.size(), numLoops = numBatch + 3;
@@ -1175,16 +1316,45 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
   SmallVector<utils::IteratorType> iterators(numLoops,
                                              utils::IteratorType::parallel);
   iterators.back() = utils::IteratorType::reduction;
-  auto generic = linalg::GenericOp::create(
-      builder, op.getLoc(), op->getResultTypes(), ValueRange{lhs, rhs},
-      op.getDpsInits(),
-      ArrayRef<AffineMap>{map(withBatch({M, K}, true)),
-                          map(withBatch({N, K}, rhsBatched)),
-                          map(withBatch({M, N}, true))},
-      iterators);
-  IRMapping mapping;
-  op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
-  op->getResult(0).replaceAllUsesWith(generic.getResult(0));
+  SmallVector<AffineMap, 3> newMaps = {map(withBatch({M, K}, true)),
+                                       map(withBatch({N, K}, rhsBatched)),
+                                       map(withBatch({M, N}, true))};
+  Value init = op.getDpsInits()[0];
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  linalg::GenericOp generic;
+  Value result;
+  if (isZeroFill(init)) {
+    generic = linalg::GenericOp::create(builder, loc, resultType,
+                                        ValueRange{lhs, rhs}, init, newMaps,
+                                        iterators);
+    IRMapping mapping;
+    op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
+    result = generic.getResult(0);
+  } else {
+    // Into a zero f32 result, then init + sum in f32, rounded once.
+    Type f32Type = builder.getF32Type();
+    Value zero = arith::ConstantOp::create(builder, loc,
+                                           builder.getF32FloatAttr(0));
+    Value empty = tensor::EmptyOp::create(
+        builder, loc, tensor::getMixedSizes(builder, loc, init), f32Type);
+    Value zeroInit =
+        linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+    generic = linalg::GenericOp::create(
+        builder, loc, zeroInit.getType(), ValueRange{lhs, rhs}, zeroInit,
+        newMaps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          auto widen = [&](Value v) {
+            return v.getType() == f32Type
+                       ? v
+                       : Value(arith::ExtFOp::create(b, l, f32Type, v));
+          };
+          Value product = arith::MulFOp::create(b, l, widen(args[0]),
+                                                widen(args[1]));
+          linalg::YieldOp::create(
+              b, l, Value(arith::AddFOp::create(b, l, args[2], product)));
+        });
+    result = addInF32(builder, loc, init, generic.getResult(0), resultType);
+  }
+  op->getResult(0).replaceAllUsesWith(result);
   op->erase();
   return generic;
 }
@@ -1375,6 +1545,17 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<F32Contractions> f32Mode =
+        llvm::StringSwitch<std::optional<F32Contractions>>(f32Contractions)
+            .Case("3xtf32", F32Contractions::TF32x3)
+            .Case("tf32", F32Contractions::TF32)
+            .Case("none", F32Contractions::None)
+            .Default(std::nullopt);
+    if (!f32Mode) {
+      module.emitError() << "f32-contractions='" << f32Contractions
+                         << "' is none of 3xtf32, tf32, none";
+      return signalPassFailure();
+    }
     SmallVector<ScaledMatmulOp> gemms;
     module.walk([&](ScaledMatmulOp op) { gemms.push_back(op); });
     // In a whole program, the high-precision contractions too.
@@ -1441,7 +1622,7 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     }
     OpBuilder builder(ctx);
     for (linalg::LinalgOp candidate : contractions) {
-      linalg::GenericOp op = planContraction(builder, candidate);
+      linalg::GenericOp op = planContraction(builder, candidate, *f32Mode);
       if (!op)
         continue;
       auto type = cast<RankedTensorType>(op->getResult(0).getType());

@@ -1,4 +1,8 @@
 // RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma=whole-graph -split-input-file | FileCheck %s
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma="whole-graph f32-contractions=tf32" -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma="whole-graph f32-contractions=none" -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: not fp8-opt %s --convert-fp8-scaled-matmul-to-wgmma="whole-graph f32-contractions=fp32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: f32-contractions='fp32' is none of 3xtf32, tf32, none
 
 // whole-graph (fp8-lower-to-gpu): what wgmma-invalid.mlir refuses in a
 // GEMM-only program is planned in a whole one. An operand in the wrong
@@ -79,25 +83,109 @@ func.func @attention_pv(%p: tensor<4x16x32xbf16>, %v: tensor<4x32x16xbf16>) -> t
 // CHECK: linalg.transpose ins(%arg1 : tensor<20x512xf16>) outs(%{{.*}} : tensor<512x20xf16>) permutation = [1, 0]
 // CHECK: linalg.generic
 // CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_f16_f16_f32_128x128x64_s7, fp8.wgmma_pad_k = 24 : i64, fp8.wgmma_tile = array<i64: 128, 128, 384, 230512>
-// A contraction into a non-zero init (the kernel stores, it does not
-// accumulate) and an f32 one (no tf32: it would round the operands) stay.
-// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<256x20xf16>, tensor<20x512xf16>) outs(%arg2 : tensor<256x512xf32>)
-// CHECK: linalg.matmul ins(%arg3, %arg4 : tensor<8x8xf32>, tensor<8x8xf32>)
-func.func @projection(%x: tensor<256x20xf16>, %w: tensor<20x512xf16>, %acc: tensor<256x512xf32>,
-                      %a: tensor<8x8xf32>, %b: tensor<8x8xf32>)
-    -> (tensor<256x512xf32>, tensor<256x512xf32>, tensor<8x8xf32>) {
+func.func @projection(%x: tensor<256x20xf16>, %w: tensor<20x512xf16>) -> tensor<256x512xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<256x512xf32>
   %i = linalg.fill ins(%z : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
   %y = linalg.matmul ins(%x, %w : tensor<256x20xf16>, tensor<20x512xf16>)
                      outs(%i : tensor<256x512xf32>) -> tensor<256x512xf32>
-  %y2 = linalg.matmul ins(%x, %w : tensor<256x20xf16>, tensor<20x512xf16>)
-                      outs(%acc : tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+}
+
+// -----
+
+// A contraction into a non-zero init (the kernel stores, it does not
+// accumulate): the product into a zero f32 result on the kernel, then
+// init + product in f32, rounded once to bf16. 64 rows: 64x128 tiles, 8
+// stages, 197760 bytes as in @attention_pv; K = 32: 64-byte rows, no pad.
+// CHECK-LABEL: func.func @accumulate
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<64x64xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<64x64xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<64x32xbf16>, tensor<64x32xbf16>) outs(%[[F]] : tensor<64x64xf32>)
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_bf16_bf16_f32_64x128x64_s8, fp8.wgmma_tile = array<i64: 64, 128, 256, 197760>
+// CHECK: ^bb0(%[[PA:.*]]: bf16, %[[PB:.*]]: bf16, %[[PC:.*]]: f32):
+// CHECK: %[[WA:.*]] = arith.extf %[[PA]] : bf16 to f32
+// CHECK: %[[WB:.*]] = arith.extf %[[PB]] : bf16 to f32
+// CHECK: %[[PR:.*]] = arith.mulf %[[WA]], %[[WB]] : f32
+// CHECK: %[[PS:.*]] = arith.addf %[[PC]], %[[PR]] : f32
+// CHECK: linalg.yield %[[PS]] : f32
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%arg2, %[[P]] : tensor<64x64xbf16>, tensor<64x64xf32>)
+// CHECK: ^bb0(%[[C:.*]]: bf16, %[[Q:.*]]: f32, %{{.*}}: bf16):
+// CHECK: %[[CW:.*]] = arith.extf %[[C]] : bf16 to f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[CW]], %[[Q]] : f32
+// CHECK: %[[R:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK: linalg.yield %[[R]] : bf16
+// CHECK: return %[[S]]
+// CHECK-NOT: linalg.matmul
+func.func @accumulate(%x: tensor<64x32xbf16>, %w: tensor<32x64xbf16>, %acc: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  %y = linalg.matmul ins(%x, %w : tensor<64x32xbf16>, tensor<32x64xbf16>)
+                     outs(%acc : tensor<64x64xbf16>) -> tensor<64x64xbf16>
+  return %y : tensor<64x64xbf16>
+}
+
+// -----
+
+// An f32 contraction: by default each operand split into tf32 terms along
+// a tripled K (lhs lo, hi, hi; rhs hi, lo, hi: the small terms first). hi
+// is x rounded to 10 mantissa bits: (bits + 0x1000) & 0xFFFFE000 (4096,
+// -8192), or bits & 0xFFFFE000 where x or that is Inf / NaN (exponent bits
+// 0x7F800000 = 2139095040 all ones), the quiet NaN 0x7FC00000 for a NaN;
+// lo = x - hi for finite x, else 0. Then the tf32 kernel: BK = 128 / 4 =
+// 32, 8 rows: 64x128 tiles, 8 stages (197760 bytes); K = 3 x 8 = 24:
+// 96-byte rows, no pad. With f32-contractions=tf32 the operands go as they
+// are (K = 8); with none the contraction stays.
+// CHECK-LABEL: func.func @f32_contraction
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%arg1 : tensor<8x8xf32>)
+// CHECK: %[[AE:.*]] = tensor.empty() : tensor<8x3x8xf32>
+// CHECK: %[[AS:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x8xf32>) outs(%[[AE]] : tensor<8x3x8xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK-DAG: %[[MASK:.*]] = arith.constant -8192 : i32
+// CHECK-DAG: %[[EXP:.*]] = arith.constant 2139095040 : i32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK-DAG: %[[LOC:.*]] = arith.constant 0 : index
+// CHECK: %[[XB:.*]] = arith.bitcast %[[X]] : f32 to i32
+// CHECK: %[[HALF:.*]] = arith.constant 4096 : i32
+// CHECK: %[[UP:.*]] = arith.addi %[[XB]], %[[HALF]] : i32
+// CHECK: %[[RB:.*]] = arith.andi %[[UP]], %[[MASK]] : i32
+// CHECK: %[[TB:.*]] = arith.andi %[[XB]], %[[MASK]] : i32
+// CHECK: %[[XE:.*]] = arith.andi %[[XB]], %[[EXP]] : i32
+// CHECK: %[[FIN:.*]] = arith.cmpi ne, %[[XE]], %[[EXP]] : i32
+// CHECK: %[[RE:.*]] = arith.andi %[[RB]], %[[EXP]] : i32
+// CHECK: %[[RFIN:.*]] = arith.cmpi ne, %[[RE]], %[[EXP]] : i32
+// CHECK: %[[USE:.*]] = arith.andi %[[FIN]], %[[RFIN]] : i1
+// CHECK: %[[ISNAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK: %[[HB:.*]] = arith.select %[[USE]], %[[RB]], %[[TB]] : i32
+// CHECK: %[[HF:.*]] = arith.bitcast %[[HB]] : i32 to f32
+// CHECK: %[[HI:.*]] = arith.select %[[ISNAN]], %[[NAN]], %[[HF]] : f32
+// CHECK: %[[DIFF:.*]] = arith.subf %[[X]], %[[HI]] : f32
+// CHECK: %[[LO:.*]] = arith.select %[[FIN]], %[[DIFF]], %[[ZERO]] : f32
+// CHECK: %[[COPY:.*]] = linalg.index 1 : index
+// CHECK: %[[ISLO:.*]] = arith.cmpi eq, %[[COPY]], %[[LOC]] : index
+// CHECK: arith.select %[[ISLO]], %[[LO]], %[[HI]] : f32
+// CHECK: %[[A3:.*]] = tensor.collapse_shape %[[AS]] {{\[\[}}0], [1, 2]] : tensor<8x3x8xf32> into tensor<8x24xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[BT]] : tensor<8x8xf32>) outs(%{{.*}} : tensor<8x3x8xf32>)
+// CHECK: arith.constant 1 : index
+// CHECK: linalg.index 1 : index
+// CHECK: %[[B3:.*]] = tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} ins(%[[A3]], %[[B3]] : tensor<8x24xf32>, tensor<8x24xf32>)
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_f32_f32_f32_64x128x32_s8, fp8.wgmma_tile = array<i64: 64, 128, 256, 197760>
+// CHECK-NOT: fp8.wgmma_pad_k
+// TF32-LABEL: func.func @f32_contraction
+// TF32-NOT: tensor.collapse_shape
+// TF32: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<8x8xf32>, tensor<8x8xf32>)
+// TF32-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_f32_f32_f32_64x128x32_s8
+// NONE-LABEL: func.func @f32_contraction
+// NONE: linalg.matmul ins(%arg0, %arg1 : tensor<8x8xf32>, tensor<8x8xf32>)
+// NONE-NEXT: return
+func.func @f32_contraction(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %z = arith.constant 0.0 : f32
   %e8 = tensor.empty() : tensor<8x8xf32>
   %i8 = linalg.fill ins(%z : f32) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
   %f = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>)
                      outs(%i8 : tensor<8x8xf32>) -> tensor<8x8xf32>
-  return %y, %y2, %f : tensor<256x512xf32>, tensor<256x512xf32>, tensor<8x8xf32>
+  return %f : tensor<8x8xf32>
 }
 
 // -----
