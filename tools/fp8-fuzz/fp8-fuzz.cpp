@@ -17,6 +17,8 @@
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/InitAllFP8.h"
+#include "fp8/Pipelines/LowerToCPU.h"
+#include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Support/UpstreamParserBugs.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -81,16 +83,17 @@ void printCounters() {
       percent(counters.lowered), counters.skipped);
 }
 
-/// The upstream dialects of fp8-opt (and what the lowerings produce).
+/// The upstream dialects of fp8-opt (and what the lowerings produce);
+/// registerAllFP8Dialects adds DLTI, MPI and shard.
 void registerUpstreamDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  DLTIDialect, func::FuncDialect, gpu::GPUDialect,
+                  func::FuncDialect, gpu::GPUDialect,
                   index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, NVVM::NVVMDialect,
                   ml_program::MLProgramDialect, math::MathDialect,
-                  memref::MemRefDialect, mpi::MPIDialect, omp::OpenMPDialect,
-                  scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect,
+                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
+                  tensor::TensorDialect,
                   tosa::TosaDialect, ub::UBDialect, vector::VectorDialect>();
 }
 

@@ -249,6 +249,51 @@ TEST_F(HighPrecisionGemm, NonFiniteInputsStayNonFinite) {
     }
 }
 
+// A [2, 33, K] activation times an unbatched [K, N] weight into a
+// non-zero init: B and S collapsed into one M for the kernel, the result
+// expanded back, the init added after; 3xTF32 with emulated tf32 reading.
+TEST_F(HighPrecisionGemm, BatchedActivationTimesWeight) {
+  std::string text = llvm::formatv(R"mlir(
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @f(%a: tensor<2x{0}x{1}xf32>, %b: tensor<{1}x{2}xf32>, %c: tensor<2x{0}x{2}xf32>) -> tensor<2x{0}x{2}xf32> {{
+  %r = linalg.generic {{indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<2x{0}x{1}xf32>, tensor<{1}x{2}xf32>) outs(%c : tensor<2x{0}x{2}xf32>) {{
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x{0}x{2}xf32>
+  return %r : tensor<2x{0}x{2}xf32>
+}
+)mlir", kM, kK, kN).str();
+  int taken = 0;
+  auto function = rewriteAndCompile(text, "3xtf32", /*emulateTF32=*/true,
+                                    taken);
+  ASSERT_TRUE(function);
+  EXPECT_EQ(taken, 1);
+  Type f32 = Float32Type::get(&context);
+  HostTensor a(f32, {2, kM, kK}), b(f32, {kK, kN}), c(f32, {2, kM, kN});
+  std::mt19937_64 random(5);
+  fill(a, Distribution::Normal, 1.0, 0, random);
+  fill(b, Distribution::Normal, 1.0, 0, random);
+  fill(c, Distribution::Normal, 1.0, 0, random);
+  std::string error;
+  auto results = function->call({a, b, c}, error);
+  ASSERT_TRUE(succeeded(results)) << error;
+  HostTensor ref(Float64Type::get(&context), {2, kM, kN});
+  for (int64_t i = 0; i < 2 * kM; ++i)
+    for (int64_t j = 0; j < kN; ++j) {
+      double sum = c.get(i * kN + j);
+      for (int64_t k = 0; k < kK; ++k)
+        sum += a.get(i * kK + k) * b.get(k * kN + j);
+      ref.set(i * kN + j, sum);
+    }
+  EXPECT_GT(compare(ref, (*results)[0]).sqnrDb, 120.0);
+}
+
 // bf16 operands into a bf16 init that is not a zero fill: init + A x B
 // with small integers (every sum exact in bf16), for equality.
 TEST_F(HighPrecisionGemm, AccumulatesIntoAnInit) {

@@ -1217,11 +1217,12 @@ static Value addInF32(OpBuilder &builder, Location loc, Value lhs, Value rhs,
 /// (transposed copies where the graph has other orders) into [batch..., M,
 /// N], loops (batch..., M, N, K); or null. It needs operands of one type
 /// (bf16 or f16 with a bf16, f16 or f32 result; f32 with an f32 result
-/// unless `f32Mode` is None), one M, N and K dimension, any batch
-/// dimensions on both operands, and the result in (batch..., M, N) order.
-/// A batched lhs times an unbatched rhs ([B, M, K] x [N, K]) is not taken:
-/// inferContractionDims counts B as a second M dimension (such graphs
-/// usually collapse B into M first).
+/// unless `f32Mode` is None), batch dimensions on the lhs and the result
+/// (and on the rhs, or not), and the result in (batch..., M..., N...)
+/// order. Several M, N or K dimensions are collapsed into one each (a
+/// batched lhs times an unbatched rhs, [B, S, K] x [K, N], whose B
+/// inferContractionDims counts as an M dimension, is a [B*S, K] x [N, K]
+/// GEMM), the result expanded back.
 /// The kernel accumulates in f32 and rounds once, as cuBLAS does: a bf16
 /// result may differ from linalg's bf16 accumulation in the last bits. It
 /// stores, it does not accumulate: a contraction into anything but a zero
@@ -1237,8 +1238,7 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
     return {};
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return {};
   Type lhsElement = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type rhsElement = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
@@ -1254,12 +1254,29 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
   if (!llvm::all_of(maps, [](AffineMap map) { return map.isPermutation() ||
                                                     map.isProjectedPermutation(); }))
     return {};
-  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
   SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
-  auto order = [&](std::initializer_list<unsigned> tail,
+  // M and N loops in the order the result has them, K loops in loop order.
+  auto positionInResult = [&](unsigned loop) -> unsigned {
+    for (auto [i, expr] : llvm::enumerate(maps[2].getResults()))
+      if (cast<AffineDimExpr>(expr).getPosition() == loop)
+        return i;
+    return maps[2].getNumResults();
+  };
+  auto inResultOrder = [&](ArrayRef<unsigned> loops) {
+    SmallVector<unsigned> sorted(loops);
+    llvm::sort(sorted, [&](unsigned x, unsigned y) {
+      return positionInResult(x) < positionInResult(y);
+    });
+    return sorted;
+  };
+  SmallVector<unsigned> ms = inResultOrder(dims->m),
+                        ns = inResultOrder(dims->n);
+  SmallVector<unsigned> ks(dims->k.begin(), dims->k.end());
+  auto order = [&](std::initializer_list<ArrayRef<unsigned>> groups,
                    bool withBatch) {
     SmallVector<unsigned> loops = withBatch ? batch : SmallVector<unsigned>();
-    loops.append(tail);
+    for (ArrayRef<unsigned> group : groups)
+      loops.append(group.begin(), group.end());
     return loops;
   };
   auto hasLoops = [](AffineMap map, ArrayRef<unsigned> loops) {
@@ -1270,25 +1287,55 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
         return false;
     return true;
   };
-  // The result in (batch..., M, N) order.
-  SmallVector<unsigned> outOrder = order({m, n}, true);
+  // The result in (batch..., M..., N...) order.
+  SmallVector<unsigned> outOrder = order({ms, ns}, true);
   if (maps[2].getNumResults() != outOrder.size() ||
-      !hasLoops(maps[0], order({m, k}, true)))
+      !hasLoops(maps[0], order({ms, ks}, true)))
     return {};
   for (auto [i, expr] : llvm::enumerate(maps[2].getResults()))
     if (cast<AffineDimExpr>(expr).getPosition() != outOrder[i])
       return {};
-  bool rhsBatched = hasLoops(maps[1], order({n, k}, true));
-  if (!rhsBatched && !hasLoops(maps[1], order({n, k}, false)))
+  bool rhsBatched = hasLoops(maps[1], order({ns, ks}, true));
+  if (!rhsBatched && !hasLoops(maps[1], order({ns, ks}, false)))
     return {};
 
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
-  Value lhs = permuteOperand(builder, op.getDpsInputs()[0], maps[0],
-                             order({m, k}, true));
-  Value rhs = permuteOperand(builder, op.getDpsInputs()[1], maps[1],
-                             order({n, k}, rhsBatched));
   Location loc = op.getLoc();
+  // Operands [batch..., M..., K...] and [batch'..., N..., K...], then each
+  // group of M, N and K dimensions collapsed into one: the kernel's
+  // [batch..., M, K] x [batch'..., N, K] -> [batch..., M, N] (a [B, S, D]
+  // activation times a [D, N] weight is a [B*S, D] x [N, D] GEMM).
+  int64_t numBatch = batch.size();
+  // Dimensions [0, leading) alone, then one group per size.
+  auto groupsOf = [](int64_t leading, ArrayRef<size_t> groupSizes) {
+    SmallVector<ReassociationIndices> reassociation;
+    int64_t next = 0;
+    for (; next < leading; ++next)
+      reassociation.push_back({next});
+    for (size_t size : groupSizes) {
+      ReassociationIndices group;
+      for (size_t i = 0; i < size; ++i)
+        group.push_back(next++);
+      reassociation.push_back(group);
+    }
+    return reassociation;
+  };
+  auto collapseGroups = [&](Value value, int64_t leading,
+                            ArrayRef<size_t> groupSizes) {
+    if (llvm::all_of(groupSizes, [](size_t size) { return size == 1; }))
+      return value;
+    return Value(tensor::CollapseShapeOp::create(
+        builder, loc, value, groupsOf(leading, groupSizes)));
+  };
+  Value lhs = collapseGroups(
+      permuteOperand(builder, op.getDpsInputs()[0], maps[0],
+                     order({ms, ks}, true)),
+      numBatch, {ms.size(), ks.size()});
+  Value rhs = collapseGroups(
+      permuteOperand(builder, op.getDpsInputs()[1], maps[1],
+                     order({ns, ks}, rhsBatched)),
+      rhsBatched ? numBatch : 0, {ns.size(), ks.size()});
   if (f32 && f32Mode == F32Contractions::TF32x3) {
     // The small terms first: lo*hi and hi*lo accumulate while the sum is
     // small, then the K hi*hi products (exact in tf32 x tf32) add to it:
@@ -1298,7 +1345,7 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
   }
   // Loops (batch..., M, N, K).
   MLIRContext *ctx = op.getContext();
-  unsigned numBatch = batch.size(), numLoops = numBatch + 3;
+  unsigned numLoops = numBatch + 3;
   auto map = [&](ArrayRef<unsigned> loops) {
     SmallVector<AffineExpr> exprs;
     for (unsigned loop : loops)
@@ -1321,15 +1368,28 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
                                        map(withBatch({M, N}, true))};
   Value init = op.getDpsInits()[0];
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<size_t> outGroups = {ms.size(), ns.size()};
+  bool collapsed = ms.size() > 1 || ns.size() > 1;
+  // The kernel's [batch..., M, N] result as the op's [batch..., M..., N...].
+  auto expand = [&](Value value) {
+    if (!collapsed)
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    return Value(tensor::ExpandShapeOp::create(
+        builder, loc, resultType.clone(type.getElementType()), value,
+        groupsOf(numBatch, outGroups),
+        tensor::getMixedSizes(builder, loc, init)));
+  };
   linalg::GenericOp generic;
   Value result;
   if (isZeroFill(init)) {
-    generic = linalg::GenericOp::create(builder, loc, resultType,
-                                        ValueRange{lhs, rhs}, init, newMaps,
+    Value zeros = collapseGroups(init, numBatch, outGroups);
+    generic = linalg::GenericOp::create(builder, loc, zeros.getType(),
+                                        ValueRange{lhs, rhs}, zeros, newMaps,
                                         iterators);
     IRMapping mapping;
     op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
-    result = generic.getResult(0);
+    result = expand(generic.getResult(0));
   } else {
     // Into a zero f32 result, then init + sum in f32, rounded once.
     Type f32Type = builder.getF32Type();
@@ -1337,8 +1397,9 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
                                            builder.getF32FloatAttr(0));
     Value empty = tensor::EmptyOp::create(
         builder, loc, tensor::getMixedSizes(builder, loc, init), f32Type);
-    Value zeroInit =
-        linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+    Value zeroInit = collapseGroups(
+        linalg::FillOp::create(builder, loc, zero, empty).getResult(0),
+        numBatch, outGroups);
     generic = linalg::GenericOp::create(
         builder, loc, zeroInit.getType(), ValueRange{lhs, rhs}, zeroInit,
         newMaps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
@@ -1352,7 +1413,8 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
           linalg::YieldOp::create(
               b, l, Value(arith::AddFOp::create(b, l, args[2], product)));
         });
-    result = addInF32(builder, loc, init, generic.getResult(0), resultType);
+    result = addInF32(builder, loc, init, expand(generic.getResult(0)),
+                      resultType);
   }
   op->getResult(0).replaceAllUsesWith(result);
   op->erase();

@@ -94,6 +94,41 @@ func.func @projection(%x: tensor<256x20xf16>, %w: tensor<20x512xf16>) -> tensor<
 
 // -----
 
+// A [B, S, K] activation times an unbatched [K, N] weight:
+// inferContractionDims counts B as a second M dimension; B and S are
+// collapsed into one M = 128 ([128, 32] x [48, 32] -> [128, 48]) and the
+// result expanded back. 128 rows: 128x128 tiles, 7 stages (230512 bytes,
+// as in @projection), 384 threads; K = 32: 64-byte rows, no pad.
+// CHECK-LABEL: func.func @unbatched_weight
+// CHECK: %[[X2:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x64x32xbf16> into tensor<128x32xbf16>
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%arg1 : tensor<32x48xbf16>) outs(%{{.*}} : tensor<48x32xbf16>) permutation = [1, 0]
+// CHECK: %[[Z2:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x64x48xf32> into tensor<128x48xf32>
+// CHECK: %[[Y2:.*]] = linalg.generic {{.*}} ins(%[[X2]], %[[WT]] : tensor<128x32xbf16>, tensor<48x32xbf16>) outs(%[[Z2]] : tensor<128x48xf32>)
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_bf16_bf16_f32_128x128x64_s7, fp8.wgmma_tile = array<i64: 128, 128, 384, 230512>
+// CHECK: %[[Y:.*]] = tensor.expand_shape %[[Y2]] {{\[\[}}0, 1], [2]] output_shape [2, 64, 48] : tensor<128x48xf32> into tensor<2x64x48xf32>
+// CHECK: return %[[Y]]
+#lhs3 = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs2 = affine_map<(b, m, n, k) -> (k, n)>
+#out3 = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @unbatched_weight(%x: tensor<2x64x32xbf16>, %w: tensor<32x48xbf16>) -> tensor<2x64x48xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x64x48xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<2x64x48xf32>) -> tensor<2x64x48xf32>
+  %y = linalg.generic {indexing_maps = [#lhs3, #rhs2, #out3],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<2x64x32xbf16>, tensor<32x48xbf16>) outs(%i : tensor<2x64x48xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %a32 = arith.extf %a : bf16 to f32
+    %b32 = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a32, %b32 : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x64x48xf32>
+  return %y : tensor<2x64x48xf32>
+}
+
+// -----
+
 // A contraction into a non-zero init (the kernel stores, it does not
 // accumulate): the product into a zero f32 result on the kernel, then
 // init + product in f32, rounded once to bf16. 64 rows: 64x128 tiles, 8
