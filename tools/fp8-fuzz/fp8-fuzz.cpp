@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -33,9 +34,11 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -83,17 +86,18 @@ void printCounters() {
       percent(counters.lowered), counters.skipped);
 }
 
-/// The upstream dialects of fp8-opt (and what the lowerings produce);
-/// registerAllFP8Dialects adds DLTI, MPI and shard.
+/// The upstream dialects of fp8-opt (and what the lowerings produce): the
+/// whole context of checkUpstream, so it lists those registerAllFP8Dialects
+/// also brings (DLTI, MPI, shard).
 void registerUpstreamDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect,
+                  DLTIDialect, func::FuncDialect, gpu::GPUDialect,
                   index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, NVVM::NVVMDialect,
                   ml_program::MLProgramDialect, math::MathDialect,
-                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
-                  tensor::TensorDialect,
+                  memref::MemRefDialect, mpi::MPIDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect,
                   tosa::TosaDialect, ub::UBDialect, vector::VectorDialect>();
 }
 
