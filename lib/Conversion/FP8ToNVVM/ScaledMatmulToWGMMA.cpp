@@ -1321,9 +1321,12 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
     }
     return reassociation;
   };
+  auto collapses = [](ArrayRef<size_t> groupSizes) {
+    return llvm::any_of(groupSizes, [](size_t size) { return size != 1; });
+  };
   auto collapseGroups = [&](Value value, int64_t leading,
                             ArrayRef<size_t> groupSizes) {
-    if (llvm::all_of(groupSizes, [](size_t size) { return size == 1; }))
+    if (!collapses(groupSizes))
       return value;
     return Value(tensor::CollapseShapeOp::create(
         builder, loc, value, groupsOf(leading, groupSizes)));
@@ -1369,10 +1372,9 @@ static linalg::GenericOp planContraction(OpBuilder &builder,
   Value init = op.getDpsInits()[0];
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   SmallVector<size_t> outGroups = {ms.size(), ns.size()};
-  bool collapsed = ms.size() > 1 || ns.size() > 1;
   // The kernel's [batch..., M, N] result as the op's [batch..., M..., N...].
   auto expand = [&](Value value) {
-    if (!collapsed)
+    if (!collapses(outGroups))
       return value;
     auto type = cast<RankedTensorType>(value.getType());
     return Value(tensor::ExpandShapeOp::create(
