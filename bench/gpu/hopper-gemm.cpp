@@ -65,8 +65,8 @@ using runtime::TensorMap;
 struct DriverExtras {
   CudaRuntime &cuda;
 
-  /// Operands: UINT8 with 128-byte swizzle; results: UINT16 / UINT32
-  /// unswizzled (CudaRuntime::encodeTensorMap).
+  /// Operands: UINT8; results: UINT16 / UINT32 (CudaRuntime::encodeTensorMap),
+  /// all with the 128-byte swizzle (GemmKernelABI.h).
   TensorMap encode(DevicePtr base, int64_t cols, int64_t rows, int64_t batch,
                    int64_t pitch, int boxCols, int boxRows, int elementBytes) {
     TensorMap map;
@@ -78,7 +78,7 @@ struct DriverExtras {
     shape.boxCols = unsigned(boxCols);
     shape.boxRows = unsigned(boxRows);
     shape.elementBytes = unsigned(elementBytes);
-    shape.swizzle128 = elementBytes == 1;
+    shape.swizzle128 = true;
     if (runtime::Status status = cuda.encodeTensorMap(map, base, shape))
       fail(status.message());
     return map;
@@ -463,7 +463,8 @@ struct Gemm {
                            s.config.blockN, 1);
     if (s.config.tmaStore)
       s.mapOut = extras.encode(s.dout, p.n, p.m, p.batch,
-                               p.n * gabi::bytes(p.out), s.config.blockN, 64,
+                               p.n * gabi::bytes(p.out),
+                               gabi::stagedColumns(p.out), 64,
                                gabi::bytes(p.out));
     return s;
   }

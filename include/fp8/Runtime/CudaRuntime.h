@@ -49,8 +49,10 @@ struct alignas(64) TensorMap {
 /// A 3-D tiled tensor map {cols, rows, batch} of 1-, 2- or 4-byte elements
 /// (UINT8 / UINT16 / UINT32) over rows `pitch` bytes apart (a multiple of
 /// 16), read or written in boxes {boxCols, boxRows, 1}. Out-of-bounds reads
-/// give zeros, out-of-bounds writes are dropped. GEMM operands are 128-byte
-/// swizzled (`swizzle128`); staged results are not.
+/// give zeros, out-of-bounds writes are dropped. `swizzle128`: the box's
+/// 128-byte shared-memory rows are 128-byte swizzled (boxCols times the
+/// element size at most 128), as the GEMM kernels' operand tiles and staged
+/// results are (GemmKernelABI.h).
 struct TensorMapShape {
   int64_t cols = 0, rows = 0, batch = 1, pitch = 0;
   unsigned boxCols = 0, boxRows = 0, elementBytes = 1;

@@ -149,7 +149,7 @@ private:
     return c.stages * c.blockM * gabi::kRowBytes +
            stage * c.blockN * gabi::kRowBytes;
   }
-  int64_t offsetFull() { return c.stages * c.stageBytes(); }
+  int64_t offsetFull() { return c.barrierOffset(); }
   int64_t offsetEmpty() { return offsetFull() + 8 * c.stages; }
   Value fullBarrier(Value stage) {
     return gepBytes(smem, add(i32(offsetFull()), mul(stage, i32(8))));
@@ -262,6 +262,12 @@ private:
                     Value col0, Value scale, Value &amax, Store mode);
   Value tmaStoreEpilogue(Value accumulator, Value batchIndex, Value tileRow,
                          Value tileCol, Value consumer, Value amax);
+  /// Address of element (row, col) of the staging tile, both relative to
+  /// it: gabi::stagedByteOffset.
+  Value stagedAddress(Value row, Value col);
+  /// One stmatrix .x4 of the 16-bit fragments of column blocks j0 and
+  /// j0 + 1, rows +0 and +8 each, into the staging tile.
+  void stageMatrices(int64_t j0, ValueRange fragments);
 
   ImplicitLocOpBuilder &b;
   const gabi::GemmConfig &c;
@@ -710,9 +716,8 @@ Value GemmKernelBuilder::tmaStoreEpilogue(Value accumulator, Value batchIndex,
   Value row0 = fragmentRow(tileRow, consumer);
   Value col0 = fragmentColumn(tileCol);
   Value scale = tensorScale();
-  int64_t tileBytes = 64 * c.blockN * gabi::bytes(c.out);
   staging = gepBytes(smem, add(i32(c.stagingOffset()),
-                               mul(consumer, i32(tileBytes))));
+                               mul(consumer, i32(c.stagedTileBytes()))));
   stagedRow = groupRow;
   stagedCol = tileCol;
   Value elected = cmp(arith::CmpIPredicate::eq, tid, i32(0));
@@ -734,13 +739,46 @@ Value GemmKernelBuilder::tmaStoreEpilogue(Value accumulator, Value batchIndex,
       b, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   syncGroup();
+  // One TMA store per 128-byte panel that starts inside the result.
   ifThen(elected, [&] {
-    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-        b, tmOut, staging, ValueRange{tileCol, groupRow, batchIndex}, Value(),
-        NVVM::TMAStoreMode::TILE, Value());
+    int64_t columns = gabi::stagedColumns(c.out);
+    for (int64_t p = 0; p < c.blockN / columns; ++p) {
+      Value col = add(tileCol, i32(p * columns));
+      ifThen(cmp(arith::CmpIPredicate::ult, col, n), [&] {
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+            b, tmOut, gepBytes(staging, i32(p * 64 * gabi::kRowBytes)),
+            ValueRange{col, groupRow, batchIndex}, Value(),
+            NVVM::TMAStoreMode::TILE, Value());
+      });
+    }
     NVVM::CpAsyncBulkCommitGroupOp::create(b);
   });
   return amax;
+}
+
+Value GemmKernelBuilder::stagedAddress(Value row, Value col) {
+  int64_t columns = gabi::stagedColumns(c.out);
+  int64_t bytes = gabi::bytes(c.out);
+  Value byte = mul(remU(col, i32(columns)), i32(bytes));
+  Value chunk = xorI(divU(byte, i32(16)), remU(row, i32(8)));
+  Value offset =
+      add(add(mul(divU(col, i32(columns)), i32(64 * gabi::kRowBytes)),
+              mul(row, i32(gabi::kRowBytes))),
+          add(mul(chunk, i32(16)), remU(byte, i32(16))));
+  return gepBytes(staging, offset);
+}
+
+void GemmKernelBuilder::stageMatrices(int64_t j0, ValueRange fragments) {
+  // Lanes 8q .. 8q + 7 give the rows of matrix q = (j0 + q / 2, h = q % 2):
+  // row 16 * warp + 8h + lane % 8, columns 8 (j0 + q / 2) .. +7.
+  Value q = divU(lane, i32(8));
+  Value row = add(add(mul(warpInGroup, i32(16)), mul(remU(q, i32(2)), i32(8))),
+                  remU(lane, i32(8)));
+  Value col = mul(add(i32(j0), divU(q, i32(2))), i32(8));
+  NVVM::StMatrixOp::create(b, stagedAddress(row, col), fragments,
+                           NVVM::MMALayout::row,
+                           NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                           NVVM::LdStMatrixEltType::B16);
 }
 
 void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
@@ -770,6 +808,8 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
                                 4);
   };
   Value rowScale[2];
+  // Staged 16-bit pairs of column blocks j - 1 and j, for one stmatrix.
+  SmallVector<Value, 4> fragments(4);
   if (c.rowScaled)
     for (int h = 0; h < 2; ++h)
       rowScale[h] = loadScale(lhsScale, lhsScaleRow(batchIndex, row0, h));
@@ -808,17 +848,13 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
           v = arith::AddFOp::create(b, v, biasValue[e]);
         results[e] = convert(v);
       }
-      Value index = add(
-          arith::MulIOp::create(b, zext64(add(batchRow, row)), zext64(n)),
-          zext64(col));
-      Value address = gep(out, outType, index);
-      if (mode == Store::Staged) {
-        // Row-major 64 x BN tile of this warpgroup; TMA clips the edges,
-        // the amax must skip them.
-        Value local = add(mul(sub(row, stagedRow), i32(c.blockN)),
-                          sub(col, stagedCol));
-        address = gep(staging, outType, local);
-      }
+      Value address;
+      if (mode != Store::Staged)
+        address = gep(
+            out, outType,
+            add(arith::MulIOp::create(b, zext64(add(batchRow, row)),
+                                      zext64(n)),
+                zext64(col)));
       if (mode != Store::Predicated) {
         auto bitsOf = [&](Value x) {
           return arith::ExtUIOp::create(
@@ -829,7 +865,16 @@ void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
             arith::ShLIOp::create(b, bitsOf(results[1]),
                                   arith::ConstantOp::create(
                                       b, b.getIntegerAttr(pairType, outBits))));
-        LLVM::StoreOp::create(b, pair, address, 2 * outBits / 8);
+        if (mode == Store::Staged && outBits == 16) {
+          // Swizzled staging (TMA clips the edges; the amax skips them).
+          fragments[2 * (j % 2) + h] = pair;
+          if (j % 2 == 1 && h == 1)
+            stageMatrices(j - 1, fragments);
+        } else {
+          if (mode == Store::Staged)
+            address = stagedAddress(sub(row, stagedRow), sub(col, stagedCol));
+          LLVM::StoreOp::create(b, pair, address, 2 * outBits / 8);
+        }
         if (c.amax)
           for (int e = 0; e < 2; ++e) {
             Value magnitude = math::AbsFOp::create(b, widen(results[e]));

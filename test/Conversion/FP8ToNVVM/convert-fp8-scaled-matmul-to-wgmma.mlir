@@ -34,14 +34,36 @@
 // PROMOTE: nvvm.wgmma.wait.group.sync.aligned 0
 // PROMOTE: arith.addf
 // TMA-store epilogue: the staged tile is written, fenced for the async
-// proxy, and stored by one thread; fewer stages make room for it.
+// proxy, and stored by one thread; fewer stages make room for it (3 x 48 KiB
+// of operand tiles, then 2 x 64 x 256 bf16 of staging: barriers at 212992).
 // TMA: llvm.func @scaled_matmul_e4m3_e4m3_bf16_tmastore_128x256x128_s3(
+// TMA: arith.constant 212992 : i32
 // TMA: nvvm.cp.async.bulk.wait_group 0 {read}
 // TMA: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
-// TMA: llvm.store {{.*}} : i32, !llvm.ptr<3>
+// Four 8x8 bf16 matrices per stmatrix (256 / 8 column blocks x 2 row halves
+// / 4 = 16 per warp), each lane's row at a 128-byte swizzled offset within
+// its 8 KiB panel: 16-byte chunk (col % 64) * 2 / 16 xor row % 8.
+// TMA: %[[CHUNK:.+]] = arith.divui %{{.+}}, %c16_i32
+// TMA: %[[ROW8:.+]] = arith.remui %{{.+}}, %c8_i32
+// TMA: arith.xori %[[CHUNK]], %[[ROW8]] : i32
+// TMA-COUNT-16: nvvm.stmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// TMA-NOT: nvvm.stmatrix
+// TMA-NOT: llvm.store {{.*}} !llvm.ptr<3>
 // TMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // TMA: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
-// TMA: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[
+// One TMA store per 64-column panel that starts inside N.
+// TMA: llvm.getelementptr %[[STAGING:.+]][%c0_i32{{[_0-9]*}}]
+// TMA-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %arg12, %{{.*}}, box[
+// TMA: arith.constant 64 : i32
+// TMA: llvm.getelementptr %[[STAGING]][%c8192_i32{{[_0-9]*}}]
+// TMA-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// TMA: arith.constant 128 : i32
+// TMA: llvm.getelementptr %[[STAGING]][%c16384_i32{{[_0-9]*}}]
+// TMA-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// TMA: arith.constant 192 : i32
+// TMA: llvm.getelementptr %[[STAGING]][%c24576_i32{{[_0-9]*}}]
+// TMA-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// TMA-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
 // TMA: nvvm.cp.async.bulk.commit.group
 // TMA: nvvm.cp.async.bulk.wait_group 0
 // TMA-NOT: {read}

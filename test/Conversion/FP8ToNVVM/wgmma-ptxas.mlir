@@ -67,8 +67,9 @@
 // PTX-TMA: .param .align 64 .b8 scaled_matmul_{{.*}}_param_12[128]
 // PTX-TMA-DAG: cp.async.bulk.wait_group.read 0;
 // PTX-TMA-DAG: bar.sync {{%r[0-9]+|1}}, 128;
-// PTX-TMA-DAG: st.shared.b32
+// PTX-TMA-DAG: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX-TMA-DAG: st.shared.b64
+// PTX-TMA-NOT: st.shared.b32
 // PTX-TMA-DAG: fence.proxy.async.shared::cta;
 // PTX-TMA-DAG: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
 // PTX-TMA-DAG: cp.async.bulk.commit_group;

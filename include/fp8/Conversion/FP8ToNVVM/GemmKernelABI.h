@@ -45,8 +45,10 @@
 //           the kernel traps on one rather than wait for loads forever)
 //  12 tmOut CUtensorMap of the result, read only by `_tmastore` kernels:
 //           UINT16 (bf16/f16) or UINT32 (f32), 3-D {N, M, batch}, strides
-//           {N, N * M} elements in bytes, box {BN, 64, 1}, no swizzle; N
-//           times the element size must be a multiple of 16 bytes
+//           {N, N * M} elements in bytes, box {stagedColumns(out), 64, 1}
+//           (one 128-byte panel of the staged tile, stagedByteOffset),
+//           SWIZZLE_128B; N times the element size must be a multiple of
+//           16 bytes
 // Grid: persistentGridSize(); block: threads(); dynamic shared memory:
 // sharedBytes() (needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
 // which includes kAlignSlack: the kernel aligns its base to 1024 bytes.
@@ -169,17 +171,17 @@ struct GemmConfig {
   int blockK() const { return kRowBytes / elementBytes(); }
   int instructionK() const { return 32 / elementBytes(); }
   int stageBytes() const { return (blockM + blockN) * kRowBytes; }
-  /// Tiles, then the full and empty mbarriers (8 bytes each per stage),
-  /// then, with tmaStore, one 64 x BN result tile per consumer.
-  int barrierEnd() const { return stages * stageBytes() + 16 * stages; }
-  int stagingOffset() const { return (barrierEnd() + 127) / 128 * 128; }
+  /// Tiles, then with tmaStore one 64 x BN result tile per consumer (both
+  /// whole multiples of 1024 bytes: each starts on the swizzle period),
+  /// then the full and empty mbarriers (8 bytes each per stage).
+  int stagingOffset() const { return stages * stageBytes(); }
   int epilogueBytes() const {
-    return tmaStore ? consumers() * 64 * blockN * bytes(out) : 0;
+    return tmaStore ? consumers() * stagedTileBytes() : 0;
   }
-  int sharedBytes() const {
-    return kAlignSlack +
-           (tmaStore ? stagingOffset() + epilogueBytes() : barrierEnd());
-  }
+  int stagedTileBytes() const { return 64 * blockN * bytes(out); }
+  int barrierOffset() const { return stagingOffset() + epilogueBytes(); }
+  int barrierEnd() const { return barrierOffset() + 16 * stages; }
+  int sharedBytes() const { return kAlignSlack + barrierEnd(); }
   std::string name() const {
     std::string s = std::string("scaled_matmul_") + tag(lhs) + "_" + tag(rhs) +
                     "_" + tag(out);
@@ -219,10 +221,30 @@ inline GemmConfig selectTiles(GemmConfig c, int64_t m, int64_t n) {
   // keep the two accumulators and the scale codes in registers.
   if (c.mxScaled || (c.blockScaled && c.rhsRowBlocks))
     c.blockN = 64;
-  int staging = c.tmaStore ? c.epilogueBytes() + 128 : 0;
-  c.stages = std::min<int>(8, (kMaxSharedBytes - kAlignSlack - staging) /
+  c.stages = std::min<int>(8, (kMaxSharedBytes - kAlignSlack -
+                               c.epilogueBytes()) /
                                   (c.stageBytes() + 16));
   return c;
+}
+
+/// Result columns in one 128-byte panel of a staged tile: 64 (bf16, f16),
+/// 32 (f32).
+inline int stagedColumns(Elem out) { return kRowBytes / bytes(out); }
+
+/// Byte offset of element (row, col) of a consumer's staged 64 x BN result
+/// tile (`_tmastore` kernels). The tile is cut into panels of 64 rows x 128
+/// bytes, panel p holding columns [p, p + 1) * stagedColumns(out), each
+/// 8 KiB and written to global memory by its own TMA store through the
+/// SWIZZLE_128B result map: within a panel, row r's 16-byte chunk c sits at
+/// chunk c ^ (r % 8). The 8 rows that one stmatrix matrix (or one f32 pair
+/// store per row) covers then fall into 8 distinct chunks, so the shared
+/// writes of the epilogue are free of bank conflicts.
+inline int64_t stagedByteOffset(int64_t row, int64_t col, Elem out) {
+  int64_t columns = stagedColumns(out);
+  int64_t byte = (col % columns) * bytes(out);
+  int64_t chunk = (byte / 16) ^ (row % 8);
+  return col / columns * 64 * kRowBytes + row * kRowBytes + chunk * 16 +
+         byte % 16;
 }
 
 /// Whether a result with rows of N elements can be stored with TMA (16-byte
