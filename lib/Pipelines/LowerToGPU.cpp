@@ -222,8 +222,6 @@ struct FP8StageBuffersForGPUPass
     });
     if (failed(makeResident(module, symbols, resident)))
       return signalPassFailure();
-    for (auto func : module.getOps<func::FuncOp>())
-      func->removeAttr(fp8::kGpuLauncherAttr);
   }
 
   /// A managed copy of `buffer` (a function argument, or a get_global made
@@ -810,6 +808,7 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(fp8::createFP8AsyncGPUHost());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(fp8::createFP8ExpandMathForGPU());
   kernels.addPass(createConvertGpuOpsToNVVMOps());

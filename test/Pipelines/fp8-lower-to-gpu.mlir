@@ -13,17 +13,29 @@
 
 // RUN: FileCheck %s --check-prefix=HOST < %t.mlir
 
-// The fp8 ops are the project's kernels, launched from outlined host
-// functions (convert-fp8-to-gpu-launches); the rest, upstream's kernels.
-// CHECK-LABEL: llvm.func @__fp8_gpu_dequantize(
-// CHECK: gpu.launch_func @fp8_kernels::@dequantize_e4m3_f32
-// CHECK-LABEL: llvm.func @__fp8_gpu_quantize(
-// CHECK: gpu.launch_func @fp8_kernels::@quantize_amax_f32_e4m3
+// The fp8 ops are the project's kernels (convert-fp8-to-gpu-launches, whose
+// launchers fp8-async-gpu-host inlines); the rest, upstream's kernels. All
+// are queued on one stream, which the host waits for only where it reads
+// what they wrote (the amax it returns) and before it returns.
 // CHECK-LABEL: llvm.func @step(
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
-// CHECK: gpu.launch_func @step_kernel
-// CHECK: llvm.call @__fp8_gpu_quantize(
-// CHECK: llvm.call @__fp8_gpu_dequantize(
+// CHECK: %[[S0:.+]] = llvm.call @mgpuStreamCreate()
+// CHECK: gpu.launch_func <%[[S0]] : !llvm.ptr> @step_kernel::@step_kernel
+// CHECK-NOT: mgpuStream
+// CHECK: gpu.launch_func <%[[S0]] : !llvm.ptr> @fp8_kernels::@quantize_amax_f32_e4m3
+// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[S0]])
+// CHECK-NEXT: llvm.call @mgpuStreamDestroy(%[[S0]])
+// CHECK-NEXT: llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: %[[S1:.+]] = llvm.call @mgpuStreamCreate()
+// CHECK: gpu.launch_func <%[[S1]] : !llvm.ptr> @fp8_kernels::@dequantize_e4m3_f32
+// CHECK-NOT: mgpuStream
+// CHECK: gpu.launch_func <%[[S1]] : !llvm.ptr> @step_kernel::@step_kernel_0
+// CHECK-NOT: mgpuStream
+// CHECK: gpu.launch_func <%[[S1]] : !llvm.ptr> @step_kernel::@step_kernel_1
+// CHECK-NOT: mgpuStream
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[S1]])
+// CHECK-NEXT: llvm.call @mgpuStreamDestroy(%[[S1]])
+// CHECK-NOT: gpu.launch_func
 // CHECK: llvm.return
 // CHECK: llvm.func @_mlir_ciface_step(
 // RUN: FileCheck %s --check-prefix=BINARIES < %t.mlir
@@ -33,6 +45,7 @@
 // HOST-NOT: llvm.call @malloc
 // HOST-NOT: llvm.call @free
 // HOST-NOT: fp8.gpu_launcher
+// HOST-NOT: __fp8_gpu_
 
 // y = quantize(x * 2) -> dequantize, amax; plus a row sum in f32.
 func.func @step(%x: tensor<4x100xf32>, %s: f32) -> (tensor<4x100xf32>, f32, tensor<4xf32>)

@@ -15,7 +15,7 @@
 // CHECK-NEXT: [10.5,   11.5]]
 
 // GPU-NOT: tosa.
-// GPU: gpu.launch_func  @fp8_gemm_kernels::@scaled_matmul_f32_f32_f32_64x128x32_s8
+// GPU: gpu.launch_func <%{{.+}} : !llvm.ptr> @fp8_gemm_kernels::@scaled_matmul_f32_f32_f32_64x128x32_s8
 // GPU-NOT: tosa.
 
 func.func private @printMemrefF32(memref<*xf32>)

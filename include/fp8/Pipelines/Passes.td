@@ -255,6 +255,43 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
+  let summary = "Queue a host function's GPU work on one stream, waited "
+                "for only where the host needs it";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, after `convert-scf-to-cf` and before
+    `gpu-to-llvm`. Without it every `gpu.launch_func` is synchronous: upstream
+    lowers each to a stream of its own, created, launched on, synchronized
+    and destroyed, so the GPU idles while the host issues the next kernel,
+    and a whole block pays that well over a hundred times per call.
+
+    First the launchers of the fp8 kernels (`fp8.gpu_launcher` functions,
+    one block after `convert-scf-to-cf`) are inlined into their callers, so
+    their launches join the caller's. Then, in each block of each host
+    function, the GPU work becomes one chain of `!gpu.async.token`s (what
+    upstream's `gpu-async-region` makes; gpu-to-llvm turns it into one
+    stream): the first GPU op starts it (`gpu.wait async`), every
+    `gpu.launch_func`, `gpu.memcpy` and `gpu.memset` is queued after the one
+    before, and the `gpu.wait` pairs that made copies synchronous are
+    dropped. The host waits (`gpu.wait` on the chain) only before:
+    - a block terminator (return, branch): results and state are complete
+      when a function returns, and tokens never cross blocks;
+    - an op that may read, write or free memory the queued work may use.
+      Unlike `gpu-async-region`, which waits before any op with side
+      effects, this does not count allocations, host stack memory
+      (`llvm.alloca`, `memref.alloca`), host globals (`llvm.mlir.addressof`:
+      the delayed-scaling state's pointer slots), a buffer allocated in the
+      function that no queued op has been given (through views and pointer
+      casts), and the runtime library's host-side calls (`fp8Gpu*`
+      declarations: tensor-map encoding, the SM count, pointer queries;
+      the buffers they are given count as used by the GPU from then on).
+    Anything else (unknown calls, ops with regions or unknown effects) is
+    waited for: the pass may only remove synchronization the program
+    provably does not need.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FP8PackContractionsForCPU
     : Pass<"fp8-pack-contractions-for-cpu", "::mlir::func::FuncOp"> {
   let summary = "Give contractions a B operand whose rows run along N";

@@ -1,0 +1,304 @@
+//===- AsyncGPUHost.cpp - fp8-async-gpu-host ------------------------------===//
+//
+// A host function's GPU work on one stream per call (Passes.td has the
+// rules). The chain is what upstream's gpu-async-region builds; what
+// differs is when the host must wait: only before what may touch memory
+// the queued work uses, which this file decides from the ops' memory
+// effects and the buffers each queued op was given.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+#include "fp8/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8ASYNCGPUHOST
+#include "fp8/Pipelines/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+
+namespace {
+
+/// Ops whose result designates the memory their first operand does:
+/// views, metadata and pointer casts.
+bool isAlias(Operation *op) {
+  return isa<ViewLikeOpInterface, memref::ExtractStridedMetadataOp,
+             memref::ExtractAlignedPointerAsIndexOp, memref::CastOp,
+             arith::IndexCastOp, arith::IndexCastUIOp, LLVM::IntToPtrOp,
+             LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp, LLVM::GEPOp,
+             UnrealizedConversionCastOp>(op) &&
+         op->getNumOperands() > 0;
+}
+
+/// The buffer or pointer `value` designates, back through aliases: what a
+/// host access and a queued op share when they touch the same memory.
+Value rootOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isAlias(def))
+      break;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else
+      value = def->getOperand(0);
+  }
+  return value;
+}
+
+/// Host memory no GPU work addresses: the stack and LLVM globals (the
+/// pointer slots of the device-resident state, not the state).
+bool isHostOnly(Value root) {
+  return isa_and_present<LLVM::AllocaOp, memref::AllocaOp, LLVM::AddressOfOp>(
+      root.getDefiningOp());
+}
+
+/// The runtime library's host-side functions (tensor maps, SM count,
+/// pointer queries): they read no buffer's contents.
+bool isRuntimeQuery(func::CallOp call, SymbolTable &symbols) {
+  auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+  return callee && callee.isExternal() &&
+         callee.getName().starts_with("fp8Gpu");
+}
+
+/// Threads one token chain through the GPU ops of a block.
+class Chain {
+public:
+  Chain(SymbolTable &symbols) : symbols(symbols) {}
+
+  /// Whether `buffer`, allocated in the block of `op`, is one no queued op
+  /// can have: no op queued since the last wait was given it, and every
+  /// use of it (through aliases) before `op` is an access of the memory
+  /// (the value an effect is on) or a GPU op. Any other use (the pointer
+  /// stored as data, put in a struct or a tensor map, passed to a call)
+  /// could hand it to queued work unseen. Uses after `op` cannot have
+  /// reached work queued before it.
+  bool isFresh(Value buffer, Operation *op) {
+    Operation *alloc = buffer.getDefiningOp();
+    if (!isa_and_present<memref::AllocOp>(alloc) ||
+        alloc->getBlock() != op->getBlock() || queued.contains(buffer))
+      return false;
+    SmallVector<Value> worklist{buffer};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op))
+          continue;
+        if (isAlias(user) && use.getOperandNumber() == 0) {
+          llvm::append_range(worklist, user->getResults());
+          continue;
+        }
+        if (isa<gpu::AsyncOpInterface>(user))
+          continue;
+        auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+        if (effects && effects.getEffectOnValue<MemoryEffects::Read>(value))
+          continue;
+        if (effects && effects.getEffectOnValue<MemoryEffects::Write>(value))
+          continue;
+        if (effects && effects.getEffectOnValue<MemoryEffects::Free>(value))
+          continue;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void run(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block))
+      visit(&op);
+  }
+
+private:
+  void visit(Operation *op) {
+    if (auto wait = dyn_cast<gpu::WaitOp>(op))
+      return visitWait(wait);
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+        launch && !launch.getAsyncToken() && !launch.getAsyncObject())
+      return queueLaunch(launch);
+    if (auto async = dyn_cast<gpu::AsyncOpInterface>(op);
+        async && async.getAsyncToken())
+      return queue(async);
+    if (!token)
+      return;
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && isRuntimeQuery(call, symbols))
+      return;
+    if (needsWait(op))
+      waitBefore(op);
+  }
+
+  /// `gpu.wait async` starts (or, inside a chain, joins) the chain; a
+  /// blocking wait on the chain alone is dropped: the host waits where it
+  /// needs to.
+  void visitWait(gpu::WaitOp wait) {
+    if (Value result = wait.getAsyncToken()) {
+      if (token && wait.getAsyncDependencies().empty()) {
+        result.replaceAllUsesWith(token);
+        wait.erase();
+        return;
+      }
+      if (token)
+        wait.addAsyncDependency(token);
+      extend(result);
+      return;
+    }
+    if (token && llvm::all_of(wait.getAsyncDependencies(),
+                              [&](Value t) { return chained.contains(t); })) {
+      wait.erase();
+      return;
+    }
+    if (token)
+      wait.addAsyncDependency(token);
+    reset();
+  }
+
+  void queueLaunch(gpu::LaunchFuncOp launch) {
+    OpBuilder b(launch);
+    Value after = current(b, launch.getLoc());
+    std::optional<gpu::KernelDim3> cluster;
+    if (launch.hasClusterSize())
+      cluster = launch.getClusterSizeOperandValues();
+    auto async = gpu::LaunchFuncOp::create(
+        b, launch.getLoc(), launch.getKernel(),
+        launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues(),
+        launch.getDynamicSharedMemorySize(), launch.getKernelOperands(),
+        b.getType<gpu::AsyncTokenType>(), ValueRange{after}, cluster);
+    async->setDiscardableAttrs(launch->getDiscardableAttrDictionary());
+    launch.erase();
+    given(async);
+    extend(async.getAsyncToken());
+  }
+
+  void queue(gpu::AsyncOpInterface op) {
+    if (token && !llvm::is_contained(op.getAsyncDependencies(), token))
+      op.addAsyncDependency(token);
+    given(op);
+    extend(op.getAsyncToken());
+  }
+
+  /// The chain's token, started here when there is none.
+  Value current(OpBuilder &b, Location loc) {
+    if (!token)
+      extend(gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+                                 ValueRange())
+                 .getAsyncToken());
+    return token;
+  }
+
+  void given(Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!isa<gpu::AsyncTokenType>(operand.getType()))
+        queued.insert(rootOf(operand));
+  }
+
+  void extend(Value next) {
+    token = next;
+    chained.insert(next);
+  }
+
+  void reset() {
+    token = {};
+    queued.clear();
+  }
+
+  void waitBefore(Operation *op) {
+    OpBuilder b(op);
+    gpu::WaitOp::create(b, op->getLoc(), Type(), ValueRange{token});
+    reset();
+  }
+
+  /// Whether `op` may touch memory that queued work uses (or does more
+  /// than this pass can tell).
+  bool needsWait(Operation *op) {
+    if (op->hasTrait<OpTrait::IsTerminator>() || op->getNumRegions())
+      return true;
+    if (isMemoryEffectFree(op))
+      return false;
+    auto interface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!interface)
+      return true;
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    interface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value)
+        return true;
+      Value root = rootOf(value);
+      if (isHostOnly(root))
+        continue;
+      if (!isFresh(root, op))
+        return true;
+    }
+    return false;
+  }
+
+  SymbolTable &symbols;
+  Value token;
+  /// Every token of the chain, and the roots the queued work was given
+  /// since the last wait.
+  DenseSet<Value> chained, queued;
+};
+
+/// Inlines `call` when its callee is one block (the launchers after
+/// convert-scf-to-cf); returns whether it did.
+bool inlineLauncher(func::CallOp call, func::FuncOp callee) {
+  if (!callee.getBody().hasOneBlock())
+    return false;
+  Block &body = callee.getBody().front();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), call.getOperands());
+  OpBuilder b(call);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [result, value] : llvm::zip(call.getResults(), ret.getOperands()))
+    result.replaceAllUsesWith(mapping.lookupOrDefault(value));
+  call.erase();
+  return true;
+}
+
+struct FP8AsyncGPUHostPass
+    : fp8::impl::FP8AsyncGPUHostBase<FP8AsyncGPUHostPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> launchers;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(fp8::kGpuLauncherAttr))
+        launchers.push_back(func);
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls)
+      inlineLauncher(call, symbols.lookup<func::FuncOp>(call.getCallee()));
+    for (func::FuncOp launcher : launchers) {
+      launcher->removeAttr(fp8::kGpuLauncherAttr);
+      if (launcher.isPrivate() &&
+          SymbolTable::symbolKnownUseEmpty(launcher, module))
+        symbols.erase(launcher);
+    }
+
+    for (auto func : module.getOps<func::FuncOp>())
+      for (Block &block : func.getBody()) {
+        Chain chain(symbols);
+        chain.run(block);
+      }
+  }
+};
+
+} // namespace

@@ -1,0 +1,213 @@
+// RUN: fp8-opt %s --fp8-async-gpu-host -split-input-file | FileCheck %s
+
+// Launches and copies join one chain; the host waits once, before it
+// returns. The copy's own wait pair (fp8-copies-to-gpu) is dropped.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T0]]] @k::@a
+// CHECK-NEXT: %[[T2:.+]] = gpu.memcpy async [%[[T1]]] %arg1, %arg0
+// CHECK-NEXT: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @k::@a
+// CHECK-NEXT: gpu.wait [%[[T3]]]
+// CHECK-NEXT: return
+// CHECK-NOT: gpu.wait
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @chain(%x: memref<4xf32>, %y: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    %w = gpu.wait async
+    %m = gpu.memcpy async [%w] %y, %x : memref<4xf32>, memref<4xf32>
+    gpu.wait [%m]
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%y : memref<4xf32>)
+    return
+  }
+}
+
+// -----
+
+// What the host may do while the chain runs: allocate, write a buffer no
+// queued op has (the amax it zeroes before the launch that reads it), use
+// its stack and host globals, ask the runtime library. What it must wait
+// for: a read of a buffer a queued op was given (through a view), a
+// buffer whose pointer a tensor map holds, an unknown call.
+// CHECK-LABEL: func.func @host
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T0]]] @k::@a
+// CHECK-NEXT: %[[FRESH:.+]] = memref.alloc() : memref<f32>
+// CHECK-NEXT: memref.store %{{.+}}, %[[FRESH]][]
+// CHECK-NEXT: llvm.alloca
+// CHECK-NEXT: llvm.store
+// CHECK-NEXT: llvm.mlir.addressof @slot
+// CHECK-NEXT: llvm.load
+// CHECK-NEXT: %[[T2:.+]] = gpu.launch_func async [%[[T1]]] @k::@b
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: gpu.wait [%[[T2]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: %[[T3:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T4:.+]] = gpu.launch_func async [%[[T3]]] @k::@a
+// The first buffer again: @b is done (the wait above), the new chain's
+// launch has not got it. The tensor map's buffer: the chain may use it.
+// CHECK: %[[MAPPED:.+]] = memref.alloc() : memref<f32>
+// CHECK: call @fp8GpuEncodeTensorMap
+// CHECK-NEXT: memref.store %{{.+}}, %[[FRESH]][]
+// CHECK-NEXT: gpu.wait [%[[T4]]]
+// CHECK-NEXT: memref.store %{{.+}}, %[[MAPPED]][]
+// CHECK-NEXT: call @unknown() : () -> ()
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: memref<4xf32>) kernel { gpu.return }
+    gpu.func @b(%x: memref<f32>) kernel { gpu.return }
+  }
+  llvm.mlir.global internal @slot() : !llvm.ptr
+  func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr)
+  func.func private @unknown()
+  func.func @host(%x: memref<4xf32>, %v: f32) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %i1 = arith.constant 1 : i64
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    %amax = memref.alloc() : memref<f32>
+    memref.store %v, %amax[] : memref<f32>
+    %stack = llvm.alloca %i1 x i64 : (i64) -> !llvm.ptr
+    llvm.store %i1, %stack : i64, !llvm.ptr
+    %slot = llvm.mlir.addressof @slot : !llvm.ptr
+    %p = llvm.load %slot : !llvm.ptr -> !llvm.ptr
+    gpu.launch_func @k::@b blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%amax : memref<f32>)
+    %view = memref.subview %amax[] [] [] : memref<f32> to memref<f32>
+    %r = memref.load %view[] : memref<f32>
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    %buffer = memref.alloc() : memref<f32>
+    %index = memref.extract_aligned_pointer_as_index %buffer : memref<f32> -> index
+    %int = arith.index_cast %index : index to i64
+    %ptr = llvm.inttoptr %int : i64 to !llvm.ptr
+    func.call @fp8GpuEncodeTensorMap(%stack, %ptr) : (!llvm.ptr, !llvm.ptr) -> ()
+    memref.store %v, %amax[] : memref<f32>
+    memref.store %v, %buffer[] : memref<f32>
+    func.call @unknown() : () -> ()
+    return %r : f32
+  }
+}
+
+// -----
+
+// Launchers of one block are inlined and erased; one of several blocks
+// stays a call, which the chain waits for. Tokens never cross blocks: the
+// host waits before a branch, and a buffer a kernel used is freed after
+// the wait.
+// CHECK-NOT: __fp8_gpu_inlined
+// CHECK: func.func private @__fp8_gpu_branchy(%arg0: memref<4xf32>) {
+// CHECK-LABEL: func.func @blocks
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T0]]] @k::@a
+// CHECK-NEXT: gpu.wait [%[[T1]]]
+// CHECK-NEXT: call @__fp8_gpu_branchy
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[T2:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @k::@a
+// CHECK-NEXT: gpu.wait [%[[T3]]]
+// CHECK-NEXT: cf.br ^bb1
+// CHECK: ^bb1:
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[T4:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@a
+// CHECK-NEXT: %[[SCRATCH:.+]] = memref.alloc
+// CHECK-NEXT: memref.dealloc %[[SCRATCH]]
+// CHECK-NEXT: gpu.wait [%[[T5]]]
+// CHECK-NEXT: memref.dealloc %arg0
+// CHECK-NEXT: return
+// CHECK-NOT: __fp8_gpu_inlined
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func private @__fp8_gpu_inlined(%x: memref<4xf32>) attributes {fp8.gpu_launcher} {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    return
+  }
+  func.func private @__fp8_gpu_branchy(%x: memref<4xf32>) attributes {fp8.gpu_launcher} {
+    cf.br ^bb1
+  ^bb1:
+    return
+  }
+  func.func @blocks(%x: memref<4xf32>) {
+    call @__fp8_gpu_inlined(%x) : (memref<4xf32>) -> ()
+    call @__fp8_gpu_branchy(%x) : (memref<4xf32>) -> ()
+    call @__fp8_gpu_inlined(%x) : (memref<4xf32>) -> ()
+    cf.br ^bb1
+  ^bb1:
+    call @__fp8_gpu_inlined(%x) : (memref<4xf32>) -> ()
+    %scratch = memref.alloc() : memref<4xf32>
+    memref.dealloc %scratch : memref<4xf32>
+    memref.dealloc %x : memref<4xf32>
+    return
+  }
+}
+
+// -----
+
+// A buffer whose address was stored as data may reach queued work through
+// memory: the host waits before writing it. Uses after the write do not
+// count (the dealloc bookkeeping stores every address at the end).
+// CHECK-LABEL: func.func @leak
+// CHECK: %[[T:.+]] = gpu.launch_func async
+// CHECK-NEXT: memref.store %{{.+}}, %[[LATER:.+]][]
+// CHECK-NEXT: gpu.wait [%[[T]]]
+// CHECK-NEXT: memref.store %{{.+}}, %[[LEAKED:.+]][]
+// CHECK-NEXT: memref.extract_aligned_pointer_as_index %[[LATER]]
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @c(%x: memref<1xindex>) kernel { gpu.return }
+  }
+  func.func @leak(%v: f32) -> index {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %leaked = memref.alloc() : memref<f32>
+    %later = memref.alloc() : memref<f32>
+    %address = memref.extract_aligned_pointer_as_index %leaked : memref<f32> -> index
+    %holder = memref.alloc() : memref<1xindex>
+    memref.store %address, %holder[%c0] : memref<1xindex>
+    gpu.launch_func @k::@c blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%holder : memref<1xindex>)
+    memref.store %v, %later[] : memref<f32>
+    memref.store %v, %leaked[] : memref<f32>
+    %other = memref.extract_aligned_pointer_as_index %later : memref<f32> -> index
+    return %other : index
+  }
+
+  // The same for an address a tensor map took before the chain began.
+  // CHECK-LABEL: func.func @mapped
+  // CHECK: call @fp8GpuEncodeTensorMap
+  // CHECK-NEXT: %[[T:.+]] = gpu.wait async
+  // CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T]]]
+  // CHECK-NEXT: gpu.wait [%[[T1]]]
+  // CHECK-NEXT: memref.store
+  func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr)
+  func.func @mapped(%v: f32, %map: !llvm.ptr, %x: memref<1xindex>) {
+    %c1 = arith.constant 1 : index
+    %buffer = memref.alloc() : memref<f32>
+    %index = memref.extract_aligned_pointer_as_index %buffer : memref<f32> -> index
+    %int = arith.index_cast %index : index to i64
+    %ptr = llvm.inttoptr %int : i64 to !llvm.ptr
+    func.call @fp8GpuEncodeTensorMap(%map, %ptr) : (!llvm.ptr, !llvm.ptr) -> ()
+    gpu.launch_func @k::@c blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<1xindex>)
+    memref.store %v, %buffer[] : memref<f32>
+    return
+  }
+}
+
+// -----
+
+// Nothing on the GPU: nothing changes.
+// CHECK-LABEL: func.func @none
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: return
+func.func @none() {
+  %a = memref.alloc() : memref<4xf32>
+  memref.dealloc %a : memref<4xf32>
+  return
+}
