@@ -133,8 +133,16 @@ private:
     if (auto call = dyn_cast<func::CallOp>(op);
         call && isRuntimeQuery(call, symbols))
       return;
-    if (needsWait(op))
-      waitBefore(op);
+    if (!needsWait(op))
+      return;
+    // Freeing what queued work may use waits for the next wait (at the
+    // latest the block's end) instead of stalling the chain here: a
+    // launcher's frees come right after its launch once inlined, and later
+    // is always a correct place for a free.
+    if (isa<memref::DeallocOp>(op) &&
+        !op->hasTrait<OpTrait::IsTerminator>())
+      return deferred.push_back(op);
+    waitBefore(op);
   }
 
   /// `gpu.wait async` starts (or, inside a chain, joins) the chain; a
@@ -159,6 +167,9 @@ private:
     }
     if (token)
       wait.addAsyncDependency(token);
+    for (Operation *dealloc : llvm::reverse(deferred))
+      dealloc->moveAfter(wait);
+    deferred.clear();
     reset();
   }
 
@@ -211,9 +222,13 @@ private:
     queued.clear();
   }
 
+  /// The host waits before `op`; the frees deferred until then follow.
   void waitBefore(Operation *op) {
     OpBuilder b(op);
     gpu::WaitOp::create(b, op->getLoc(), Type(), ValueRange{token});
+    for (Operation *dealloc : deferred)
+      dealloc->moveBefore(op);
+    deferred.clear();
     reset();
   }
 
@@ -249,6 +264,8 @@ private:
   /// Every token of the chain, and the roots the queued work was given
   /// since the last wait.
   DenseSet<Value> chained, queued;
+  /// Frees moved to the end of the block.
+  SmallVector<Operation *> deferred;
 };
 
 /// Inlines `call` when its callee is one block (the launchers after

@@ -10,7 +10,9 @@
 //
 // What it adds: launches that ask for more than 48 KiB of dynamic shared
 // memory get the function attribute that allows it (upstream's wrappers
-// leave that to the caller), and errors are not only printed. Every failing
+// leave that to the caller), a launch with an empty grid or block (a
+// dynamic extent 0 at run time) is not made, as a loop of no trips runs
+// nothing, and errors are not only printed. Every failing
 // call's message, "<call>: CUDA_ERROR_X (<code>): <text>", goes to stderr
 // and the first one stays readable through fp8GpuRuntimeError(); after it
 // the runtime is in error (as CUDA's sticky errors): allocations return
@@ -238,6 +240,12 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                            "function did not load)"));
     return;
   }
+  // A grid or block with no extent has nothing to run (a parallel loop of
+  // zero trips: a dynamic extent 0 at run time); the driver would reject
+  // it with CUDA_ERROR_INVALID_VALUE.
+  if (gridX <= 0 || gridY <= 0 || gridZ <= 0 || blockX <= 0 || blockY <= 0 ||
+      blockZ <= 0)
+    return;
   auto handle = static_cast<FunctionHandle>(function);
   auto bytes = static_cast<unsigned>(sharedBytes);
   if (bytes > kDefaultSharedBytes &&

@@ -95,8 +95,9 @@ module attributes {gpu.container_module} {
 
 // Launchers of one block are inlined and erased; one of several blocks
 // stays a call, which the chain waits for. Tokens never cross blocks: the
-// host waits before a branch, and a buffer a kernel used is freed after
-// the wait.
+// host waits before a branch. A buffer queued work may use is freed after
+// the next wait, not where it was (that would wait there); one no queued
+// op has is freed where it is.
 // CHECK-NOT: __fp8_gpu_inlined
 // CHECK: func.func private @__fp8_gpu_branchy(%arg0: memref<4xf32>) {
 // CHECK-LABEL: func.func @blocks
@@ -112,11 +113,15 @@ module attributes {gpu.container_module} {
 // CHECK: ^bb1:
 // CHECK-NEXT: arith.constant 1 : index
 // CHECK-NEXT: %[[T4:.+]] = gpu.wait async
-// CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@a
+// CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@a {{.*}} args(%arg0
+// CHECK-NEXT: %[[FRESH:.+]] = memref.alloc
+// CHECK-NEXT: memref.dealloc %[[FRESH]]
 // CHECK-NEXT: %[[SCRATCH:.+]] = memref.alloc
-// CHECK-NEXT: memref.dealloc %[[SCRATCH]]
-// CHECK-NEXT: gpu.wait [%[[T5]]]
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[T6:.+]] = gpu.launch_func async [%[[T5]]] @k::@a {{.*}} args(%[[SCRATCH]]
+// CHECK-NEXT: gpu.wait [%[[T6]]]
 // CHECK-NEXT: memref.dealloc %arg0
+// CHECK-NEXT: memref.dealloc %[[SCRATCH]]
 // CHECK-NEXT: return
 // CHECK-NOT: __fp8_gpu_inlined
 module attributes {gpu.container_module} {
@@ -140,9 +145,12 @@ module attributes {gpu.container_module} {
     cf.br ^bb1
   ^bb1:
     call @__fp8_gpu_inlined(%x) : (memref<4xf32>) -> ()
-    %scratch = memref.alloc() : memref<4xf32>
-    memref.dealloc %scratch : memref<4xf32>
     memref.dealloc %x : memref<4xf32>
+    %fresh = memref.alloc() : memref<4xf32>
+    memref.dealloc %fresh : memref<4xf32>
+    %scratch = memref.alloc() : memref<4xf32>
+    call @__fp8_gpu_inlined(%scratch) : (memref<4xf32>) -> ()
+    memref.dealloc %scratch : memref<4xf32>
     return
   }
 }

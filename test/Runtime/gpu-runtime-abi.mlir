@@ -25,6 +25,8 @@
 // CHECK-NEXT: fake-cuda: copy 4000 bytes
 // 1000 elements, 256 threads a block: 4 blocks.
 // CHECK-NEXT: fake-cuda: launch add grid 4,1,1 block 256,1,1 smem 0
+// The second launch has an empty grid (no blocks): nothing is launched,
+// and no error (the driver would answer CUDA_ERROR_INVALID_VALUE).
 // CHECK-NEXT: fake-cuda: copy 4000 bytes
 // CHECK-NEXT: fake-cuda: free 4000 bytes
 // CHECK-NEXT: fake-cuda: free 4000 bytes
@@ -92,7 +94,12 @@ module attributes {gpu.container_module} {
     %t5 = gpu.launch_func async [%t4] @kernels::@add
         blocks in (%blocks, %c1, %c1) threads in (%c256, %c1, %c1)
         args(%da : memref<?xf32>, %db : memref<?xf32>, %n : index)
-    %t6 = gpu.memcpy async [%t5] %b, %db : memref<?xf32>, memref<?xf32>
+    // A dynamic extent 0 at run time: a grid of no blocks, not launched.
+    %c0 = arith.constant 0 : index
+    %t5e = gpu.launch_func async [%t5] @kernels::@add
+        blocks in (%c0, %c1, %c1) threads in (%c256, %c1, %c1)
+        args(%da : memref<?xf32>, %db : memref<?xf32>, %c0 : index)
+    %t6 = gpu.memcpy async [%t5e] %b, %db : memref<?xf32>, memref<?xf32>
     %t7 = gpu.dealloc async [%t6] %da : memref<?xf32>
     %t8 = gpu.dealloc async [%t7] %db : memref<?xf32>
     gpu.wait [%t8]

@@ -195,7 +195,8 @@ FAKE cuMemsetD32_v2(CUdeviceptr dst, unsigned value, size_t count) {
 FAKE cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                     unsigned bx, unsigned by, unsigned bz, unsigned smem,
                     void *, void **params, void **) {
-  if (!params)
+  // As the driver: an empty grid or block is CUDA_ERROR_INVALID_VALUE.
+  if (!params || !gx || !gy || !gz || !bx || !by || !bz)
     return 1;
   std::fprintf(stderr,
                "fake-cuda: launch %s grid %u,%u,%u block %u,%u,%u smem %u\n",

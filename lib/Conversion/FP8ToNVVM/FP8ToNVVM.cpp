@@ -1375,6 +1375,8 @@ private:
                                Value result, Value resultAmax);
   /// A view of `memref` whose last dimension is zero-padded to `k`.
   Value padLastDim(Value memref, int64_t k);
+  Value padLastDimIfNeeded(Value memref, Value k, Value paddedK,
+                           Value aligned);
   LogicalResult lowerBlockAmax(BlockAmaxOp op);
   LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
   LogicalResult lowerBlockQuantize(QuantizeOp op);
@@ -1669,6 +1671,47 @@ Value HostLowering::padLastDim(Value memref, int64_t k) {
   return padded;
 }
 
+/// `memref` (rows of a dynamic K) itself when `aligned`, else a copy in
+/// rows of `paddedK` zero-padded elements. No control flow (the launcher
+/// stays one block): when aligned, the copy has no rows, so its kernels
+/// have empty grids and are not launched, and its allocation is empty.
+Value HostLowering::padLastDimIfNeeded(Value memref, Value k, Value paddedK,
+                                       Value aligned) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t rank = type.getRank();
+  Value zero = constIndex(0);
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    extents.push_back(dims(memref, d));
+  // No rows when aligned: the first dimension of the copy is 0.
+  extents.front() = arith::SelectOp::create(*b, aligned, zero, extents.front());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    if (type.isDynamicDim(d) || d == 0)
+      sizes.push_back(extents[d]);
+  sizes.push_back(paddedK);
+  SmallVector<int64_t> shape(type.getShape());
+  shape.front() = ShapedType::kDynamic;
+  auto paddedType = MemRefType::get(shape, type.getElementType());
+  Value padded = memref::AllocOp::create(*b, paddedType, sizes);
+  Value fillValue = arith::ConstantOp::create(
+      *b, b->getZeroAttr(type.getElementType()));
+  linalg::FillOp::create(*b, ValueRange{fillValue}, ValueRange{padded});
+  SmallVector<OpFoldResult> offsets(rank, b->getIndexAttr(0));
+  SmallVector<OpFoldResult> copyExtents(extents.begin(), extents.end()),
+      strides(rank, b->getIndexAttr(1));
+  copyExtents.push_back(k);
+  Value source =
+      memref::SubViewOp::create(*b, memref, offsets, copyExtents, strides);
+  Value rows =
+      memref::SubViewOp::create(*b, padded, offsets, copyExtents, strides);
+  linalg::CopyOp::create(*b, source, rows);
+  Value operand = memref;
+  if (operand.getType() != paddedType)
+    operand = memref::CastOp::create(*b, paddedType, operand);
+  return arith::SelectOp::create(*b, aligned, operand, padded);
+}
+
 /// The wgmma GEMM (GemmKernelABI.h): operands K-major (the wgmma pass made
 /// them so), tensor maps encoded by the runtime, a persistent grid of
 /// min(SMs, tiles) blocks.
@@ -1734,6 +1777,18 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
     lhs = padLastDim(lhs, padK.getInt());
     rhs = padLastDim(rhs, padK.getInt());
     pitch = constIndex(padK.getInt());
+  } else if (cast<MemRefType>(lhs.getType()).isDynamicDim(rank - 1) &&
+             cast<MemRefType>(lhs.getType()).getLayout().isIdentity() &&
+             cast<MemRefType>(rhs.getType()).getLayout().isIdentity()) {
+    // K known at run time only: padded there when it needs to be.
+    Value align = constIndex(16 / elementBytes);
+    Value paddedK = arith::MulIOp::create(
+        *b, arith::CeilDivUIOp::create(*b, k, align), align);
+    Value aligned =
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, paddedK, k);
+    lhs = padLastDimIfNeeded(lhs, k, paddedK, aligned);
+    rhs = padLastDimIfNeeded(rhs, k, paddedK, aligned);
+    pitch = paddedK;
   }
   Value amax;
   if (resultAmax) {
@@ -1751,19 +1806,15 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
     if (value)
       pointer(buffers.lookup(value));
 
-  // An empty result (M, N or the batch 0 at run time) needs no launch, and
-  // TMA cannot describe an empty operand.
-  Value zero = constIndex(0);
-  auto isZero = [&](Value extent) {
-    return arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, extent, zero);
+  // An empty result (M, N or the batch 0 at run time) has no tiles, so a
+  // grid of 0 blocks, which the runtime does not launch (MgpuRuntime.cpp);
+  // the tensor maps, never read then, describe at least one element (TMA
+  // cannot describe an empty operand). No control flow: the launcher
+  // stays one block, which fp8-async-gpu-host inlines into the caller's
+  // stream.
+  auto atLeast = [&](Value extent, int64_t minimum) -> Value {
+    return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
   };
-  Value empty = arith::OrIOp::create(
-      *b, isZero(batch), arith::OrIOp::create(*b, isZero(m), isZero(n)));
-  Value nonEmpty = arith::XOrIOp::create(
-      *b, empty, arith::ConstantOp::create(*b, b->getBoolAttr(true)));
-  auto ifNonEmpty = scf::IfOp::create(*b, nonEmpty, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(*b);
-  b->setInsertionPoint(ifNonEmpty.thenBlock()->getTerminator());
 
   auto genericPtr = LLVM::LLVMPointerType::get(ctx);
   auto globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
@@ -1806,9 +1857,12 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   };
 
   bool rhsBatched = rhsRank == rank;
-  Value mapA = encode(lhs, k, m, batch, pitch, boxK, blockM);
-  Value mapB = encode(rhs, k, n, rhsBatched ? batch : constIndex(1), pitch,
-                      boxK, blockN);
+  Value mapK = atLeast(k, 1), mapPitch = atLeast(pitch, 16 / elementBytes);
+  Value mapA = encode(lhs, mapK, atLeast(m, 1), atLeast(batch, 1), mapPitch,
+                      boxK, blockM);
+  Value mapB = encode(rhs, mapK, atLeast(n, 1),
+                      rhsBatched ? atLeast(batch, 1) : constIndex(1),
+                      mapPitch, boxK, blockN);
   Value null = LLVM::ZeroOp::create(*b, globalPtr);
   auto pointerOrNull = [&](Value value) {
     return value ? pointer(buffers.lookup(value)) : null;
@@ -1833,7 +1887,7 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   args[gabi::kRhsBatched] = i32Const(rhsBatched ? 1 : 0);
   args[gabi::kTensorMapOut] = mapOut;
 
-  // One block per SM, each looping over output tiles.
+  // One block per SM, each looping over output tiles; none without tiles.
   Value tiles = arith::MulIOp::create(
       *b, batch,
       arith::MulIOp::create(
@@ -1842,8 +1896,7 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   Value sms = arith::IndexCastOp::create(
       *b, b->getIndexType(),
       runtimeCall("fp8GpuMultiprocessorCount", {i32}, {}).getResult(0));
-  Value grid = arith::MaxUIOp::create(
-      *b, arith::MinUIOp::create(*b, sms, tiles), constIndex(1));
+  Value grid = arith::MinUIOp::create(*b, sms, tiles);
   launch(kernel, grid, threads, sharedBytes, args);
   return success();
 }
