@@ -585,11 +585,28 @@ void GemmKernelBuilder::buildConsumer() {
   SmallVector<Value> finalState = forLoop(
       first, numTiles, stride, {i32(0), i32(0), f32(0.0f)},
       [&](Value t, ValueRange state) -> SmallVector<Value> {
+        // K = 0 (uniform across the grid): no K block, so no loads and no
+        // wgmma; the epilogue gets a zero accumulator (the result is the
+        // bias, or zeros).
+        auto hasK = scf::IfOp::create(
+            b, TypeRange{accType, b.getI32Type(), b.getI32Type()},
+            cmp(arith::CmpIPredicate::ugt, numK, i32(0)),
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&hasK.getElseRegion().front());
+          Value zeros = LLVM::UndefOp::create(b, accType);
+          for (int64_t i = 0; i < numAcc; ++i)
+            zeros = LLVM::InsertValueOp::create(b, zeros, f32(0.0f), i);
+          scf::YieldOp::create(b, ValueRange{zeros, state[0], state[1]});
+        }
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&hasK.getThenRegion().front());
         // The first K block starts the accumulator with scale-d = 0, peeled
         // off the loop: PTX forbids writing the accumulator registers
         // between wgmma.fence and the wgmma that reads them, which zeroing
-        // them in the loop would do (K >= 1: GemmKernelABI.h). Promotion
-        // sums the blocks' partial products in registers of its own.
+        // them in the loop would do. Promotion sums the blocks' partial
+        // products in registers of its own.
         auto previousStage = [&](Value stage) {
           return select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
                         i32(c.stages - 1), sub(stage, i32(1)));
@@ -644,13 +661,14 @@ void GemmKernelBuilder::buildConsumer() {
               auto [ns, np] = advance(stage, phase);
               return {acc, ns, np};
             });
-        Value acc = loop[0];
         if (!c.promote) {
           NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
           release(previousStage(loop[1]));
         }
-        Value amax = epilogue(acc, t, consumer, state[2]);
-        return {loop[1], loop[2], amax};
+        scf::YieldOp::create(b, ValueRange{loop[0], loop[1], loop[2]});
+        b.setInsertionPointAfter(hasK);
+        Value amax = epilogue(hasK.getResult(0), t, consumer, state[2]);
+        return {hasK.getResult(1), hasK.getResult(2), amax};
       });
 
   if (c.tmaStore)
@@ -951,11 +969,6 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   numTiles = mul(tilesPerBatch, batch);
   numK = ceilDiv(k, c.blockK());
   scaleBlocksN = ceilDiv(n, 128);
-  // The consumers start on the first K block unconditionally: K = 0 would
-  // wait forever for a load that never comes. Fail loudly instead.
-  ifThen(cmp(arith::CmpIPredicate::eq, numK, i32(0)),
-         [&] { LLVM::Trap::create(b); });
-
   ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
     for (int64_t s = 0; s < c.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, fullBarrier(i32(s)), i32(1), Value());

@@ -19,12 +19,21 @@
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // Consumers: 4 x m64n256k32 per stage, one group in flight.
 // CHECK: nvvm.setmaxregister increase 232
+// K = 0 (dynamic, at run time): no K block; the epilogue gets a zero sum
+// (the 128 f32 of a 64 x 256 accumulator).
+// CHECK: %[[HASK:.+]] = arith.cmpi ugt, %{{.+}}, %c0_i32{{.*}} : i32
+// CHECK-NEXT: scf.if %[[HASK]] -> (!llvm.struct<(f32, {{.*}})>, i32, i32) {
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: } else {
+// CHECK-NEXT: llvm.mlir.undef
+// CHECK-COUNT-128: llvm.insertvalue %{{.*}}[{{[0-9]+}}]
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: llvm.intr.trap
 // CHECK-LABEL: func.func @forward
 // CHECK: fp8.scaled_matmul {{.*}} {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16_128x256x128_s4, fp8.wgmma_tile = array<i64: 128, 256, 384, 197696>, transpose_rhs}
 // Promotion: each stage's 4 wgmma start from zero, then add into f32.

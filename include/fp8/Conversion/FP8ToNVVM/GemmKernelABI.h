@@ -40,9 +40,11 @@
 //           2^(b-127)), acc)
 //   5 bias         device pointer (N elements) or 0 when the kernel has none
 //   6 amax         device pointer to one f32, zeroed before the launch, or 0
-//   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32; K >= 1
-//           (a K = 0 GEMM is never FP8, fp8-quantize keeps it: zero_sized;
-//           the kernel traps on one rather than wait for loads forever)
+//   7 M, 8 N, 9 K, 10 batch, 11 rhs_batched (0 or 1)      i32; with K = 0
+//           (a dynamic K at run time; fp8-quantize keeps a static one out
+//           of FP8: zero_sized) nothing is loaded and the result is the
+//           epilogue of a zero sum: the bias, or zeros; the tensor maps
+//           must still describe one element (TMA's rule)
 //  12 tmOut CUtensorMap of the result, read only by `_tmastore` kernels:
 //           UINT16 (bf16/f16) or UINT32 (f32), 3-D {N, M, batch}, strides
 //           {N, N * M} elements in bytes, box {stagedColumns(out), 64, 1}
