@@ -128,6 +128,9 @@ private:
     if (auto async = dyn_cast<gpu::AsyncOpInterface>(op);
         async && async.getAsyncToken())
       return queue(async);
+    if (auto store = dyn_cast<memref::StoreOp>(op);
+        store && isDeviceScalar(store))
+      return queueStore(store);
     if (!token)
       return;
     if (auto call = dyn_cast<func::CallOp>(op);
@@ -188,6 +191,34 @@ private:
     launch.erase();
     given(async);
     extend(async.getAsyncToken());
+  }
+
+  /// A store of a 16- or 32-bit value into a one-element buffer the
+  /// program allocated (an amax zeroed before its kernel, a scale a kernel
+  /// reads): all of it device-visible managed memory.
+  static bool isDeviceScalar(memref::StoreOp store) {
+    MemRefType type = store.getMemRefType();
+    Type element = type.getElementType();
+    return isa_and_present<memref::AllocOp>(store.getMemRef().getDefiningOp()) &&
+           type.hasStaticShape() && type.getNumElements() == 1 &&
+           type.getLayout().isIdentity() && !type.getMemorySpace() &&
+           element.isIntOrFloat() &&
+           llvm::is_contained({16u, 32u}, element.getIntOrFloatBitWidth());
+  }
+
+  /// Such a store as a `gpu.memset` on the chain: the device writes the
+  /// value where the kernels read it. A host store would move the buffer's
+  /// page to the host, and the next kernel that touches it would fault it
+  /// back (tens of microseconds each on a PCIe-attached GPU).
+  void queueStore(memref::StoreOp store) {
+    OpBuilder b(store);
+    Value after = current(b, store.getLoc());
+    auto memset = gpu::MemsetOp::create(
+        b, store.getLoc(), b.getType<gpu::AsyncTokenType>(), ValueRange{after},
+        store.getMemRef(), store.getValue());
+    store.erase();
+    given(memset);
+    extend(memset.getAsyncToken());
   }
 
   void queue(gpu::AsyncOpInterface op) {

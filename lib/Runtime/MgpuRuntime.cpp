@@ -12,7 +12,9 @@
 // memory get the function attribute that allows it (upstream's wrappers
 // leave that to the caller), a launch with an empty grid or block (a
 // dynamic extent 0 at run time) is not made, as a loop of no trips runs
-// nothing, and errors are not only printed. Every failing
+// nothing, the managed buffers compiled programs free are kept for their
+// next allocations of the same size while a module is loaded (up to
+// FP8_GPU_CACHE_MIB, default 4096), and errors are not only printed. Every failing
 // call's message, "<call>: CUDA_ERROR_X (<code>): <text>", goes to stderr
 // and the first one stays readable through fp8GpuRuntimeError(); after it
 // the runtime is in error (as CUDA's sticky errors): allocations return
@@ -31,6 +33,7 @@
 #include <memory>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -131,6 +134,64 @@ public:
     return fallbacks.erase(ptr) != 0;
   }
 
+  /// Managed buffers of the compiled programs (`_mlir_memref_to_llvm_*`):
+  /// what a program frees is kept, while a module is loaded and up to the
+  /// cache limit, for its next allocation of the same size. A call's
+  /// buffers are the same from one call to the next, and the driver's
+  /// managed allocation and free cost tens of microseconds each (a free
+  /// may synchronize the device). Programs free a buffer only once no
+  /// queued work uses it (fp8-async-gpu-host waits first), so a cached
+  /// buffer is idle.
+  void *takeCached(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = idle.find(bytes);
+    if (it == idle.end() || it->second.empty())
+      return nullptr;
+    void *ptr = it->second.back();
+    it->second.pop_back();
+    idleBytes -= bytes;
+    return ptr;
+  }
+  void addManaged(void *ptr, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    managed[ptr] = bytes;
+  }
+  /// Keeps `ptr` for reuse; false when it is to be freed now (not a
+  /// managed buffer of ours, no module loaded, or the cache is full).
+  bool keep(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = managed.find(ptr);
+    if (it == managed.end())
+      return false;
+    size_t bytes = it->second;
+    if (loadedModules == 0 || idleBytes + bytes > cacheLimit()) {
+      managed.erase(it);
+      return false;
+    }
+    idle[bytes].push_back(ptr);
+    idleBytes += bytes;
+    return true;
+  }
+  void moduleLoaded() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++loadedModules;
+  }
+  /// After the last module is unloaded, the idle buffers to free.
+  std::vector<void *> moduleUnloaded() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<void *> release;
+    if (loadedModules > 0 && --loadedModules > 0)
+      return release;
+    for (auto &[bytes, ptrs] : idle)
+      for (void *ptr : ptrs) {
+        managed.erase(ptr);
+        release.push_back(ptr);
+      }
+    idle.clear();
+    idleBytes = 0;
+    return release;
+  }
+
   /// Valid for the life of the process (another thread may clear and
   /// replace the current error meanwhile).
   const char *getError() {
@@ -148,6 +209,17 @@ public:
   }
 
 private:
+  /// FP8_GPU_CACHE_MIB (default 4096; 0 keeps nothing).
+  size_t cacheLimit() {
+    if (!cacheLimitBytes) {
+      const char *value = std::getenv("FP8_GPU_CACHE_MIB");
+      cacheLimitBytes = (value && *value ? std::strtoull(value, nullptr, 10)
+                                         : 4096ull)
+                        << 20;
+    }
+    return *cacheLimitBytes;
+  }
+
   void failLocked(Status status) {
     if (!error.empty())
       return;
@@ -164,6 +236,12 @@ private:
   std::vector<std::unique_ptr<std::string>> reported;
   std::unordered_map<FunctionHandle, unsigned> allowed;
   std::unordered_set<void *> fallbacks;
+  /// Managed buffers by size (live and idle), the idle ones by size.
+  std::unordered_map<void *, size_t> managed;
+  std::unordered_map<size_t, std::vector<void *>> idle;
+  size_t idleBytes = 0;
+  std::optional<size_t> cacheLimitBytes;
+  int loadedModules = 0;
 };
 
 DevicePtr address(const void *ptr) { return reinterpret_cast<DevicePtr>(ptr); }
@@ -193,7 +271,10 @@ MGPU void *mgpuModuleLoad(void *data, size_t size) {
     return nullptr;
   auto module =
       cuda->loadModule(std::string_view(static_cast<char *>(data), size));
-  return rt.check(module) ? nullptr : *module;
+  if (rt.check(module))
+    return nullptr;
+  rt.moduleLoaded();
+  return *module;
 }
 
 /// NUL-terminated PTX, JIT-compiled by the driver at `optLevel`.
@@ -203,13 +284,21 @@ MGPU void *mgpuModuleLoadJIT(void *data, int optLevel) {
   if (!cuda)
     return nullptr;
   auto module = cuda->loadModule(static_cast<const char *>(data), optLevel);
-  return rt.check(module) ? nullptr : *module;
+  if (rt.check(module))
+    return nullptr;
+  rt.moduleLoaded();
+  return *module;
 }
 
 MGPU void mgpuModuleUnload(void *module) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && module)
-    rt.check(cuda->unloadModule(static_cast<ModuleHandle>(module)));
+  CudaRuntime *cuda = rt.cudaForRelease();
+  if (!cuda || !module)
+    return;
+  rt.check(cuda->unloadModule(static_cast<ModuleHandle>(module)));
+  // No program left: the buffers kept for one go back to the driver.
+  for (void *ptr : rt.moduleUnloaded())
+    rt.check(cuda->free(address(ptr)));
 }
 
 MGPU void *mgpuModuleGetFunction(void *module, const char *name) {
@@ -418,9 +507,14 @@ MGPU void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
   Runtime &rt = Runtime::get();
   if (bytes > 0 && alignment <= kManagedAlignment) {
     if (CudaRuntime *cuda = rt.cuda()) {
+      if (void *kept = rt.takeCached(bytes))
+        return kept;
       auto ptr = cuda->allocateManaged(bytes);
-      if (!rt.check(ptr))
-        return reinterpret_cast<void *>(*ptr);
+      if (!rt.check(ptr)) {
+        void *managed = reinterpret_cast<void *>(*ptr);
+        rt.addManaged(managed, bytes);
+        return managed;
+      }
     }
   }
   // Host memory: aligned_alloc wants a multiple of the alignment.
@@ -444,6 +538,8 @@ MGPU void _mlir_memref_to_llvm_free(void *ptr) {
     std::free(ptr);
     return;
   }
+  if (rt.keep(ptr))
+    return;
   if (CudaRuntime *cuda = rt.cudaForRelease())
     rt.check(cuda->free(address(ptr)));
 }

@@ -28,32 +28,34 @@ module attributes {gpu.container_module} {
 // -----
 
 // What the host may do while the chain runs: allocate, write a buffer no
-// queued op has (the amax it zeroes before the launch that reads it), use
-// its stack and host globals, ask the runtime library. What it must wait
-// for: a read of a buffer a queued op was given (through a view), a
-// buffer whose pointer a tensor map holds, an unknown call.
+// queued op has, use its stack and host globals, ask the runtime library.
+// A one-element buffer's store (the amax zeroed before the kernel that
+// reads it) becomes a gpu.memset on the chain: the device writes it. What
+// the host must wait for: a read of a buffer a queued op was given
+// (through a view), a buffer whose address a tensor map holds, an unknown
+// call.
 // CHECK-LABEL: func.func @host
 // CHECK: %[[T0:.+]] = gpu.wait async
 // CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T0]]] @k::@a
-// CHECK-NEXT: %[[FRESH:.+]] = memref.alloc() : memref<f32>
-// CHECK-NEXT: memref.store %{{.+}}, %[[FRESH]][]
+// CHECK-NEXT: %[[AMAX:.+]] = memref.alloc() : memref<f32>
+// CHECK-NEXT: %[[T2:.+]] = gpu.memset async [%[[T1]]] %[[AMAX]], %arg1 : memref<f32>, f32
+// CHECK-NEXT: %[[PAIR:.+]] = memref.alloc() : memref<2xf32>
+// CHECK-NEXT: memref.store %arg1, %[[PAIR]][%c0]
 // CHECK-NEXT: llvm.alloca
 // CHECK-NEXT: llvm.store
 // CHECK-NEXT: llvm.mlir.addressof @slot
 // CHECK-NEXT: llvm.load
-// CHECK-NEXT: %[[T2:.+]] = gpu.launch_func async [%[[T1]]] @k::@b
+// CHECK-NEXT: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @k::@b {{.*}} args(%[[AMAX]] : memref<f32>)
 // CHECK-NEXT: memref.subview
-// CHECK-NEXT: gpu.wait [%[[T2]]]
+// CHECK-NEXT: gpu.wait [%[[T3]]]
 // CHECK-NEXT: memref.load
-// CHECK-NEXT: %[[T3:.+]] = gpu.wait async
-// CHECK-NEXT: %[[T4:.+]] = gpu.launch_func async [%[[T3]]] @k::@a
-// The first buffer again: @b is done (the wait above), the new chain's
-// launch has not got it. The tensor map's buffer: the chain may use it.
-// CHECK: %[[MAPPED:.+]] = memref.alloc() : memref<f32>
+// CHECK-NEXT: %[[T4:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@a
+// CHECK: %[[MAPPED:.+]] = memref.alloc() : memref<2xf32>
 // CHECK: call @fp8GpuEncodeTensorMap
-// CHECK-NEXT: memref.store %{{.+}}, %[[FRESH]][]
-// CHECK-NEXT: gpu.wait [%[[T4]]]
-// CHECK-NEXT: memref.store %{{.+}}, %[[MAPPED]][]
+// CHECK-NEXT: memref.store %arg1, %[[PAIR]][%c1]
+// CHECK-NEXT: gpu.wait [%[[T5]]]
+// CHECK-NEXT: memref.store %arg1, %[[MAPPED]][%c0]
 // CHECK-NEXT: call @unknown() : () -> ()
 // CHECK-NEXT: return
 module attributes {gpu.container_module} {
@@ -71,6 +73,8 @@ module attributes {gpu.container_module} {
     gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
     %amax = memref.alloc() : memref<f32>
     memref.store %v, %amax[] : memref<f32>
+    %pair = memref.alloc() : memref<2xf32>
+    memref.store %v, %pair[%c0] : memref<2xf32>
     %stack = llvm.alloca %i1 x i64 : (i64) -> !llvm.ptr
     llvm.store %i1, %stack : i64, !llvm.ptr
     %slot = llvm.mlir.addressof @slot : !llvm.ptr
@@ -79,13 +83,13 @@ module attributes {gpu.container_module} {
     %view = memref.subview %amax[] [] [] : memref<f32> to memref<f32>
     %r = memref.load %view[] : memref<f32>
     gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
-    %buffer = memref.alloc() : memref<f32>
-    %index = memref.extract_aligned_pointer_as_index %buffer : memref<f32> -> index
+    %buffer = memref.alloc() : memref<2xf32>
+    %index = memref.extract_aligned_pointer_as_index %buffer : memref<2xf32> -> index
     %int = arith.index_cast %index : index to i64
     %ptr = llvm.inttoptr %int : i64 to !llvm.ptr
     func.call @fp8GpuEncodeTensorMap(%stack, %ptr) : (!llvm.ptr, !llvm.ptr) -> ()
-    memref.store %v, %amax[] : memref<f32>
-    memref.store %v, %buffer[] : memref<f32>
+    memref.store %v, %pair[%c1] : memref<2xf32>
+    memref.store %v, %buffer[%c0] : memref<2xf32>
     func.call @unknown() : () -> ()
     return %r : f32
   }
@@ -162,9 +166,9 @@ module attributes {gpu.container_module} {
 // count (the dealloc bookkeeping stores every address at the end).
 // CHECK-LABEL: func.func @leak
 // CHECK: %[[T:.+]] = gpu.launch_func async
-// CHECK-NEXT: memref.store %{{.+}}, %[[LATER:.+]][]
+// CHECK-NEXT: memref.store %{{.+}}, %[[LATER:.+]][%c0]
 // CHECK-NEXT: gpu.wait [%[[T]]]
-// CHECK-NEXT: memref.store %{{.+}}, %[[LEAKED:.+]][]
+// CHECK-NEXT: memref.store %{{.+}}, %[[LEAKED:.+]][%c0]
 // CHECK-NEXT: memref.extract_aligned_pointer_as_index %[[LATER]]
 // CHECK-NEXT: return
 module attributes {gpu.container_module} {
@@ -174,15 +178,15 @@ module attributes {gpu.container_module} {
   func.func @leak(%v: f32) -> index {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
-    %leaked = memref.alloc() : memref<f32>
-    %later = memref.alloc() : memref<f32>
-    %address = memref.extract_aligned_pointer_as_index %leaked : memref<f32> -> index
+    %leaked = memref.alloc() : memref<2xf32>
+    %later = memref.alloc() : memref<2xf32>
+    %address = memref.extract_aligned_pointer_as_index %leaked : memref<2xf32> -> index
     %holder = memref.alloc() : memref<1xindex>
     memref.store %address, %holder[%c0] : memref<1xindex>
     gpu.launch_func @k::@c blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%holder : memref<1xindex>)
-    memref.store %v, %later[] : memref<f32>
-    memref.store %v, %leaked[] : memref<f32>
-    %other = memref.extract_aligned_pointer_as_index %later : memref<f32> -> index
+    memref.store %v, %later[%c0] : memref<2xf32>
+    memref.store %v, %leaked[%c0] : memref<2xf32>
+    %other = memref.extract_aligned_pointer_as_index %later : memref<2xf32> -> index
     return %other : index
   }
 
@@ -196,13 +200,14 @@ module attributes {gpu.container_module} {
   func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr)
   func.func @mapped(%v: f32, %map: !llvm.ptr, %x: memref<1xindex>) {
     %c1 = arith.constant 1 : index
-    %buffer = memref.alloc() : memref<f32>
-    %index = memref.extract_aligned_pointer_as_index %buffer : memref<f32> -> index
+    %c0 = arith.constant 0 : index
+    %buffer = memref.alloc() : memref<2xf32>
+    %index = memref.extract_aligned_pointer_as_index %buffer : memref<2xf32> -> index
     %int = arith.index_cast %index : index to i64
     %ptr = llvm.inttoptr %int : i64 to !llvm.ptr
     func.call @fp8GpuEncodeTensorMap(%map, %ptr) : (!llvm.ptr, !llvm.ptr) -> ()
     gpu.launch_func @k::@c blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<1xindex>)
-    memref.store %v, %buffer[] : memref<f32>
+    memref.store %v, %buffer[%c0] : memref<2xf32>
     return
   }
 }

@@ -273,7 +273,12 @@ def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
     stream): the first GPU op starts it (`gpu.wait async`), every
     `gpu.launch_func`, `gpu.memcpy` and `gpu.memset` is queued after the one
     before, and the `gpu.wait` pairs that made copies synchronous are
-    dropped. The host waits (`gpu.wait` on the chain) only before:
+    dropped. A host store of a 16- or 32-bit value into a one-element
+    buffer the function allocated (an amax zeroed for its kernel, a scale a
+    kernel reads) becomes a `gpu.memset` on the chain: written by the
+    device, the buffer's managed page does not move to the host and fault
+    back at the next kernel. The host waits (`gpu.wait` on the chain) only
+    before:
     - a block terminator (return, branch): results and state are complete
       when a function returns, and tokens never cross blocks;
     - an op that may read, write or free memory the queued work may use.
