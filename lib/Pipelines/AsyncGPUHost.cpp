@@ -55,19 +55,24 @@ Value rootOf(Value value) {
   return value;
 }
 
-/// Host memory no GPU work addresses: the stack and LLVM globals (the
-/// pointer slots of the device-resident state, not the state).
-bool isHostOnly(Value root) {
+/// Host memory GPU work does not address unless given it: the stack and
+/// LLVM globals (the pointer slots of the device-resident state, not the
+/// state).
+bool isHostMemory(Value root) {
   return isa_and_present<LLVM::AllocaOp, memref::AllocaOp, LLVM::AddressOfOp>(
       root.getDefiningOp());
 }
 
-/// The runtime library's host-side functions (tensor maps, SM count,
-/// pointer queries): they read no buffer's contents.
+/// The runtime library's host-side queries (a tensor map encoded into host
+/// memory, the SM count, a pointer's kind): they read no buffer's contents
+/// and wait for nothing.
 bool isRuntimeQuery(func::CallOp call, SymbolTable &symbols) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   return callee && callee.isExternal() &&
-         callee.getName().starts_with("fp8Gpu");
+         llvm::is_contained({"fp8GpuEncodeTensorMap",
+                             "fp8GpuMultiprocessorCount",
+                             "fp8GpuIsManagedMemory"},
+                            callee.getName());
 }
 
 /// Threads one token chain through the GPU ops of a block.
@@ -92,8 +97,13 @@ public:
       Value value = worklist.pop_back_val();
       for (OpOperand &use : value.getUses()) {
         Operation *user = use.getOwner();
-        if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op))
+        // Uses in other blocks run after `op` (the buffer is allocated in
+        // its block); one nested in an earlier op's region is not traced.
+        Operation *ancestor = op->getBlock()->findAncestorOpInBlock(*user);
+        if (!ancestor || !ancestor->isBeforeInBlock(op))
           continue;
+        if (ancestor != user)
+          return false;
         if (isAlias(user) && use.getOperandNumber() == 0) {
           llvm::append_range(worklist, user->getResults());
           continue;
@@ -282,7 +292,7 @@ private:
       if (!value)
         return true;
       Value root = rootOf(value);
-      if (isHostOnly(root))
+      if (isHostMemory(root) && !queued.contains(root))
         continue;
       if (!isFresh(root, op))
         return true;
@@ -300,7 +310,9 @@ private:
 };
 
 /// Inlines `call` when its callee is one block (the launchers after
-/// convert-scf-to-cf); returns whether it did.
+/// convert-scf-to-cf); returns whether it did. Stack allocations of a
+/// constant size (tensor maps) go to the caller's entry block: the callee
+/// freed them on return, and a call in a loop must not grow the stack.
 bool inlineLauncher(func::CallOp call, func::FuncOp callee) {
   if (!callee.getBody().hasOneBlock())
     return false;
@@ -308,8 +320,20 @@ bool inlineLauncher(func::CallOp call, func::FuncOp callee) {
   IRMapping mapping;
   mapping.map(body.getArguments(), call.getOperands());
   OpBuilder b(call);
-  for (Operation &op : body.without_terminator())
+  Block &entry = call->getParentOfType<func::FuncOp>().getBody().front();
+  OpBuilder top = OpBuilder::atBlockBegin(&entry);
+  for (Operation &op : body.without_terminator()) {
+    auto alloca = dyn_cast<LLVM::AllocaOp>(op);
+    Operation *size = alloca ? alloca.getArraySize().getDefiningOp() : nullptr;
+    if (size && size->hasTrait<OpTrait::ConstantLike>()) {
+      IRMapping constant;
+      constant.map(size->getResult(0), top.clone(*size)->getResult(0));
+      mapping.map(alloca.getResult(),
+                  top.clone(*alloca, constant)->getResult(0));
+      continue;
+    }
     b.clone(op, mapping);
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [result, value] : llvm::zip(call.getResults(), ret.getOperands()))
     result.replaceAllUsesWith(mapping.lookupOrDefault(value));

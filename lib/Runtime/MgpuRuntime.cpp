@@ -164,7 +164,10 @@ public:
     if (it == managed.end())
       return false;
     size_t bytes = it->second;
-    if (loadedModules == 0 || idleBytes + bytes > cacheLimit()) {
+    // In error, the waits before a free did nothing (no driver call runs):
+    // the buffer may still be in use, and cuMemFree waits for it.
+    if (!error.empty() || loadedModules == 0 ||
+        idleBytes + bytes > cacheLimit()) {
       managed.erase(it);
       return false;
     }

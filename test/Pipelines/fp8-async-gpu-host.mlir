@@ -214,6 +214,83 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// An address taken inside an earlier op's region is not traced: the
+// buffer counts as used. A stack buffer given to a queued op is waited
+// for like any other.
+// CHECK-LABEL: func.func @nested
+// CHECK: %[[T:.+]] = gpu.launch_func async
+// CHECK-NEXT: gpu.wait [%[[T]]]
+// CHECK-NEXT: memref.store %{{.+}}, %{{.+}}[%c0] : memref<2xf32>
+// CHECK-LABEL: func.func @stack
+// CHECK: %[[T:.+]] = gpu.launch_func async
+// CHECK-NEXT: gpu.wait [%[[T]]]
+// CHECK-NEXT: llvm.store
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @c(%x: memref<1xindex>) kernel { gpu.return }
+    gpu.func @p(%x: !llvm.ptr) kernel { gpu.return }
+  }
+  func.func @nested(%v: f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %buffer = memref.alloc() : memref<2xf32>
+    %holder = memref.alloc() : memref<1xindex>
+    scf.execute_region {
+      %address = memref.extract_aligned_pointer_as_index %buffer : memref<2xf32> -> index
+      memref.store %address, %holder[%c0] : memref<1xindex>
+      scf.yield
+    }
+    gpu.launch_func @k::@c blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%holder : memref<1xindex>)
+    memref.store %v, %buffer[%c0] : memref<2xf32>
+    return
+  }
+  func.func @stack(%v: i64) {
+    %c1 = arith.constant 1 : index
+    %stack = llvm.alloca %v x i64 : (i64) -> !llvm.ptr
+    gpu.launch_func @k::@p blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%stack : !llvm.ptr)
+    llvm.store %v, %stack : i64, !llvm.ptr
+    return
+  }
+}
+
+// -----
+
+// A launcher's stack buffers of a constant size (the tensor maps) go to
+// the caller's entry block when it is inlined: in a loop, the stack must
+// not grow with every call.
+// CHECK-LABEL: func.func @loop
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[MAP:.+]] = llvm.alloca %[[ONE]] x !llvm.array<16 x i64>
+// CHECK: ^bb1:
+// CHECK-NOT: llvm.alloca
+// CHECK: llvm.store %{{.+}}, %[[MAP]]
+// CHECK-NOT: llvm.alloca
+// CHECK: cf.cond_br
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: !llvm.array<16 x i64>) kernel { gpu.return }
+  }
+  func.func private @__fp8_gpu_mapped(%x: i64) attributes {fp8.gpu_launcher} {
+    %one = arith.constant 1 : i64
+    %c1 = arith.constant 1 : index
+    %map = llvm.alloca %one x !llvm.array<16 x i64> : (i64) -> !llvm.ptr
+    llvm.store %x, %map : i64, !llvm.ptr
+    %value = llvm.load %map : !llvm.ptr -> !llvm.array<16 x i64>
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%value : !llvm.array<16 x i64>)
+    return
+  }
+  func.func @loop(%x: i64, %more: i1) {
+    cf.br ^bb1
+  ^bb1:
+    call @__fp8_gpu_mapped(%x) : (i64) -> ()
+    cf.cond_br %more, ^bb1, ^bb2
+  ^bb2:
+    return
+  }
+}
+
+// -----
+
 // Nothing on the GPU: nothing changes.
 // CHECK-LABEL: func.func @none
 // CHECK-NEXT: memref.alloc
