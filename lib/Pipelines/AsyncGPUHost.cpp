@@ -78,8 +78,14 @@ bool isRuntimeQuery(func::CallOp call, SymbolTable &symbols) {
 /// Threads one token chain through the GPU ops of a block.
 class Chain {
 public:
-  Chain(SymbolTable &symbols) : symbols(symbols) {}
+  explicit Chain(SymbolTable &symbols) : symbols(symbols) {}
 
+  void run(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block))
+      visit(&op);
+  }
+
+private:
   /// Whether `buffer`, allocated in the block of `op`, is one no queued op
   /// can have: no op queued since the last wait was given it, and every
   /// use of it (through aliases) before `op` is an access of the memory
@@ -123,12 +129,6 @@ public:
     return true;
   }
 
-  void run(Block &block) {
-    for (Operation &op : llvm::make_early_inc_range(block))
-      visit(&op);
-  }
-
-private:
   void visit(Operation *op) {
     if (auto wait = dyn_cast<gpu::WaitOp>(op))
       return visitWait(wait);

@@ -175,9 +175,13 @@ public:
     idleBytes += bytes;
     return true;
   }
-  void moduleLoaded() {
+  /// The loaded module, counted, or null (the failure recorded).
+  void *loaded(Result<ModuleHandle> &module) {
+    if (check(module))
+      return nullptr;
     std::lock_guard<std::mutex> lock(mutex);
     ++loadedModules;
+    return *module;
   }
   /// After the last module is unloaded, the idle buffers to free.
   std::vector<void *> moduleUnloaded() {
@@ -274,10 +278,7 @@ MGPU void *mgpuModuleLoad(void *data, size_t size) {
     return nullptr;
   auto module =
       cuda->loadModule(std::string_view(static_cast<char *>(data), size));
-  if (rt.check(module))
-    return nullptr;
-  rt.moduleLoaded();
-  return *module;
+  return rt.loaded(module);
 }
 
 /// NUL-terminated PTX, JIT-compiled by the driver at `optLevel`.
@@ -287,10 +288,7 @@ MGPU void *mgpuModuleLoadJIT(void *data, int optLevel) {
   if (!cuda)
     return nullptr;
   auto module = cuda->loadModule(static_cast<const char *>(data), optLevel);
-  if (rt.check(module))
-    return nullptr;
-  rt.moduleLoaded();
-  return *module;
+  return rt.loaded(module);
 }
 
 MGPU void mgpuModuleUnload(void *module) {

@@ -1377,6 +1377,9 @@ private:
   Value padLastDim(Value memref, int64_t k);
   Value padLastDimIfNeeded(Value memref, Value k, Value paddedK,
                            Value aligned);
+  /// Zeros `padded`, then copies `source` into its leading `extents`.
+  void copyIntoZeroedRows(Value source, Value padded,
+                          ArrayRef<OpFoldResult> extents);
   LogicalResult lowerBlockAmax(BlockAmaxOp op);
   LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
   LogicalResult lowerBlockQuantize(QuantizeOp op);
@@ -1658,17 +1661,24 @@ Value HostLowering::padLastDim(Value memref, int64_t k) {
       sizes.push_back(dims(memref, d));
   auto padded = memref::AllocOp::create(
       *b, MemRefType::get(shape, type.getElementType()), sizes);
-  Value zero = arith::ConstantOp::create(
-      *b, b->getFloatAttr(type.getElementType(), 0.0));
-  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{padded});
-  SmallVector<OpFoldResult> offsets(rank, b->getIndexAttr(0));
-  SmallVector<OpFoldResult> extents, strides(rank, b->getIndexAttr(1));
+  SmallVector<OpFoldResult> extents;
   for (int64_t d = 0; d < rank; ++d)
     extents.push_back(type.isDynamicDim(d) ? OpFoldResult(dims(memref, d))
                                            : b->getIndexAttr(type.getDimSize(d)));
-  Value rows = memref::SubViewOp::create(*b, padded, offsets, extents, strides);
-  linalg::CopyOp::create(*b, memref, rows);
+  copyIntoZeroedRows(memref, padded, extents);
   return padded;
+}
+
+void HostLowering::copyIntoZeroedRows(Value source, Value padded,
+                                      ArrayRef<OpFoldResult> extents) {
+  auto type = cast<MemRefType>(padded.getType());
+  Value zero =
+      arith::ConstantOp::create(*b, b->getZeroAttr(type.getElementType()));
+  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{padded});
+  SmallVector<OpFoldResult> offsets(type.getRank(), b->getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b->getIndexAttr(1));
+  Value rows = memref::SubViewOp::create(*b, padded, offsets, extents, strides);
+  linalg::CopyOp::create(*b, source, rows);
 }
 
 /// `memref` (rows of a dynamic K) itself when `aligned`, else a copy in
@@ -1694,18 +1704,13 @@ Value HostLowering::padLastDimIfNeeded(Value memref, Value k, Value paddedK,
   shape.front() = ShapedType::kDynamic;
   auto paddedType = MemRefType::get(shape, type.getElementType());
   Value padded = memref::AllocOp::create(*b, paddedType, sizes);
-  Value fillValue = arith::ConstantOp::create(
-      *b, b->getZeroAttr(type.getElementType()));
-  linalg::FillOp::create(*b, ValueRange{fillValue}, ValueRange{padded});
   SmallVector<OpFoldResult> offsets(rank, b->getIndexAttr(0));
   SmallVector<OpFoldResult> copyExtents(extents.begin(), extents.end()),
       strides(rank, b->getIndexAttr(1));
   copyExtents.push_back(k);
   Value source =
       memref::SubViewOp::create(*b, memref, offsets, copyExtents, strides);
-  Value rows =
-      memref::SubViewOp::create(*b, padded, offsets, copyExtents, strides);
-  linalg::CopyOp::create(*b, source, rows);
+  copyIntoZeroedRows(source, padded, copyExtents);
   Value operand = memref;
   if (operand.getType() != paddedType)
     operand = memref::CastOp::create(*b, paddedType, operand);
