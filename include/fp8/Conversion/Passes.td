@@ -147,6 +147,7 @@ def ConvertFP8ToGPULaunches : Pass<"convert-fp8-to-gpu-launches", "ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 

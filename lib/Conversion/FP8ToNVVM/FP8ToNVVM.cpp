@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+#include "BlockKernels.h"
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
 #include "fp8/Conversion/Passes.h"
@@ -32,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
@@ -64,8 +66,7 @@ static constexpr unsigned kGlobalSpace =
 static constexpr unsigned kSharedSpace =
     static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared);
 
-/// Short type names used in kernel names (KernelABI.h).
-static StringRef getTypeTag(Type type) {
+StringRef mlir::fp8::getKernelTypeTag(Type type) {
   if (type.isF32())
     return "f32";
   if (type.isBF16())
@@ -81,15 +82,48 @@ static StringRef getTypeTag(Type type) {
   return "";
 }
 
-/// The largest finite value of an FP8 element type (E4M3FN or E5M2, what
-/// the dialect's casts produce).
-static float getMaxFinite(Type float8Type) {
+float mlir::fp8::getFloat8MaxFinite(Type float8Type) {
   assert((isa<Float8E4M3FNType, Float8E5M2Type>(float8Type)) &&
          "an FP8 cast type");
   return num::getFormatInfo(isa<Float8E4M3FNType>(float8Type)
                                 ? num::Format::E4M3FN
                                 : num::Format::E5M2)
       .maxFinite;
+}
+
+std::string mlir::fp8::BlockRecipe::getSuffix() const {
+  if (mx)
+    return "_mx";
+  std::string suffix = powerOfTwo ? "_pow2" : "";
+  if (epsilon != 0.0f)
+    suffix += "_eps" + llvm::utohexstr(llvm::bit_cast<uint32_t>(epsilon),
+                                       /*LowerCase=*/true, /*Width=*/8);
+  return suffix;
+}
+
+std::pair<Value, Value> mlir::fp8::createBlockScale(OpBuilder &builder,
+                                                    Location loc, Value amax,
+                                                    Type float8Type,
+                                                    const BlockRecipe &recipe) {
+  float maxFinite = getFloat8MaxFinite(float8Type);
+  if (recipe.mx) {
+    Value code = createMXScaleCode(builder, loc, amax, maxFinite);
+    return {createMXScaleFromCode(builder, loc, code),
+            arith::TruncIOp::create(builder, loc, builder.getI8Type(), code)};
+  }
+  Value scale = createCurrentScale(builder, loc, amax,
+                                   createF32Constant(builder, loc, maxFinite),
+                                   recipe.epsilon, recipe.powerOfTwo);
+  return {scale, arith::DivFOp::create(
+                     builder, loc, createF32Constant(builder, loc, 1.0f),
+                     scale)};
+}
+
+Value mlir::fp8::createFloat8Pair(OpBuilder &builder, Location loc, Value hi,
+                                  Value lo, Type float8Type) {
+  return NVVM::ConvertF32x2ToF8x2Op::create(
+      builder, loc, builder.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+      NVVM::SaturationMode::SATFINITE, /*relu=*/false, float8Type);
 }
 
 static Type getElementType(Value value) {
@@ -210,9 +244,7 @@ public:
 
   /// cvt.rn.satfinite.<fp8>x2.f32: `lo` in the low byte, `hi` in the high.
   Value cvtPair(Value hi, Value lo, Type float8Type) {
-    return NVVM::ConvertF32x2ToF8x2Op::create(
-        b, i16(), hi, lo, NVVM::FPRoundingMode::RN,
-        NVVM::SaturationMode::SATFINITE, /*relu=*/false, float8Type);
+    return createFloat8Pair(b, b.getLoc(), hi, lo, float8Type);
   }
 
   /// 16 f32 values -> 16 FP8 bytes as four little-endian i32 words.
@@ -359,23 +391,6 @@ public:
 
 /// How a block kernel turns a block amax into its scales: the E8M0 MXFP8
 /// rule, or f32 block scaling with its options (compute_block_scales).
-struct BlockRecipe {
-  bool mx = false;
-  bool powerOfTwo = false;
-  float epsilon = 0.0f;
-
-  /// The kernel-name suffix (KernelABI.h).
-  std::string getSuffix() const {
-    if (mx)
-      return "_mx";
-    std::string suffix = powerOfTwo ? "_pow2" : "";
-    if (epsilon != 0.0f)
-      suffix += "_eps" + llvm::utohexstr(llvm::bit_cast<uint32_t>(epsilon),
-                                         /*LowerCase=*/true, /*Width=*/8);
-    return suffix;
-  }
-};
-
 /// One group of threads on one block of a block kernel, and this thread's
 /// kBlockVector-element runs of it: one per step.
 struct BlockCursor {
@@ -397,6 +412,8 @@ struct BlockCursor {
 class KernelLibrary {
 public:
   KernelLibrary(gpu::GPUModuleOp module) : module(module) {}
+
+  gpu::GPUModuleOp getModule() { return module; }
 
   /// quantize_<in>_<fp8>[_amax] / amax_<in>: see KernelABI.h.
   StringRef getQuantize(Type in, Type out, bool withAmax);
@@ -439,9 +456,6 @@ private:
                   Value rows, Value cols, ArrayRef<Value> vectorPtrs,
                   function_ref<void(BlockCursor &)> body);
   Value groupMax(KernelEmitter &k, Value value, int64_t group);
-  std::pair<Value, Value> buildBlockScale(KernelEmitter &k, Value amax,
-                                          Type out,
-                                          const BlockRecipe &recipe);
 
   gpu::GPUModuleOp module;
   llvm::StringMap<LLVM::LLVMFuncOp> kernels;
@@ -523,7 +537,7 @@ void KernelLibrary::buildElementwise(KernelEmitter &k, ValueRange args,
 
 StringRef KernelLibrary::getQuantize(Type in, Type out, bool withAmax) {
   std::string name = ("quantize_" + Twine(withAmax ? "amax_" : "") +
-                      getTypeTag(in) + "_" + getTypeTag(out))
+                      getKernelTypeTag(in) + "_" + getKernelTypeTag(out))
                          .str();
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
@@ -539,7 +553,7 @@ StringRef KernelLibrary::getQuantize(Type in, Type out, bool withAmax) {
 }
 
 StringRef KernelLibrary::getAmax(Type in) {
-  std::string name = ("amax_" + getTypeTag(in)).str();
+  std::string name = ("amax_" + getKernelTypeTag(in)).str();
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   return getOrCreate(name, {ptr, ptr, IntegerType::get(ctx, 64)},
@@ -598,7 +612,7 @@ void KernelLibrary::buildDequantize(KernelEmitter &k, ValueRange args,
 
 StringRef KernelLibrary::getDequantize(Type in, Type out) {
   std::string name =
-      ("dequantize_" + getTypeTag(in) + "_" + getTypeTag(out)).str();
+      ("dequantize_" + getKernelTypeTag(in) + "_" + getKernelTypeTag(out)).str();
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   return getOrCreate(name, {ptr, ptr, ptr, IntegerType::get(ctx, 64)},
@@ -742,8 +756,8 @@ void KernelLibrary::buildCastTranspose(KernelEmitter &k, ValueRange args,
 }
 
 StringRef KernelLibrary::getCastTranspose(Type in, Type out, bool withAmax) {
-  std::string name = ("cast_transpose_" + getTypeTag(in) + "_" +
-                      getTypeTag(out) + (withAmax ? "_amax" : ""))
+  std::string name = ("cast_transpose_" + getKernelTypeTag(in) + "_" +
+                      getKernelTypeTag(out) + (withAmax ? "_amax" : ""))
                          .str();
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
@@ -969,22 +983,6 @@ Value KernelLibrary::groupMax(KernelEmitter &k, Value value, int64_t group) {
   return result;
 }
 
-/// compute_block_scales on one amax: the f32 scale and the scale_inv to
-/// store (an f32, or the E8M0 code as an i8).
-std::pair<Value, Value>
-KernelLibrary::buildBlockScale(KernelEmitter &k, Value amax, Type out,
-                               const BlockRecipe &recipe) {
-  Location loc = k.b.getLoc();
-  if (recipe.mx) {
-    Value code = createMXScaleCode(k.b, loc, amax, getMaxFinite(out));
-    return {createMXScaleFromCode(k.b, loc, code),
-            arith::TruncIOp::create(k.b, k.i8(), code)};
-  }
-  Value scale = createCurrentScale(k.b, loc, amax, k.f32(getMaxFinite(out)),
-                                   recipe.epsilon, recipe.powerOfTwo);
-  return {scale, arith::DivFOp::create(k.b, k.f32(1.0f), scale)};
-}
-
 namespace {
 /// Reads and writes of one thread's 4-element runs in a block kernel:
 /// vector accesses for whole, aligned blocks, element by element (the
@@ -1116,7 +1114,7 @@ static std::string getBlockTag(int64_t br, int64_t bc) {
 
 StringRef KernelLibrary::getBlockCast(Type in, Type out, int64_t br,
                                       int64_t bc, const BlockRecipe &recipe) {
-  std::string name = ("block_cast_" + getTypeTag(in) + "_" + getTypeTag(out) +
+  std::string name = ("block_cast_" + getKernelTypeTag(in) + "_" + getKernelTypeTag(out) +
                       getBlockTag(br, bc) + recipe.getSuffix())
                          .str();
   MLIRContext *ctx = module.getContext();
@@ -1139,7 +1137,7 @@ StringRef KernelLibrary::getBlockCast(Type in, Type out, int64_t br,
               threadMax = k.fmax(threadMax, k.fabs(v));
           }
           Value amax = groupMax(k, threadMax, abi::blockGroupSize(br, bc));
-          auto [scale, scaleInv] = buildBlockScale(k, amax, out, recipe);
+          auto [scale, scaleInv] = createBlockScale(k.b, k.b.getLoc(), amax, out, recipe);
           for (int64_t s = 0; s < steps; ++s) {
             SmallVector<Value, 4> scaled;
             for (Value v : values[s])
@@ -1155,7 +1153,7 @@ StringRef KernelLibrary::getBlockCast(Type in, Type out, int64_t br,
 
 StringRef KernelLibrary::getBlockAmax(Type in, int64_t br, int64_t bc) {
   std::string name =
-      ("block_amax_" + getTypeTag(in) + getBlockTag(br, bc)).str();
+      ("block_amax_" + getKernelTypeTag(in) + getBlockTag(br, bc)).str();
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   Type i64 = IntegerType::get(ctx, 64);
@@ -1195,8 +1193,8 @@ StringRef KernelLibrary::getBlockMap(
 
 StringRef KernelLibrary::getBlockQuantize(Type in, Type out, int64_t br,
                                           int64_t bc) {
-  std::string name = ("block_quantize_" + getTypeTag(in) + "_" +
-                      getTypeTag(out) + getBlockTag(br, bc))
+  std::string name = ("block_quantize_" + getKernelTypeTag(in) + "_" +
+                      getKernelTypeTag(out) + getBlockTag(br, bc))
                          .str();
   // (x, q, scale, batch, rows, cols)
   return getBlockMap(name, br, bc,
@@ -1214,8 +1212,8 @@ StringRef KernelLibrary::getBlockQuantize(Type in, Type out, int64_t br,
 
 StringRef KernelLibrary::getBlockDequantize(Type in, Type out, int64_t br,
                                             int64_t bc, bool mx) {
-  std::string name = ("block_dequantize_" + getTypeTag(in) + "_" +
-                      getTypeTag(out) + getBlockTag(br, bc) +
+  std::string name = ("block_dequantize_" + getKernelTypeTag(in) + "_" +
+                      getKernelTypeTag(out) + getBlockTag(br, bc) +
                       (mx ? "_mx" : ""))
                          .str();
   // (q, y, scale_inv, batch, rows, cols)
@@ -1238,7 +1236,7 @@ StringRef KernelLibrary::getBlockDequantize(Type in, Type out, int64_t br,
 
 StringRef KernelLibrary::getBlockScales(Type out, const BlockRecipe &recipe) {
   std::string name =
-      ("block_scales_" + getTypeTag(out) + recipe.getSuffix()).str();
+      ("block_scales_" + getKernelTypeTag(out) + recipe.getSuffix()).str();
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   // (amax, scale, scale_inv, n): element-wise, grid-stride.
@@ -1249,7 +1247,7 @@ StringRef KernelLibrary::getBlockScales(Type out, const BlockRecipe &recipe) {
         Value stride = k.mul(k.nctaid(), k.ntid());
         k.forLoop(gtid, args[3], stride, k.f32(0.0f), [&](Value i, Value u) {
           Value amax = k.loadScalar(k.gep(args[0], k.f32(), i));
-          auto [scale, scaleInv] = buildBlockScale(k, amax, out, recipe);
+          auto [scale, scaleInv] = createBlockScale(k.b, k.b.getLoc(), amax, out, recipe);
           k.store(scale, k.gep(args[1], k.f32(), i), 4);
           k.store(scaleInv, k.gep(args[2], scaleInv.getType(), i),
                   scaleInv.getType().getIntOrFloatBitWidth() / 8);
@@ -1266,7 +1264,7 @@ StringRef KernelLibrary::getBlockScales(Type out, const BlockRecipe &recipe) {
 /// f32 scalars become memref<f32>.
 static MemRefType getDeviceType(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-    if (getTypeTag(tensor.getElementType()).empty())
+    if (getKernelTypeTag(tensor.getElementType()).empty())
       return {};
     return MemRefType::get(tensor.getShape(), tensor.getElementType());
   }
@@ -1381,6 +1379,7 @@ private:
   void copyIntoZeroedRows(Value source, Value padded,
                           ArrayRef<OpFoldResult> extents);
   LogicalResult lowerBlockAmax(BlockAmaxOp op);
+  LogicalResult lowerBlockCastTranspose(BlockAmaxOp op, Value source);
   LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
   LogicalResult lowerBlockQuantize(QuantizeOp op);
   LogicalResult lowerBlockDequantize(DequantizeOp op);
@@ -1394,6 +1393,8 @@ private:
   IRMapping buffers;
   llvm::DenseMap<Value, Value> outParams;
   llvm::DenseMap<Value, Value> pointers;
+  /// x^T -> x for the transposes a block_cast_transpose reads through.
+  llvm::DenseMap<Value, Value> transposedInputs;
   /// Ops a fused kernel already computed.
   llvm::SmallPtrSet<Operation *, 8> done;
   SmallVector<Value> temporaries;
@@ -1418,7 +1419,8 @@ LogicalResult HostLowering::checkSupported() {
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
                                    "f8E5M2, f8E8M0FNU and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
-    if (launcher && (op.hasAttr(kWgmmaKernelAttr) || isa<ub::PoisonOp>(op)))
+    if (launcher && (op.hasAttr(kWgmmaKernelAttr) ||
+                     isa<ub::PoisonOp, linalg::TransposeOp>(op)))
       continue;
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
@@ -1564,6 +1566,33 @@ getFusedBlockCast(BlockAmaxOp op) {
   return std::nullopt;
 }
 
+/// A fused block cast (getFusedBlockCast) of x^T, a 2-D linalg.transpose
+/// that only the cast reads, in 1 x bc blocks that block_cast_transpose
+/// takes: one pass over x writes the cast transposed. What
+/// convert-fp8-scaled-matmul-to-wgmma makes of a block-scaled operand whose
+/// blocks run along the tokens. Null otherwise.
+static linalg::TransposeOp getTransposingBlockCast(BlockAmaxOp op) {
+  auto transpose = op.getInput().getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return {};
+  auto fused = getFusedBlockCast(op);
+  if (!fused)
+    return {};
+  QuantizeOp quantize = fused->second;
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  ArrayRef<int64_t> block = op.getBlockShape();
+  if (!type.hasStaticShape() || block[0] != 1 ||
+      !abi::isTransposeCastBlock(block[1]) ||
+      getKernelTypeTag(type.getElementType()).empty() ||
+      type.getElementType().getIntOrFloatBitWidth() == 8)
+    return {};
+  bool onlyTheCast = llvm::all_of(op.getInput().getUsers(), [&](Operation *u) {
+    return u == op.getOperation() || u == quantize.getOperation();
+  });
+  return onlyTheCast ? transpose : linalg::TransposeOp();
+}
+
 /// block_amax -> compute_block_scales -> quantize of the same tensor and
 /// blocks is one pass of block_cast over the tensor; anything else, one
 /// kernel per op.
@@ -1572,6 +1601,8 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
       op, op.getInput().getType(), op.getBlockShape());
   if (failed(geometry))
     return failure();
+  if (Value source = transposedInputs.lookup(op.getInput()))
+    return lowerBlockCastTranspose(op, source);
   Value x = buffers.lookup(op.getInput());
   Type in = getElementType(x);
   Value amax = allocate(op.getAmax(), {});
@@ -1596,6 +1627,56 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
   }
   launchBlockKernel(kernels.getBlockAmax(in, geometry->br, geometry->bc),
                     *geometry, {pointer(x), pointer(amax)});
+  return success();
+}
+
+/// The fused block cast of x^T (getTransposingBlockCast) as one
+/// block_cast_transpose over x: a gpu.func on memrefs, launched on a 2-D
+/// grid of bc x 32 tiles.
+LogicalResult HostLowering::lowerBlockCastTranspose(BlockAmaxOp op,
+                                                    Value source) {
+  auto [scales, quantize] = *getFusedBlockCast(op);
+  Value amax = allocate(op.getAmax(), {});
+  Value scale = allocate(scales.getScale(), {});
+  Value scaleInv = allocate(scales.getScaleInv(), {});
+  Value q = allocate(quantize.getResult(), {});
+  auto sourceType = cast<MemRefType>(source.getType());
+  int64_t bc = op.getBlockShape()[1];
+  StringRef kernel = getOrCreateBlockCastTranspose(
+      kernels.getModule(), sourceType.getElementType(), getElementType(q), bc,
+      getBlockRecipe(scales));
+  // Dynamic shapes; FP8 and E8M0 as the bytes the kernel takes (the cast
+  // goes away when fp8-expand-float8 makes them i8 on the host too).
+  auto matrix = [](Type element) {
+    return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                           element);
+  };
+  SmallVector<Value> args;
+  for (Value buffer : {source, q, amax, scale, scaleInv}) {
+    Type element = getElementType(buffer);
+    Value arg = memref::CastOp::create(*b, matrix(element), buffer);
+    if (element.getIntOrFloatBitWidth() == 8)
+      arg = UnrealizedConversionCastOp::create(*b, matrix(b->getI8Type()), arg)
+                .getResult(0);
+    args.push_back(arg);
+  }
+  int64_t rows = sourceType.getDimSize(0), cols = sourceType.getDimSize(1);
+  Value one = constIndex(1);
+  gpu::LaunchFuncOp::create(
+      *b,
+      SymbolRefAttr::get(b->getContext(), abi::kKernelModuleName,
+                         {FlatSymbolRefAttr::get(b->getContext(), kernel)}),
+      gpu::KernelDim3{
+          constIndex(llvm::divideCeil(cols, abi::kTransposeCastColumns)),
+          constIndex(llvm::divideCeil(rows, bc)), one},
+      gpu::KernelDim3{constIndex(abi::kBlockSize), one, one},
+      /*dynamicSharedMemorySize=*/Value(), args, Value());
+  buffers.map(op.getAmax(), amax);
+  buffers.map(scales.getScale(), scale);
+  buffers.map(scales.getScaleInv(), scaleInv);
+  buffers.map(quantize.getResult(), q);
+  done.insert(scales);
+  done.insert(quantize);
   return success();
 }
 
@@ -1950,6 +2031,18 @@ LogicalResult HostLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](BlockAmaxOp amax) { return lowerBlockAmax(amax); })
+      // The input of a transposing block cast: its kernel reads x itself.
+      .Case([&](linalg::TransposeOp transpose) -> LogicalResult {
+        BlockAmaxOp cast;
+        for (Operation *user : transpose->getResult(0).getUsers())
+          if (auto amax = dyn_cast<BlockAmaxOp>(user))
+            cast = amax;
+        if (!launcher || !cast || getTransposingBlockCast(cast) != transpose)
+          return transpose.emitOpError() << "has no GPU lowering";
+        transposedInputs[transpose->getResult(0)] =
+            buffers.lookup(transpose.getInput());
+        return success();
+      })
       .Case([&](ScaledMatmulOp gemm) { return lowerScaledMatmul(gemm); })
       // A contraction's init (the kernel writes every element).
       .Case([&](ub::PoisonOp) { return success(); })
@@ -2267,17 +2360,19 @@ struct ConvertFP8ToGPULaunchesPass
       if (gpuModule.getName() != abi::kKernelModuleName &&
           gpuModule.getName() != gemm_abi::kGemmModuleName)
         continue;
-      for (auto kernel : llvm::make_early_inc_range(
-               gpuModule.getBody()->getOps<LLVM::LLVMFuncOp>()))
-        if (kernel->hasAttr(kernelAttr) &&
+      // LLVM-dialect kernels and gpu.func ones alike.
+      auto isKernel = [&](Operation &op) {
+        return isa<LLVM::LLVMFuncOp, gpu::GPUFuncOp>(op) &&
+               op.hasAttr(kernelAttr);
+      };
+      for (Operation &kernel :
+           llvm::make_early_inc_range(gpuModule.getBody()->getOperations()))
+        if (isKernel(kernel) &&
             !launched.contains(SymbolRefAttr::get(
                 gpuModule.getNameAttr(),
-                {FlatSymbolRefAttr::get(kernel.getSymNameAttr())})))
+                {FlatSymbolRefAttr::get(SymbolTable::getSymbolName(&kernel))})))
           kernel.erase();
-      if (llvm::none_of(gpuModule.getBody()->getOps<LLVM::LLVMFuncOp>(),
-                        [&](LLVM::LLVMFuncOp func) {
-                          return func->hasAttr(kernelAttr);
-                        }))
+      if (llvm::none_of(gpuModule.getBody()->getOperations(), isKernel))
         gpuModule.erase();
     }
   }
@@ -2316,8 +2411,13 @@ struct ConvertFP8ToGPULaunchesPass
                                 dominance.properlyDominates(v, op);
                        });
               });
-          if (available)
+          if (available) {
             group.append({scales, quantize});
+            // x^T read through by one transposing kernel.
+            if (linalg::TransposeOp transpose = getTransposingBlockCast(amax))
+              if (transpose->getBlock() == op->getBlock())
+                group.insert(group.begin(), transpose);
+          }
         }
       grouped.insert(group.begin(), group.end());
       groups.push_back(std::move(group));
@@ -2357,6 +2457,14 @@ struct ConvertFP8ToGPULaunchesPass
     return outputs;
   }
 
+  static StringRef getLauncherName(Operation *first) {
+    if (isa<linalg::TransposeOp>(first))
+      return "block_cast_transpose";
+    if (isa<linalg::LinalgOp>(first))
+      return "gemm";
+    return first->getName().stripDialect();
+  }
+
   /// A private launcher for `group` (HostLowering), or null when no kernel
   /// takes it (unsupported types or blocks): then the ops stay.
   func::FuncOp outline(ArrayRef<Operation *> group, KernelLibrary &kernels,
@@ -2367,10 +2475,7 @@ struct ConvertFP8ToGPULaunchesPass
     OpBuilder builder(first->getContext());
     auto func = func::FuncOp::create(
         builder, first->getLoc(),
-        (Twine("__fp8_gpu_") + (isa<linalg::LinalgOp>(first)
-                                     ? StringRef("gemm")
-                                     : first->getName().stripDialect()))
-            .str(),
+        (Twine("__fp8_gpu_") + getLauncherName(first)).str(),
         builder.getFunctionType(ValueRange(inputs.getArrayRef()).getTypes(),
                                 ValueRange(results).getTypes()));
     func.setPrivate();

@@ -1102,6 +1102,70 @@ static Value transposeBytes(OpBuilder &builder, Value operand) {
       .getResult()[0];
 }
 
+/// The transposed copy of a block-scaled operand `data` (with scales
+/// `scaleInv`) that a block cast of x produced (block_amax ->
+/// compute_block_scales -> quantize, what fp8-quantize emits), when this
+/// GEMM is its only reader: the same cast of x^T with the blocks swapped.
+/// Every block sees the same elements, so amax, scale and bytes are those
+/// of the transposed cast, bit for bit; fp8-lower-to-gpu then reads x once
+/// and writes the copy transposed (block_cast_transpose) instead of
+/// casting and transposing the bytes. The old cast is erased. Null
+/// otherwise.
+static std::pair<Value, Value> recastTransposed(OpBuilder &builder,
+                                                Value data, Value scaleInv) {
+  auto quantize = data.getDefiningOp<QuantizeOp>();
+  if (!quantize || !quantize.getBlockShape() || quantize.getAmax() ||
+      quantize.getResult().getType().getRank() != 2 || !data.hasOneUse() ||
+      !scaleInv.hasOneUse())
+    return {};
+  auto scales = quantize.getScale().getDefiningOp<ComputeBlockScalesOp>();
+  if (!scales || scales.getScaleInv() != scaleInv ||
+      !scales.getScale().hasOneUse())
+    return {};
+  auto amax = scales.getAmax().getDefiningOp<BlockAmaxOp>();
+  if (!amax || amax.getInput() != quantize.getInput() ||
+      amax.getBlockShape() != *quantize.getBlockShape() ||
+      !amax.getAmax().hasOneUse())
+    return {};
+  auto transposed = [](Type type) -> Type {
+    auto ranked = cast<RankedTensorType>(type);
+    return RankedTensorType::get(
+        {ranked.getDimSize(1), ranked.getDimSize(0)}, ranked.getElementType());
+  };
+  SmallVector<int64_t> block{amax.getBlockShape()[1],
+                             amax.getBlockShape()[0]};
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(quantize);
+  Location loc = quantize.getLoc();
+  Value x = transposeBytes(builder, quantize.getInput());
+  auto amaxT = BlockAmaxOp::create(
+      builder, amax.getLoc(), transposed(amax.getAmax().getType()), x, block);
+  auto scalesT = ComputeBlockScalesOp::create(
+      builder, scales.getLoc(), transposed(scales.getScale().getType()),
+      transposed(scaleInv.getType()), amaxT.getAmax(),
+      scales.getFp8TypeAttr(), scales.getPowerOfTwoAttr(),
+      scales.getEpsilonAttr());
+  auto quantizeT = QuantizeOp::create(
+      builder, loc, transposed(data.getType()), /*amax=*/Type(), x,
+      scalesT.getScale(), builder.getDenseI64ArrayAttr(block));
+  return {quantizeT.getResult(), scalesT.getScaleInv()};
+}
+
+/// Erases the block cast `data` came from once nothing reads it.
+static void eraseDeadBlockCast(Value data) {
+  auto quantize = data.getDefiningOp<QuantizeOp>();
+  if (!quantize || !quantize->use_empty())
+    return;
+  auto scales = quantize.getScale().getDefiningOp<ComputeBlockScalesOp>();
+  quantize.erase();
+  if (!scales || !scales->use_empty())
+    return;
+  auto amax = scales.getAmax().getDefiningOp<BlockAmaxOp>();
+  scales.erase();
+  if (amax && amax->use_empty())
+    amax.erase();
+}
+
 /// `operand` with its dimensions permuted so that the loop dimensions
 /// `order` index them in that order (a linalg.transpose copy; the operand
 /// itself when they already do). `map` is the operand's indexing map, a
@@ -1609,17 +1673,29 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       return;
     OpBuilder builder(op);
     MLIRContext *ctx = op.getContext();
+    // A cast of x^T where the operand is a block cast only this GEMM reads
+    // and its blocks then run along the rows (the weight gradient's
+    // token-wise blocks: one kernel), a transpose of the bytes and of the
+    // scale grid otherwise (a 128x128 weight cast the forward GEMM reads
+    // too: moving one byte per element beats a second cast).
+    auto transposeOperand = [&](OpOperand &data, OpOperand &scaleInv) {
+      Value old = data.get();
+      auto [copy, copyScaleInv] = recastTransposed(builder, old, scaleInv.get());
+      if (!copy) {
+        copy = transposeBytes(builder, old);
+        copyScaleInv = transposeBytes(builder, scaleInv.get());
+      }
+      data.assign(copy);
+      scaleInv.assign(copyScaleInv);
+      eraseDeadBlockCast(old);
+    };
     if (op.getTransposeLhs()) {
-      op.getLhsMutable().assign(transposeBytes(builder, op.getLhs()));
-      op.getLhsScaleInvMutable().assign(
-          transposeBytes(builder, op.getLhsScaleInv()));
+      transposeOperand(op.getLhsMutable(), op.getLhsScaleInvMutable());
       op.setLhsBlockAttr(DenseI64ArrayAttr::get(ctx, lhsBlock));
       op.setTransposeLhs(false);
     }
     if (!op.getTransposeRhs()) {
-      op.getRhsMutable().assign(transposeBytes(builder, op.getRhs()));
-      op.getRhsScaleInvMutable().assign(
-          transposeBytes(builder, op.getRhsScaleInv()));
+      transposeOperand(op.getRhsMutable(), op.getRhsScaleInvMutable());
       op.setRhsBlockAttr(DenseI64ArrayAttr::get(ctx, rhsBlock));
       op.setTransposeRhs(true);
     }

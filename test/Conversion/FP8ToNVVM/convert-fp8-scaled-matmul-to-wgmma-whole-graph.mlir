@@ -257,3 +257,59 @@ func.func @wgrad_blocks(%x: tensor<256x64xf8E4M3FN>, %dy: tensor<256x96xf8E5M2>,
       scales tensor<2x64xf32>, tensor<2x96xf32> -> tensor<64x96xf32>
   return %y : tensor<64x96xf32>
 }
+
+// -----
+
+// A weight-gradient operand that a block cast of x made for this GEMM only
+// (what fp8-quantize emits for granularity=block): the same cast of x^T
+// with the blocks swapped, so that fp8-lower-to-gpu reads x once and writes
+// the K-major copy (block_cast_transpose); the [128, 1] cast is gone. dY's
+// cast also feeds another GEMM: its bytes and scales are transposed.
+// CHECK-LABEL: func.func @wgrad_recast
+// CHECK-SAME: (%[[X:.*]]: tensor<256x64xbf16>, %[[DY:.*]]: tensor<256x96xf8E5M2>, %[[SDY:.*]]: tensor<2x96xf32>
+// CHECK-NOT: fp8.block_amax %[[X]]
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<256x64xbf16>) outs(%{{.*}} : tensor<64x256xbf16>) permutation = [1, 0]
+// CHECK: %[[A:.*]] = fp8.block_amax %[[XT]] block [1, 128] : tensor<64x256xbf16> -> tensor<64x2xf32>
+// CHECK: %[[S:.*]], %[[SI:.*]] = fp8.compute_block_scales %[[A]] for f8E4M3FN {power_of_two} : tensor<64x2xf32> -> tensor<64x2xf32>, tensor<64x2xf32>
+// CHECK: %[[Q:.*]] = fp8.quantize %[[XT]], %[[S]] block [1, 128] : tensor<64x256xbf16> scales tensor<64x2xf32> -> tensor<64x256xf8E4M3FN>
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%[[DY]] : tensor<256x96xf8E5M2>)
+// CHECK: %[[SDYT:.*]] = linalg.transpose ins(%[[SDY]] : tensor<2x96xf32>)
+// CHECK: fp8.scaled_matmul %[[Q]], %[[DYT]] scales %[[SI]], %[[SDYT]] blocks [1, 128], [1, 128] {fp8.wgmma_kernel = @fp8_gemm_kernels::@scaled_matmul_e4m3_e5m2_f32_promote_blocks1d1d_
+// CHECK-NOT: fp8.block_amax %[[X]]
+func.func @wgrad_recast(%x: tensor<256x64xbf16>, %dy: tensor<256x96xf8E5M2>,
+                        %sdy: tensor<2x96xf32>) -> (tensor<64x96xf32>, tensor<96x96xf32>) {
+  %a = fp8.block_amax %x block [128, 1] : tensor<256x64xbf16> -> tensor<2x64xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<2x64xf32> -> tensor<2x64xf32>, tensor<2x64xf32>
+  %q = fp8.quantize %x, %s block [128, 1] : tensor<256x64xbf16> scales tensor<2x64xf32> -> tensor<256x64xf8E4M3FN>
+  %y = fp8.scaled_matmul %q, %dy scales %si, %sdy blocks [128, 1], [128, 1] {transpose_lhs}
+      : tensor<256x64xf8E4M3FN>, tensor<256x96xf8E5M2>
+      scales tensor<2x64xf32>, tensor<2x96xf32> -> tensor<64x96xf32>
+  %z = fp8.scaled_matmul %dy, %dy scales %sdy, %sdy blocks [128, 1], [128, 1] {transpose_lhs}
+      : tensor<256x96xf8E5M2>, tensor<256x96xf8E5M2>
+      scales tensor<2x96xf32>, tensor<2x96xf32> -> tensor<96x96xf32>
+  return %y, %z : tensor<64x96xf32>, tensor<96x96xf32>
+}
+
+// -----
+
+// A 128x128 weight cast the forward GEMM reads too keeps its one cast; the
+// data gradient gets a transpose of its bytes and scales.
+// CHECK-LABEL: func.func @dgrad_shared_weight
+// CHECK-COUNT-1: fp8.block_amax
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<256x128xf8E4M3FN>)
+func.func @dgrad_shared_weight(%w: tensor<256x128xf32>, %x: tensor<64x128xf8E4M3FN>, %sx: tensor<64x1xf32>,
+                               %dy: tensor<64x256xf8E4M3FN>, %sdy: tensor<64x2xf32>)
+    -> (tensor<64x256xf32>, tensor<64x128xf32>) {
+  %a = fp8.block_amax %w block [128, 128] : tensor<256x128xf32> -> tensor<2x1xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<2x1xf32> -> tensor<2x1xf32>, tensor<2x1xf32>
+  %q = fp8.quantize %w, %s block [128, 128] : tensor<256x128xf32> scales tensor<2x1xf32> -> tensor<256x128xf8E4M3FN>
+  %y = fp8.scaled_matmul %x, %q scales %sx, %si blocks [1, 128], [128, 128] {transpose_rhs}
+      : tensor<64x128xf8E4M3FN>, tensor<256x128xf8E4M3FN>
+      scales tensor<64x1xf32>, tensor<2x1xf32> -> tensor<64x256xf32>
+  %dx = fp8.scaled_matmul %dy, %q scales %sdy, %si blocks [1, 128], [128, 128]
+      : tensor<64x256xf8E4M3FN>, tensor<256x128xf8E4M3FN>
+      scales tensor<64x2xf32>, tensor<2x1xf32> -> tensor<64x128xf32>
+  return %y, %dx : tensor<64x256xf32>, tensor<64x128xf32>
+}

@@ -293,3 +293,57 @@ module attributes {gpu.container_module} {
     return %q : tensor<4x100xf8E4M3FN>
   }
 }
+
+// -----
+
+// A block cast of x^T that only reads x through the transpose (what
+// convert-fp8-scaled-matmul-to-wgmma makes of a weight-gradient operand)
+// is one launch of block_cast_transpose, a gpu.func on memrefs, on x
+// itself: a grid of 128x32 tiles (ceil(96/32) = 3 by ceil(200/128) = 2),
+// FP8 handed over as bytes. The kernel stages the tile in shared memory
+// with a pitch of 33 floats, reduces each column's amax over 8 lanes with
+// xor shuffles, and writes 4-byte runs of q (bytes at the ragged end).
+// CHECK-LABEL: func.func private @__fp8_gpu_block_cast_transpose(
+// CHECK-SAME: %[[X:.*]]: memref<200x96xbf16>) -> (memref<96x2xf32>, memref<96x200xf8E4M3FN>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[Q:.*]] = memref.alloc() : memref<96x200xf8E4M3FN>
+// CHECK: %[[XD:.*]] = memref.cast %[[X]] : memref<200x96xbf16> to memref<?x?xbf16>
+// CHECK: %[[QD:.*]] = memref.cast %[[Q]] : memref<96x200xf8E4M3FN> to memref<?x?xf8E4M3FN>
+// CHECK: %[[QB:.*]] = builtin.unrealized_conversion_cast %[[QD]] : memref<?x?xf8E4M3FN> to memref<?x?xi8>
+// CHECK: gpu.launch_func  @fp8_kernels::@block_cast_transpose_bf16_e4m3_128x1_pow2 blocks in (%c3, %c2, %c1) threads in (%c256, %c1, %c1)  args(%[[XD]] : memref<?x?xbf16>, %[[QB]] : memref<?x?xi8>,
+// CHECK: gpu.func @block_cast_transpose_bf16_e4m3_128x1_pow2(%{{.*}}: memref<?x?xbf16>, %{{.*}}: memref<?x?xi8>, %{{.*}}: memref<?x?xf32>, %{{.*}}: memref<?x?xf32>, %{{.*}}: memref<?x?xf32>) workgroup(%{{.*}} : memref<4224xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: gpu.barrier
+// CHECK-COUNT-16: math.absf
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32{{.*}} : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32{{.*}} : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32{{.*}} : f32
+// CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<?x?xi8>, vector<4xi8>
+func.func @wgrad_operand(%x: tensor<200x96xbf16>) -> (tensor<96x200xf8E4M3FN>, tensor<96x2xf32>) {
+  %e = tensor.empty() : tensor<96x200xbf16>
+  %xt = linalg.transpose ins(%x : tensor<200x96xbf16>) outs(%e : tensor<96x200xbf16>) permutation = [1, 0]
+  %a = fp8.block_amax %xt block [1, 128] : tensor<96x200xbf16> -> tensor<96x2xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<96x2xf32> -> tensor<96x2xf32>, tensor<96x2xf32>
+  %q = fp8.quantize %xt, %s block [1, 128] : tensor<96x200xbf16> scales tensor<96x2xf32> -> tensor<96x200xf8E4M3FN>
+  return %q, %si : tensor<96x200xf8E4M3FN>, tensor<96x2xf32>
+}
+
+// -----
+
+// x^T that something else reads too is a transpose of its own; the cast
+// is then the plain block_cast on it.
+// CHECK-LABEL: func.func private @__fp8_gpu_block_amax(
+// CHECK: gpu.launch_func  @fp8_kernels::@block_cast_f32_e5m2_1x32_mx
+// CHECK-LABEL: func.func @shared_transpose(
+// CHECK: linalg.transpose
+// CHECK: call @__fp8_gpu_block_amax(
+func.func @shared_transpose(%x: tensor<64x96xf32>) -> (tensor<96x64xf8E5M2>, tensor<96x2xf8E8M0FNU>, tensor<96x64xf32>) {
+  %e = tensor.empty() : tensor<96x64xf32>
+  %xt = linalg.transpose ins(%x : tensor<64x96xf32>) outs(%e : tensor<96x64xf32>) permutation = [1, 0]
+  %a = fp8.block_amax %xt block [1, 32] : tensor<96x64xf32> -> tensor<96x2xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E5M2
+      : tensor<96x2xf32> -> tensor<96x2xf32>, tensor<96x2xf8E8M0FNU>
+  %q = fp8.quantize %xt, %s block [1, 32] : tensor<96x64xf32> scales tensor<96x2xf32> -> tensor<96x64xf8E5M2>
+  return %q, %si, %xt : tensor<96x64xf8E5M2>, tensor<96x2xf8E8M0FNU>, tensor<96x64xf32>
+}

@@ -38,6 +38,17 @@
 // a thread block takes kBlockSize / group blocks per iteration of its
 // grid-stride loop (blockKernelGridSize).
 //
+// The transposing block cast is a gpu.func on memrefs (convert-gpu-to-nvvm
+// expands each 2-D memref into its descriptor: allocated and aligned
+// pointers, offset, two sizes, two strides, 7 parameters):
+//   block_cast_transpose_<in>_<fp8>_<bc>x1<recipe>
+//                              (x [rows, cols], q [cols, rows],
+//                               amax, scale, scale_inv [cols, ceil(rows/bc)])
+// quantizes x in blocks of bc rows of one column (bc = 32, 64 or 128) and
+// writes q transposed: q's blocks are 1 x bc along its rows, and its scales
+// are in their block layout. Grid (ceil(cols / kTransposeCastColumns),
+// ceil(rows / bc)), kBlockSize threads, one bc x 32 tile each.
+//
 // <in>/<out> is f32, bf16 or f16; <fp8> is e4m3 or e5m2. Buffers from
 // cuMemAlloc (256-byte aligned) take the vector paths (16-byte accesses in
 // the element-wise kernels, 4-element runs in the block kernels, whose
@@ -129,6 +140,14 @@ inline constexpr int64_t blockKernelGridSize(int64_t blocks, int64_t group) {
   int64_t perThreadBlock = kBlockSize / group;
   return std::clamp<int64_t>((blocks + perThreadBlock - 1) / perThreadBlock,
                              1, kMaxGridSize);
+}
+
+/// The transposing block cast: columns per tile, and the block heights it
+/// takes (each tile is staged in shared memory with a row pitch of
+/// kTransposeCastColumns + 1 floats, free of bank conflicts both ways).
+inline constexpr int64_t kTransposeCastColumns = 32;
+inline constexpr bool isTransposeCastBlock(int64_t bc) {
+  return bc == 32 || bc == 64 || bc == 128;
 }
 
 } // namespace mlir::fp8::nvvm_abi

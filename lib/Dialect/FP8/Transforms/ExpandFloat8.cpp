@@ -458,6 +458,13 @@ struct RebuildWithI8 : ConversionPattern {
     if (failed(getTypeConverter()->convertTypes(op->getResultTypes(),
                                                 resultTypes)))
       return failure();
+    // A cast from FP8 to its i8 storage (what hands an FP8 buffer to a
+    // kernel that takes bytes) is nothing once FP8 is i8.
+    if (isa<UnrealizedConversionCastOp>(op) &&
+        TypeRange(ValueRange(operands)) == TypeRange(resultTypes)) {
+      rewriter.replaceOp(op, operands);
+      return success();
+    }
     OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
                          op->getAttrs());
     for (unsigned i = 0, e = op->getNumRegions(); i < e; ++i)
