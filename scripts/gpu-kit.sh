@@ -37,6 +37,13 @@ lower casts "$root/bench/gpu/hopper-casts.mlir" --fp8-lower-to-nvvm
 lower gemm-plain "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm
 lower gemm-promote "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=promote=1
 lower gemm-tmastore "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=tma-store=1
+# The transposing block casts are gpu.func kernels of the whole-program
+# lowering: their gpu.module, from fp8-lower-to-gpu.
+"$FP8_OPT" "$root/bench/gpu/hopper-block-transpose.mlir" --fp8-lower-to-gpu \
+  -o "$work/block-transpose.mlir"
+python3 "$root/scripts/extract-ptx.py" "$work/block-transpose.mlir" \
+  "$work/block-transpose" > /dev/null
+mv "$work/block-transpose.fp8_kernels.ptx" "$kit/kernels/block-transpose.ptx"
 
 # Part 4: a Llama-3-8B-shaped block (one layer: hidden 4096, 32 query and
 # 8 key/value heads, FFN 14336) at 4096 tokens, compiled whole by

@@ -11,6 +11,10 @@
 //  * times quantize-with-fused-amax, cast+transpose and the block casts
 //    against a plain device-to-device copy of the same bytes
 //    (cuMemcpyDtoD), with events.
+// With --transpose-ptx (the kernels fp8-lower-to-gpu made from
+// bench/gpu/hopper-block-transpose.mlir), the same for the transposing
+// block casts (block_cast_transpose, a gpu.func on memrefs: each 2-D memref
+// is passed as its descriptor, 7 parameters).
 // Launch geometry and parameters follow KernelABI.h, as the host launcher
 // that the pass generates does. Exit status: 0 all exact, 1 a mismatch,
 // 2 no GPU (or another runtime error).
@@ -29,6 +33,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -43,8 +48,8 @@ namespace abi = mlir::fp8::nvvm_abi;
 namespace num = mlir::fp8::numerics;
 
 static const char *const kUsage =
-    "usage: fp8-hopper-casts --ptx=KERNELS.ptx [--sizes-mib=1,4,16,64,256,1024]"
-    " [--iterations=20] [--probe]\n"
+    "usage: fp8-hopper-casts --ptx=KERNELS.ptx [--transpose-ptx=KERNELS.ptx]"
+    " [--sizes-mib=1,4,16,64,256,1024] [--iterations=20] [--probe]\n"
     "FP8 cast kernels: bit-exactness against lib/Numerics and bandwidth "
     "against a device-to-device copy.";
 
@@ -261,6 +266,114 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
     check(cuda.free(p), "free");
   return bad;
 }
+/// A transposing block cast (KernelABI.h): x [rows, cols] in bc x 1
+/// blocks, written as q [cols, rows] with scales [cols, ceil(rows / bc)].
+struct TransposeRecipe {
+  const char *kernel;
+  int64_t bc;
+  bool mx, powerOfTwo;
+};
+
+/// A 2-D memref<?x?x...> as convert-gpu-to-nvvm passes it: allocated and
+/// aligned pointers, offset, sizes, strides (row-major, offset 0).
+void addMatrix(KernelArgs &args, DevicePtr ptr, int64_t rows, int64_t cols) {
+  args.add(ptr).add(ptr).add(int64_t(0)).add(rows).add(cols).add(cols)
+      .add(int64_t(1));
+}
+
+/// Launches `recipe`'s block_cast_transpose over x (f32, device) of
+/// rows x cols into q and the three scale tensors.
+void launchBlockCastTranspose(CudaRuntime &cuda, FunctionHandle f,
+                              const TransposeRecipe &recipe, DevicePtr x,
+                              DevicePtr q, DevicePtr amax, DevicePtr scale,
+                              DevicePtr inv, int64_t rows, int64_t cols) {
+  int64_t blockRows = (rows + recipe.bc - 1) / recipe.bc;
+  KernelArgs args;
+  addMatrix(args, x, rows, cols);
+  addMatrix(args, q, cols, rows);
+  for (DevicePtr p : {amax, scale, inv})
+    addMatrix(args, p, cols, blockRows);
+  int64_t tiles = (cols + abi::kTransposeCastColumns - 1) /
+                  abi::kTransposeCastColumns;
+  check(cuda.launch(f, Dim3{unsigned(tiles), unsigned(blockRows)},
+                    Dim3{unsigned(abi::kBlockSize)}, 0, args),
+        "launch");
+}
+
+/// Runs `recipe` on `x` (rows x cols) and compares the transposed bytes,
+/// amaxes, scales and scale_invs with lib/Numerics block by block. Returns
+/// the number of mismatches.
+size_t checkBlockCastTranspose(CudaRuntime &cuda, FunctionHandle f,
+                               const TransposeRecipe &recipe,
+                               const std::vector<float> &x, size_t rows,
+                               size_t cols) {
+  Device dev{cuda};
+  size_t blockRows = (rows + recipe.bc - 1) / recipe.bc;
+  size_t blocks = cols * blockRows;
+  size_t qWords = (x.size() + 3) / 4;
+  DevicePtr dx = dev.allocate(x.size() * 4), dq = dev.allocate(qWords * 4);
+  DevicePtr damax = dev.allocate(blocks * 4), dscale = dev.allocate(blocks * 4);
+  DevicePtr dinv = dev.allocate(blocks * 4);
+  check(cuda.copyToDevice(dx, x.data(), x.size() * 4), "copy H2D");
+  for (auto [ptr, words] : {std::pair{dq, qWords}, std::pair{damax, blocks},
+                            std::pair{dscale, blocks}, std::pair{dinv, blocks}})
+    check(cuda.memsetD32(ptr, 0xFFA5A5A5u, words), "memset");
+  launchBlockCastTranspose(cuda, f, recipe, dx, dq, damax, dscale, dinv,
+                           int64_t(rows), int64_t(cols));
+  check(cuda.synchronize(), recipe.kernel);
+  std::vector<uint8_t> q = dev.read<uint8_t>(dq, x.size());
+  std::vector<float> amax = dev.read<float>(damax, blocks);
+  std::vector<float> scale = dev.read<float>(dscale, blocks);
+  std::vector<uint8_t> invBytes = dev.read<uint8_t>(dinv, blocks * 4);
+  size_t bad = 0;
+  auto report = [&](const char *what, size_t col, size_t bi, double got,
+                    double want) {
+    if (bad++ < 5)
+      std::fprintf(stderr, "  %s: column %zu block %zu %s %a, want %a\n",
+                   recipe.kernel, col, bi, what, got, want);
+  };
+  std::vector<float> values;
+  for (size_t c = 0; c < cols; ++c)
+    for (size_t bi = 0; bi < blockRows; ++bi) {
+      size_t block = c * blockRows + bi; // [cols, blockRows], row-major
+      size_t r1 = std::min(rows, (bi + 1) * recipe.bc);
+      values.clear();
+      for (size_t r = bi * recipe.bc; r < r1; ++r)
+        values.push_back(x[r * cols + c]);
+      float amaxRef = num::computeAmax(values.data(), values.size());
+      float scaleRef, invRef = 0;
+      uint8_t codeRef = 0;
+      if (recipe.mx) {
+        codeRef = num::computeMXScaleInvCode(amaxRef, 448.0f);
+        scaleRef = num::mxScaleFromCode(codeRef);
+      } else {
+        scaleRef = num::computeBlockScale(amaxRef, 448.0f, recipe.powerOfTwo,
+                                          0.0f);
+        invRef = 1.0f / scaleRef;
+      }
+      if (bits(amax[block]) != bits(amaxRef))
+        report("amax", c, bi, amax[block], amaxRef);
+      if (bits(scale[block]) != bits(scaleRef))
+        report("scale", c, bi, scale[block], scaleRef);
+      float invGot;
+      std::memcpy(&invGot, &invBytes[4 * block], 4);
+      if (recipe.mx ? invBytes[block] != codeRef
+                    : bits(invGot) != bits(invRef))
+        report("scale_inv", c, bi, recipe.mx ? invBytes[block] : invGot,
+               recipe.mx ? codeRef : invRef);
+      for (size_t r = bi * recipe.bc; r < r1; ++r) {
+        uint8_t want = num::fromF32(x[r * cols + c] * scaleRef,
+                                    num::Format::E4M3FN,
+                                    num::Overflow::SatFinite);
+        if (q[c * rows + r] != want)
+          report("byte", c, bi, q[c * rows + r], want);
+      }
+    }
+  for (DevicePtr p : {dx, dq, damax, dscale, dinv})
+    check(cuda.free(p), "free");
+  return bad;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -268,6 +381,7 @@ int main(int argc, char **argv) {
   bench::Options options(argc, argv, kUsage);
   bench::probeIfAsked(options);
   std::string ptxPath = options.required("ptx");
+  std::string transposePtxPath = options.text("transpose-ptx", "");
   std::vector<unsigned> sizes =
       options.numbers("sizes-mib", {1, 4, 16, 64, 256, 1024});
   unsigned iterations = options.number("iterations", 20);
@@ -298,6 +412,19 @@ int main(int argc, char **argv) {
   std::vector<FunctionHandle> blockCasts;
   for (const BlockRecipe &recipe : blockRecipes)
     blockCasts.push_back(kernel(recipe.kernel));
+  // The transposing block casts, when their PTX is given; the first is
+  // timed.
+  const TransposeRecipe transposeRecipes[] = {
+      {"block_cast_transpose_f32_e4m3_128x1_pow2", 128, false, true},
+      {"block_cast_transpose_f32_e4m3_32x1_mx", 32, true, false}};
+  std::optional<runtime::ModuleHandle> transposeModule;
+  std::vector<FunctionHandle> transposeCasts;
+  if (!transposePtxPath.empty()) {
+    transposeModule = bench::loadPtx(cuda, transposePtxPath);
+    for (const TransposeRecipe &recipe : transposeRecipes)
+      transposeCasts.push_back(check(
+          cuda.getFunction(*transposeModule, recipe.kernel), recipe.kernel));
+  }
 
   // 0 MiB has no matrix side to divide by.
   if (sizes.empty() || std::count(sizes.begin(), sizes.end(), 0u))
@@ -326,11 +453,21 @@ int main(int argc, char **argv) {
                   rowsB, colsB, bad ? "MISMATCH" : "exact");
       mismatches += bad;
     }
+    for (size_t i = 0; i < transposeCasts.size(); ++i) {
+      std::vector<float> xb = makeBlockInput(rowsB, colsB, rowsB + 1);
+      size_t bad = checkBlockCastTranspose(cuda, transposeCasts[i],
+                                           transposeRecipes[i], xb, rowsB,
+                                           colsB);
+      std::printf("%s on %zux%zu: %s\n", transposeRecipes[i].kernel, rowsB,
+                  colsB, bad ? "MISMATCH" : "exact");
+      mismatches += bad;
+    }
   }
 
   struct Row {
     unsigned mib;
     double copy, quant, ct, block[3];
+    double blockTranspose = 0; // 128x1 pow2, transposed (--transpose-ptx)
   };
   std::vector<Row> rows;
   for (unsigned mib : sizes) {
@@ -470,6 +607,7 @@ int main(int argc, char **argv) {
       // Block casts over the matrix: scales are 1/128 .. 1/16384 of it.
       // The most blocks of any recipe (1x32 when colsM is not a multiple
       // of 32 rounds up), 4 bytes each.
+      // (The transposing 128x1 cast has fewer than the 1x32 recipe.)
       size_t mostBlocks = 0;
       for (const BlockRecipe &recipe : blockRecipes)
         mostBlocks = std::max<size_t>(
@@ -493,6 +631,15 @@ int main(int argc, char **argv) {
         });
         row.block[i] = bandwidth(1.25 * count * 4, ms);
       }
+      if (!transposeCasts.empty()) {
+        const TransposeRecipe &recipe = transposeRecipes[0];
+        float ms = time([&](unsigned) {
+          launchBlockCastTranspose(cuda, transposeCasts[0], recipe, dx, dq,
+                                   blockScales, blockScales, blockScales,
+                                   int64_t(rowsM), int64_t(colsM));
+        });
+        row.blockTranspose = bandwidth(1.25 * count * 4, ms);
+      }
       check(cuda.free(blockScales), "free");
       rows.push_back(row);
     }
@@ -501,6 +648,8 @@ int main(int argc, char **argv) {
   }
 
   check(cuda.unloadModule(module), "unload PTX");
+  if (transposeModule)
+    check(cuda.unloadModule(*transposeModule), "unload PTX");
 
   std::printf("\nBandwidth (GB/s, bytes read + written; copy moves 2x the "
               "input, quantize 1.25x, cast+transpose 1.5x)\n");
@@ -527,6 +676,17 @@ int main(int argc, char **argv) {
                 100.0 * r.block[2] / r.copy);
     std::printf("BLOCKCASTS|%u|%.1f|%.1f|%.1f|%.1f\n", r.mib, r.copy,
                 r.block[0], r.block[1], r.block[2]);
+  }
+  if (!transposeCasts.empty()) {
+    std::printf("\nTransposing block cast 128x1 pow2 (GB/s, 1.25x the "
+                "input; amax, scale, cast and transpose in one pass)\n");
+    std::printf("   MiB | 128x1 -> 1x128 |  %% copy\n");
+    for (const Row &r : rows) {
+      std::printf("%6u | %14.1f | %6.1f%%\n", r.mib, r.blockTranspose,
+                  100.0 * r.blockTranspose / r.copy);
+      std::printf("BLOCKCASTT|%u|%.1f|%.1f\n", r.mib, r.copy,
+                  r.blockTranspose);
+    }
   }
   std::printf("targets (>= 256 MiB): quantize+amax >= 90%% of copy, "
               "cast+transpose >= 80%%: %s\n",

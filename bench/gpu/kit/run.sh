@@ -106,6 +106,7 @@ lt_path="$(IFS=:; echo "${lt_dirs[*]:-}")"
 
 part environment environment
 part casts "$bin/fp8-hopper-casts" --ptx "$kit/kernels/casts.ptx" \
+  --transpose-ptx "$kit/kernels/block-transpose.ptx" \
   --sizes-mib=256,512,1024,2048 --iterations=20
 part gemm env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$bin/fp8-hopper-gemm" --ptx "$kit/kernels/gemm-plain.ptx" \

@@ -78,6 +78,14 @@ def main():
                 cells += ["%.1f" % float(value),
                           "%.1f%%" % (100 * ratio(float(value), float(copy)))]
             lines.append("| %s | %s |" % (mib, " | ".join(cells)))
+    transposed = rows(os.path.join(out, "casts.log"), "BLOCKCASTT")
+    if transposed:
+        lines += ["", "## Transposing block cast, 128x1 pow2 -> K-major 1x128 "
+                  "(GB/s; one pass; % of a device-to-device copy)", "",
+                  "| MiB | GB/s | % |", "|---|---|---|"]
+        for mib, copy, value in transposed:
+            lines.append("| %s | %.1f | %.1f%% |" % (
+                mib, float(value), 100 * ratio(float(value), float(copy))))
     if exact:
         lines.append("bit-exact against the CPU numerics: %s (%s mismatches)" %
                      ("yes" if exact[0][0] == "0" else "NO", exact[0][0]))
