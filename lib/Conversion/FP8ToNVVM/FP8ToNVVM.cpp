@@ -1582,8 +1582,12 @@ static linalg::TransposeOp getTransposingBlockCast(BlockAmaxOp op) {
   QuantizeOp quantize = fused->second;
   auto type = cast<RankedTensorType>(op.getInput().getType());
   ArrayRef<int64_t> block = op.getBlockShape();
-  if (!type.hasStaticShape() || block[0] != 1 ||
+  // The grid is (ceil(cols / 32), ceil(rows / bc)) over x = [rows, cols]
+  // (x^T is [cols, rows]): no empty grid, y within the launch limit.
+  if (!type.hasStaticShape() || type.getNumElements() == 0 || block[0] != 1 ||
       !abi::isTransposeCastBlock(block[1]) ||
+      llvm::divideCeil(type.getDimSize(1), block[1]) >
+          abi::kMaxTransposeCastGridY ||
       getKernelTypeTag(type.getElementType()).empty() ||
       type.getElementType().getIntOrFloatBitWidth() == 8)
     return {};

@@ -27,6 +27,7 @@
 
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+#include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Conversion/ScaleArith.h"
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
@@ -1126,6 +1127,15 @@ static std::pair<Value, Value> recastTransposed(OpBuilder &builder,
   if (!amax || amax.getInput() != quantize.getInput() ||
       amax.getBlockShape() != *quantize.getBlockShape() ||
       !amax.getAmax().hasOneUse())
+    return {};
+  // Only blocks down the columns that the fused kernel takes, from a wide
+  // type it reads: anything else would transpose 2-4 bytes per element
+  // instead of 1.
+  ArrayRef<int64_t> blockShape = amax.getBlockShape();
+  Type wide = quantize.getInput().getType().getElementType();
+  if (blockShape[1] != 1 ||
+      !nvvm_abi::isTransposeCastBlock(blockShape[0]) ||
+      !(wide.isF32() || wide.isBF16() || wide.isF16()))
     return {};
   auto transposed = [](Type type) -> Type {
     auto ranked = cast<RankedTensorType>(type);

@@ -313,3 +313,24 @@ func.func @dgrad_shared_weight(%w: tensor<256x128xf32>, %x: tensor<64x128xf8E4M3
       scales tensor<64x2xf32>, tensor<2x1xf32> -> tensor<64x128xf32>
   return %y, %dx : tensor<64x256xf32>, tensor<64x128xf32>
 }
+
+// -----
+
+// A 128x128 cast only the data gradient reads is not recast either: the
+// transposing kernel takes blocks down the columns only, and transposing
+// its bytes moves one byte per element where x^T would move four.
+// CHECK-LABEL: func.func @dgrad_only_weight
+// CHECK-NOT: linalg.transpose ins(%{{.*}} : tensor<256x128xf32>)
+// CHECK: fp8.block_amax %arg0 block [128, 128]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<256x128xf8E4M3FN>)
+func.func @dgrad_only_weight(%w: tensor<256x128xf32>, %dy: tensor<64x256xf8E4M3FN>, %sdy: tensor<64x2xf32>)
+    -> tensor<64x128xf32> {
+  %a = fp8.block_amax %w block [128, 128] : tensor<256x128xf32> -> tensor<2x1xf32>
+  %s, %si = fp8.compute_block_scales %a for f8E4M3FN {power_of_two}
+      : tensor<2x1xf32> -> tensor<2x1xf32>, tensor<2x1xf32>
+  %q = fp8.quantize %w, %s block [128, 128] : tensor<256x128xf32> scales tensor<2x1xf32> -> tensor<256x128xf8E4M3FN>
+  %dx = fp8.scaled_matmul %dy, %q scales %sdy, %si blocks [1, 128], [128, 128]
+      : tensor<64x256xf8E4M3FN>, tensor<256x128xf8E4M3FN>
+      scales tensor<64x2xf32>, tensor<2x1xf32> -> tensor<64x128xf32>
+  return %dx : tensor<64x128xf32>
+}

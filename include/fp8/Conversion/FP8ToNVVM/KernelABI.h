@@ -149,6 +149,8 @@ inline constexpr int64_t kTransposeCastColumns = 32;
 inline constexpr bool isTransposeCastBlock(int64_t bc) {
   return bc == 32 || bc == 64 || bc == 128;
 }
+/// Grid y (one per bc rows) may not pass CUDA's limit.
+inline constexpr int64_t kMaxTransposeCastGridY = 65535;
 
 } // namespace mlir::fp8::nvvm_abi
 
