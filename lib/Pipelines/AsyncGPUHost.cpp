@@ -23,6 +23,7 @@
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8ASYNCGPUHOST
+#define GEN_PASS_DEF_FP8INLINEGPULAUNCHERS
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
 
@@ -75,12 +76,111 @@ bool isRuntimeQuery(func::CallOp call, SymbolTable &symbols) {
                             callee.getName());
 }
 
+/// A store of a 16- or 32-bit value into a one-element buffer the program
+/// allocated (an amax zeroed before its kernel, a scale a kernel reads):
+/// a device memset on the chain (Chain::queueStore).
+bool isDeviceScalar(memref::StoreOp store) {
+  MemRefType type = store.getMemRefType();
+  Type element = type.getElementType();
+  return isa_and_present<memref::AllocOp, gpu::AllocOp>(
+             store.getMemRef().getDefiningOp()) &&
+         type.hasStaticShape() && type.getNumElements() == 1 &&
+         type.getLayout().isIdentity() && !type.getMemorySpace() &&
+         element.isIntOrFloat() &&
+         llvm::is_contained({16u, 32u}, element.getIntOrFloatBitWidth());
+}
+
+/// Whether only queued work touches `alloc`'s memory: every use, through
+/// views, metadata and address arithmetic (any op without memory effects),
+/// in its block, is an operand of a launch, copy or memset, the address of
+/// a tensor map, a one-element store that becomes a memset, or its one
+/// free. Such a buffer becomes stream-ordered device memory (`gpu.alloc
+/// async` / `gpu.dealloc async` on the chain), freed right after its last
+/// user: the stream reuses its memory for the allocations after it, so a
+/// call's peak is what is live at once, not all it allocates, and the host
+/// never maps it (no managed memory, no page migration). Returns the free
+/// and the last other user, or nothing.
+std::optional<std::pair<memref::DeallocOp, Operation *>>
+getDeviceOnlyUses(memref::AllocOp alloc, SymbolTable &symbols) {
+  MemRefType type = alloc.getType();
+  // Stream-ordered allocations are aligned as cuMemAlloc's (256 bytes).
+  if (!type.getLayout().isIdentity() || type.getMemorySpace() ||
+      alloc.getAlignment().value_or(1) > 256 ||
+      !alloc.getSymbolOperands().empty())
+    return std::nullopt;
+  Block *block = alloc->getBlock();
+  memref::DeallocOp free;
+  Operation *last = nullptr;
+  unsigned gpuUses = 0;
+  SmallVector<Value> worklist{alloc.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != block)
+        return std::nullopt;
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(user);
+          dealloc && value == alloc.getResult() && !free) {
+        free = dealloc;
+        continue;
+      }
+      if (!last || last->isBeforeInBlock(user))
+        last = user;
+      if (isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::MemsetOp>(user)) {
+        ++gpuUses;
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && value == alloc.getResult() &&
+          &use == &store.getMemrefMutable() && isDeviceScalar(store))
+        continue;
+      if (auto call = dyn_cast<func::CallOp>(user)) {
+        auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+        if (!callee || !callee.isExternal() ||
+            callee.getName() != "fp8GpuEncodeTensorMap" ||
+            use.getOperandNumber() == 0 || call.getNumOperands() == 0)
+          return std::nullopt;
+        // The map it encodes holds the address: what is loaded from the
+        // map's memory is the buffer's too (the launch that reads through
+        // the map is its user).
+        Value map = rootOf(call.getOperand(0));
+        if (!isa_and_present<LLVM::AllocaOp>(map.getDefiningOp()))
+          return std::nullopt;
+        SmallVector<Value> views{map};
+        while (!views.empty())
+          for (Operation *mapUser : views.pop_back_val().getUsers()) {
+            if (isAlias(mapUser))
+              llvm::append_range(views, mapUser->getResults());
+            else if (isa<LLVM::LoadOp>(mapUser))
+              llvm::append_range(worklist, mapUser->getResults());
+          }
+        continue;
+      }
+      if (isMemoryEffectFree(user) && user->getNumRegions() == 0 &&
+          !user->hasTrait<OpTrait::IsTerminator>()) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      return std::nullopt;
+    }
+  }
+  if (!free || !gpuUses || free->isBeforeInBlock(last))
+    return std::nullopt;
+  return std::make_pair(free, last);
+}
+
 /// Threads one token chain through the GPU ops of a block.
 class Chain {
 public:
   explicit Chain(SymbolTable &symbols) : symbols(symbols) {}
 
   void run(Block &block) {
+    // Buffers only the GPU touches, freed right after their last user.
+    for (auto alloc : block.getOps<memref::AllocOp>())
+      if (auto uses = getDeviceOnlyUses(alloc, symbols)) {
+        deviceOnly.insert(alloc);
+        uses->first->moveAfter(uses->second);
+      }
     for (Operation &op : llvm::make_early_inc_range(block))
       visit(&op);
   }
@@ -141,6 +241,12 @@ private:
     if (auto store = dyn_cast<memref::StoreOp>(op);
         store && isDeviceScalar(store))
       return queueStore(store);
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && deviceOnly.contains(alloc))
+      return queueAlloc(alloc);
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && dealloc.getMemref().getDefiningOp<gpu::AllocOp>())
+      return queueDealloc(dealloc);
     if (!token)
       return;
     if (auto call = dyn_cast<func::CallOp>(op);
@@ -203,19 +309,6 @@ private:
     extend(async.getAsyncToken());
   }
 
-  /// A store of a 16- or 32-bit value into a one-element buffer the
-  /// program allocated (an amax zeroed before its kernel, a scale a kernel
-  /// reads): all of it device-visible managed memory.
-  static bool isDeviceScalar(memref::StoreOp store) {
-    MemRefType type = store.getMemRefType();
-    Type element = type.getElementType();
-    return isa_and_present<memref::AllocOp>(store.getMemRef().getDefiningOp()) &&
-           type.hasStaticShape() && type.getNumElements() == 1 &&
-           type.getLayout().isIdentity() && !type.getMemorySpace() &&
-           element.isIntOrFloat() &&
-           llvm::is_contained({16u, 32u}, element.getIntOrFloatBitWidth());
-  }
-
   /// Such a store as a `gpu.memset` on the chain: the device writes the
   /// value where the kernels read it. A host store would move the buffer's
   /// page to the host, and the next kernel that touches it would fault it
@@ -229,6 +322,32 @@ private:
     store.erase();
     given(memset);
     extend(memset.getAsyncToken());
+  }
+
+  /// A buffer only queued work touches (isDeviceOnly), allocated in
+  /// stream order on the chain.
+  void queueAlloc(memref::AllocOp alloc) {
+    OpBuilder b(alloc);
+    Value after = current(b, alloc.getLoc());
+    auto device = gpu::AllocOp::create(
+        b, alloc.getLoc(), alloc.getType(), b.getType<gpu::AsyncTokenType>(),
+        ValueRange{after}, alloc.getDynamicSizes(), ValueRange{},
+        /*hostShared=*/false);
+    alloc.replaceAllUsesWith(device.getMemref());
+    alloc.erase();
+    extend(device.getAsyncToken());
+  }
+
+  /// Its free, where the stream gets to it: the memory is reused by the
+  /// allocations queued after it.
+  void queueDealloc(memref::DeallocOp dealloc) {
+    OpBuilder b(dealloc);
+    Value after = current(b, dealloc.getLoc());
+    auto free = gpu::DeallocOp::create(b, dealloc.getLoc(),
+                                       b.getType<gpu::AsyncTokenType>(),
+                                       ValueRange{after}, dealloc.getMemref());
+    dealloc.erase();
+    extend(free.getAsyncToken());
   }
 
   void queue(gpu::AsyncOpInterface op) {
@@ -307,6 +426,8 @@ private:
   DenseSet<Value> chained, queued;
   /// Frees moved to the end of the block.
   SmallVector<Operation *> deferred;
+  /// The block's buffers that only queued work touches.
+  DenseSet<Operation *> deviceOnly;
 };
 
 /// Inlines `call` when its callee is one block (the launchers after
@@ -341,29 +462,48 @@ bool inlineLauncher(func::CallOp call, func::FuncOp callee) {
   return true;
 }
 
+/// Inlines every call of a one-block launcher and erases the private
+/// launchers no longer called; with `final`, the launcher attribute goes
+/// from the ones that stay (they are plain functions from then on).
+void inlineLaunchers(ModuleOp module, SymbolTable &symbols, bool final) {
+  SmallVector<func::FuncOp> launchers;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(fp8::kGpuLauncherAttr))
+      launchers.push_back(func);
+  SmallVector<func::CallOp> calls;
+  module.walk([&](func::CallOp call) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
+      calls.push_back(call);
+  });
+  for (func::CallOp call : calls)
+    inlineLauncher(call, symbols.lookup<func::FuncOp>(call.getCallee()));
+  for (func::FuncOp launcher : launchers) {
+    if (launcher.isPrivate() &&
+        SymbolTable::symbolKnownUseEmpty(launcher, module))
+      symbols.erase(launcher);
+    else if (final)
+      launcher->removeAttr(fp8::kGpuLauncherAttr);
+  }
+}
+
+struct FP8InlineGPULaunchersPass
+    : fp8::impl::FP8InlineGPULaunchersBase<FP8InlineGPULaunchersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    inlineLaunchers(module, symbols, /*final=*/false);
+  }
+};
+
 struct FP8AsyncGPUHostPass
     : fp8::impl::FP8AsyncGPUHostBase<FP8AsyncGPUHostPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<func::FuncOp> launchers;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(fp8::kGpuLauncherAttr))
-        launchers.push_back(func);
-    SmallVector<func::CallOp> calls;
-    module.walk([&](func::CallOp call) {
-      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-      if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
-        calls.push_back(call);
-    });
-    for (func::CallOp call : calls)
-      inlineLauncher(call, symbols.lookup<func::FuncOp>(call.getCallee()));
-    for (func::FuncOp launcher : launchers) {
-      launcher->removeAttr(fp8::kGpuLauncherAttr);
-      if (launcher.isPrivate() &&
-          SymbolTable::symbolKnownUseEmpty(launcher, module))
-        symbols.erase(launcher);
-    }
+    // What fp8-inline-gpu-launchers left (launchers with control flow
+    // before convert-scf-to-cf).
+    inlineLaunchers(module, symbols, /*final=*/true);
 
     for (auto func : module.getOps<func::FuncOp>())
       for (Block &block : func.getBody()) {

@@ -231,6 +231,10 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // The fp8 kernels' launchers, inlined: their buffers are the caller's
+  // allocations, freed without run-time alias checks.
+  if (forGPU)
+    pm.addPass(fp8::createFP8InlineGPULaunchers());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 }

@@ -248,6 +248,26 @@ struct FP8StageBuffersForGPUPass
     return memref::CastOp::create(builder, loc, type, copy);
   }
 
+  /// The memrefs `values` are, or are computed from through ops without
+  /// memory effects (addresses: extract_aligned_pointer_as_index, index
+  /// arithmetic, inttoptr, casts).
+  static void addressedBuffers(ValueRange values,
+                               llvm::SetVector<Value> &buffers) {
+    SmallVector<Value> worklist(values.begin(), values.end());
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (isa<BaseMemRefType>(value.getType())) {
+        buffers.insert(value);
+        continue;
+      }
+      Operation *def = value.getDefiningOp();
+      if (def && def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
+          seen.insert(def).second)
+        llvm::append_range(worklist, def->getOperands());
+    }
+  }
+
   /// `arg` itself when it is managed memory, else a managed copy (made at
   /// the entry); and whether it was copied. `exclude` gets
   /// the ops that read the original.
@@ -300,7 +320,8 @@ struct FP8StageBuffersForGPUPass
       return success();
     Block &entry = func.getBody().front();
     // Arguments and globals that a kernel reads or writes: inside a
-    // gpu.launch, or passed to a launcher of the fp8 kernels.
+    // gpu.launch, passed to a launcher of the fp8 kernels, or (launchers
+    // inlined) to their launches and tensor maps.
     llvm::SetVector<BlockArgument> args;
     WalkResult result = func.walk([&](Operation *op) {
       llvm::SetVector<Value> used;
@@ -311,9 +332,16 @@ struct FP8StageBuffersForGPUPass
         });
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-        if (!callee || !callee->hasAttr(fp8::kGpuLauncherAttr))
+        if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
+          used.insert(call.getOperands().begin(), call.getOperands().end());
+        else if (callee && callee.getName() == "fp8GpuEncodeTensorMap")
+          addressedBuffers(call.getOperands(), used);
+        else
           return WalkResult::advance();
-        used.insert(call.getOperands().begin(), call.getOperands().end());
+      } else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+        // An inlined launcher's launch (fp8-inline-gpu-launchers): its
+        // buffers, as memrefs or as addresses computed from them.
+        addressedBuffers(launch.getKernelOperands(), used);
       } else {
         return WalkResult::advance();
       }

@@ -37,6 +37,8 @@ constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
+using CUmemoryPool = void *;
 
 /// Names and descriptions of the results this wrapper is most likely to see,
 /// for drivers whose cuGetErrorName/String fail (the toolkit's link stub).
@@ -109,6 +111,12 @@ struct CudaRuntime::Driver {
   CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+  /// Optional (drivers >= 11.2: stream-ordered allocation): null when
+  /// absent.
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream) = nullptr;
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
+  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice) = nullptr;
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *) = nullptr;
   /// Optional (drivers >= 12.0): null when absent.
   CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *,
                                      const uint64_t *, const uint64_t *,
@@ -204,8 +212,16 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuMemsetD16Async", d.cuMemsetD16Async) &&
             resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute) &&
             resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute);
-  if (ok)
+  if (ok) {
     resolve(lib, "cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
+    // All four or none: a pool that keeps its memory, or no pool.
+    if (!resolve(lib, "cuMemAllocAsync", d.cuMemAllocAsync) ||
+        !resolve(lib, "cuMemFreeAsync", d.cuMemFreeAsync) ||
+        !resolve(lib, "cuDeviceGetDefaultMemPool",
+                 d.cuDeviceGetDefaultMemPool) ||
+        !resolve(lib, "cuMemPoolSetAttribute", d.cuMemPoolSetAttribute))
+      d.cuMemAllocAsync = nullptr;
+  }
   if (!ok) {
     const char *reason = dlerror();
     return Status::error(std::string("no usable CUDA driver: ") + path +
@@ -271,6 +287,18 @@ Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
   runtime->context = context;
   if (Status err = d.check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent"))
     return std::move(err);
+  // Stream-ordered allocations come from the device's default pool; by
+  // default it returns its memory to the OS at every synchronization, and
+  // each call of a compiled program would allocate anew. Keep it (what
+  // PyTorch's caching allocator does too); without a pool, allocations are
+  // synchronous.
+  CUmemoryPool pool = nullptr;
+  uint64_t keepAll = UINT64_MAX;
+  if (d.cuMemAllocAsync &&
+      (d.cuDeviceGetDefaultMemPool(&pool, handle) != CUDA_SUCCESS ||
+       d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                               &keepAll) != CUDA_SUCCESS))
+    d.cuMemAllocAsync = nullptr;
   return std::move(runtime);
 }
 
@@ -355,6 +383,30 @@ Result<DevicePtr> CudaRuntime::allocateManaged(size_t bytes) {
 
 Status CudaRuntime::free(DevicePtr ptr) {
   return driver->check(driver->cuMemFree(ptr), "cuMemFree");
+}
+
+bool CudaRuntime::hasStreamOrderedAllocation() const {
+  return driver->cuMemAllocAsync != nullptr;
+}
+
+Result<DevicePtr> CudaRuntime::allocateAsync(size_t bytes,
+                                             StreamHandle stream) {
+  if (!hasStreamOrderedAllocation())
+    return allocate(bytes);
+  CUdeviceptr ptr = 0;
+  if (Status err = driver->check(
+          driver->cuMemAllocAsync(&ptr, bytes, static_cast<CUstream>(stream)),
+          "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)"))
+    return std::move(err);
+  return ptr;
+}
+
+Status CudaRuntime::freeAsync(DevicePtr ptr, StreamHandle stream) {
+  if (!hasStreamOrderedAllocation())
+    return free(ptr);
+  return driver->check(
+      driver->cuMemFreeAsync(ptr, static_cast<CUstream>(stream)),
+      "cuMemFreeAsync");
 }
 
 Status CudaRuntime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {

@@ -12,9 +12,13 @@
 // memory get the function attribute that allows it (upstream's wrappers
 // leave that to the caller), a launch with an empty grid or block (a
 // dynamic extent 0 at run time) is not made, as a loop of no trips runs
-// nothing, the managed buffers compiled programs free are kept for their
-// next allocations of the same size while a module is loaded (up to
-// FP8_GPU_CACHE_MIB, default 4096), and errors are not only printed. Every failing
+// nothing, `gpu.alloc async` / `gpu.dealloc async` are stream-ordered
+// (cuMemAllocAsync / cuMemFreeAsync from the device's default pool, told
+// to keep what is freed: a call's buffers reuse each other's memory, and
+// the next call's come from the pool), the managed buffers compiled
+// programs free are kept for their next allocations of the same size while
+// a module is loaded (up to FP8_GPU_CACHE_MIB, default 4096), and errors
+// are not only printed. Every failing
 // call's message, "<call>: CUDA_ERROR_X (<code>): <text>", goes to stderr
 // and the first one stays readable through fp8GpuRuntimeError(); after it
 // the runtime is in error (as CUDA's sticky errors): allocations return
@@ -122,6 +126,16 @@ public:
       return status;
     allowedBytes = bytes;
     return Status();
+  }
+
+  /// Buffers from cuMemAllocAsync (freed with cuMemFreeAsync).
+  void addStreamOrdered(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    streamOrdered.insert(ptr);
+  }
+  bool removeStreamOrdered(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return streamOrdered.erase(ptr) != 0;
   }
 
   /// Host allocations made when managed memory failed.
@@ -243,6 +257,7 @@ private:
   std::vector<std::unique_ptr<std::string>> reported;
   std::unordered_map<FunctionHandle, unsigned> allowed;
   std::unordered_set<void *> fallbacks;
+  std::unordered_set<void *> streamOrdered;
   /// Managed buffers by size (live and idle), the idle ones by size.
   std::unordered_map<void *, size_t> managed;
   std::unordered_map<size_t, std::vector<void *>> idle;
@@ -459,18 +474,39 @@ MGPU void mgpuEventRecord(void *event, void *stream) {
 // Memory
 //===----------------------------------------------------------------------===//
 
-MGPU void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/, bool hostShared) {
+/// A `gpu.alloc async` (a buffer only queued work touches, fp8-async-gpu-host)
+/// is stream-ordered: it may reuse memory that earlier work on the stream
+/// freed, so a call's intermediates share memory; a synchronous one is
+/// plain device memory, a host-shared one managed memory.
+MGPU void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
   Runtime &rt = Runtime::get();
   CudaRuntime *cuda = rt.cuda();
-  if (!cuda || bytes == 0)
+  if (!cuda || (bytes == 0 && !stream))
     return nullptr;
-  auto ptr = hostShared ? cuda->allocateManaged(bytes) : cuda->allocate(bytes);
-  return rt.check(ptr) ? nullptr : reinterpret_cast<void *>(*ptr);
+  // An empty stream-ordered buffer still gets an address: a tensor map over
+  // it (a GEMM with K = 0) needs one, though it reads nothing.
+  auto ptr = hostShared ? cuda->allocateManaged(bytes)
+             : stream   ? cuda->allocateAsync(std::max<uint64_t>(bytes, 1),
+                                            static_cast<StreamHandle>(stream))
+                        : cuda->allocate(bytes);
+  if (rt.check(ptr))
+    return nullptr;
+  if (stream && !hostShared)
+    rt.addStreamOrdered(reinterpret_cast<void *>(*ptr));
+  return reinterpret_cast<void *>(*ptr);
 }
 
-MGPU void mgpuMemFree(void *ptr, void * /*stream*/) {
+MGPU void mgpuMemFree(void *ptr, void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && ptr)
+  CudaRuntime *cuda = rt.cudaForRelease();
+  if (!cuda || !ptr)
+    return;
+  // In error the queued work may not have run, or may still run: a
+  // stream-ordered free is still correct (the memory returns to the pool
+  // once the stream gets there).
+  if (rt.removeStreamOrdered(ptr))
+    rt.check(cuda->freeAsync(address(ptr), static_cast<StreamHandle>(stream)));
+  else
     rt.check(cuda->free(address(ptr)));
 }
 

@@ -101,7 +101,8 @@ module attributes {gpu.container_module} {
 // stays a call, which the chain waits for. Tokens never cross blocks: the
 // host waits before a branch. A buffer queued work may use is freed after
 // the next wait, not where it was (that would wait there); one no queued
-// op has is freed where it is.
+// op has is freed where it is; one only queued work touches is allocated
+// and freed on the chain (stream-ordered device memory).
 // CHECK-NOT: __fp8_gpu_inlined
 // CHECK: func.func private @__fp8_gpu_branchy(%arg0: memref<4xf32>) {
 // CHECK-LABEL: func.func @blocks
@@ -120,12 +121,12 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@a {{.*}} args(%arg0
 // CHECK-NEXT: %[[FRESH:.+]] = memref.alloc
 // CHECK-NEXT: memref.dealloc %[[FRESH]]
-// CHECK-NEXT: %[[SCRATCH:.+]] = memref.alloc
+// CHECK-NEXT: %[[SCRATCH:.+]], %[[T6:.+]] = gpu.alloc async [%[[T5]]] () : memref<4xf32>
 // CHECK-NEXT: arith.constant 1 : index
-// CHECK-NEXT: %[[T6:.+]] = gpu.launch_func async [%[[T5]]] @k::@a {{.*}} args(%[[SCRATCH]]
-// CHECK-NEXT: gpu.wait [%[[T6]]]
+// CHECK-NEXT: %[[T7:.+]] = gpu.launch_func async [%[[T6]]] @k::@a {{.*}} args(%[[SCRATCH]]
+// CHECK-NEXT: %[[T8:.+]] = gpu.dealloc async [%[[T7]]] %[[SCRATCH]]
+// CHECK-NEXT: gpu.wait [%[[T8]]]
 // CHECK-NEXT: memref.dealloc %arg0
-// CHECK-NEXT: memref.dealloc %[[SCRATCH]]
 // CHECK-NEXT: return
 // CHECK-NOT: __fp8_gpu_inlined
 module attributes {gpu.container_module} {
@@ -300,4 +301,85 @@ func.func @none() {
   %a = memref.alloc() : memref<4xf32>
   memref.dealloc %a : memref<4xf32>
   return
+}
+
+// -----
+
+// Stream-ordered buffers: one that only queued work touches (a launch, a
+// copy, a memset it becomes from a one-element store, a tensor map's
+// address through pointer arithmetic, its free) is allocated and freed on
+// the chain, the free moved to right after its last user: %s's after the
+// launch of @b, %a's after the launch that reads the tensor map holding its
+// address (what is loaded from the map is the buffer's), %c's after the
+// copy. Not: one the host reads, one used in another block, one never
+// freed, one freed through a view.
+// CHECK-LABEL: func.func @device_only
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[A:.+]], %[[T1:.+]] = gpu.alloc async [%[[T0]]] () : memref<4xf32>
+// CHECK-NEXT: %[[S:.+]], %[[T2:.+]] = gpu.alloc async [%[[T1]]] () : memref<f32>
+// CHECK-NEXT: %[[T3:.+]] = gpu.memset async [%[[T2]]] %[[S]], %arg1
+// CHECK-NEXT: %[[C:.+]], %[[T4:.+]] = gpu.alloc async [%[[T3]]] () : memref<4xf32>
+// CHECK-NEXT: memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: llvm.inttoptr
+// CHECK-NEXT: call @fp8GpuEncodeTensorMap
+// CHECK-NEXT: %[[M:.+]] = llvm.load
+// CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@b {{.*}} args(%[[S]] : memref<f32>)
+// CHECK-NEXT: %[[T6:.+]] = gpu.dealloc async [%[[T5]]] %[[S]]
+// CHECK-NEXT: %[[T7:.+]] = gpu.launch_func async [%[[T6]]] @k::@m {{.*}} args(%[[M]] : !llvm.array<16 x i64>)
+// CHECK-NEXT: %[[T8:.+]] = gpu.dealloc async [%[[T7]]] %[[A]]
+// CHECK-NEXT: %[[T9:.+]] = gpu.launch_func async [%[[T8]]] @k::@a {{.*}} args(%[[C]] : memref<4xf32>)
+// CHECK-NEXT: %[[T10:.+]] = gpu.memcpy async [%[[T9]]] %arg0, %[[C]]
+// CHECK-NEXT: %[[T11:.+]] = gpu.dealloc async [%[[T10]]] %[[C]]
+// CHECK-NEXT: %[[READ:.+]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[KEPT:.+]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[VIEWED:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NOT: gpu.alloc
+// CHECK: cf.br ^bb1
+// CHECK: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: memref<4xf32>) kernel { gpu.return }
+    gpu.func @b(%x: memref<f32>) kernel { gpu.return }
+    gpu.func @m(%x: !llvm.array<16 x i64>) kernel { gpu.return }
+  }
+  func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr)
+  func.func @device_only(%out: memref<4xf32>, %v: f32) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %one = arith.constant 1 : i64
+    %map = llvm.alloca %one x !llvm.array<16 x i64> : (i64) -> !llvm.ptr
+    %a = memref.alloc() : memref<4xf32>
+    %s = memref.alloc() : memref<f32>
+    memref.store %v, %s[] : memref<f32>
+    %c = memref.alloc() : memref<4xf32>
+    %index = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+    %int = arith.index_cast %index : index to i64
+    %ptr = llvm.inttoptr %int : i64 to !llvm.ptr
+    func.call @fp8GpuEncodeTensorMap(%map, %ptr) : (!llvm.ptr, !llvm.ptr) -> ()
+    %m = llvm.load %map : !llvm.ptr -> !llvm.array<16 x i64>
+    gpu.launch_func @k::@b blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%s : memref<f32>)
+    gpu.launch_func @k::@m blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : !llvm.array<16 x i64>)
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%c : memref<4xf32>)
+    %w = gpu.wait async
+    %cp = gpu.memcpy async [%w] %out, %c : memref<4xf32>, memref<4xf32>
+    gpu.wait [%cp]
+    memref.dealloc %a : memref<4xf32>
+    memref.dealloc %s : memref<f32>
+    memref.dealloc %c : memref<4xf32>
+    %read = memref.alloc() : memref<4xf32>
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%read : memref<4xf32>)
+    %r = memref.load %read[%c0] : memref<4xf32>
+    memref.dealloc %read : memref<4xf32>
+    %kept = memref.alloc() : memref<4xf32>
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%kept : memref<4xf32>)
+    %viewed = memref.alloc() : memref<4xf32>
+    %view = memref.cast %viewed : memref<4xf32> to memref<?xf32>
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%viewed : memref<4xf32>)
+    memref.dealloc %view : memref<?xf32>
+    cf.br ^bb1
+  ^bb1:
+    memref.dealloc %kept : memref<4xf32>
+    return %r : f32
+  }
 }

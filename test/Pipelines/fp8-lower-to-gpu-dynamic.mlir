@@ -1,10 +1,13 @@
 // fp8-lower-to-gpu with the token count known at run time only: two FP8
 // GEMMs (fp8-pipeline, delayed scaling) with a dynamic M. Their launchers
 // have no control flow (an empty result is a grid of no blocks, which the
-// runtime does not launch), so fp8-async-gpu-host inlines them and every
-// kernel of a call, casts, scaling updates, GEMMs and upstream's kernels,
-// is queued on one stream, synchronized once, before the buffers are
-// freed.
+// runtime does not launch), so fp8-inline-gpu-launchers inlines them and
+// every kernel of a call, casts, scaling updates, GEMMs and upstream's
+// kernels, is queued on one stream, synchronized once. Buffer deallocation
+// sees the launchers' buffers as the function's own: no run-time alias
+// check (the dealloc helper) before the managed buffers are freed, after
+// the wait; the ones only the GPU touches (the dynamic-size intermediate
+// among them) are freed on the stream.
 //
 // RUN: fp8-opt %s --fp8-pipeline --fp8-lower-to-gpu | FileCheck %s
 // CHECK-LABEL: llvm.func @f(
@@ -12,10 +15,12 @@
 // CHECK-NOT: mgpuStream
 // CHECK-COUNT-2: gpu.launch_func <%[[S]] : !llvm.ptr> @fp8_gemm_kernels::@scaled_matmul_e4m3_e4m3_bf16
 // CHECK-NOT: mgpuStream
+// CHECK: llvm.call @mgpuMemFree(%{{.+}}, %[[S]])
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
 // CHECK-NEXT: llvm.call @mgpuStreamDestroy(%[[S]])
 // CHECK-NOT: gpu.launch_func
-// CHECK: llvm.call @dealloc_helper
+// CHECK-NOT: dealloc_helper
+// CHECK: llvm.call @_mlir_memref_to_llvm_free
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.return
 // CHECK-NOT: __fp8_gpu_

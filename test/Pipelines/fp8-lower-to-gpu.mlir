@@ -14,7 +14,7 @@
 // RUN: FileCheck %s --check-prefix=HOST < %t.mlir
 
 // The fp8 ops are the project's kernels (convert-fp8-to-gpu-launches, whose
-// launchers fp8-async-gpu-host inlines); the rest, upstream's kernels. All
+// launchers fp8-inline-gpu-launchers inlines); the rest, upstream's kernels. All
 // are queued on one stream, which the host waits for only where it reads
 // what they wrote (the amax it returns) and before it returns.
 // CHECK-LABEL: llvm.func @step(
@@ -23,7 +23,12 @@
 // CHECK: gpu.launch_func <%[[S0]] : !llvm.ptr> @step_kernel::@step_kernel
 // CHECK-NOT: mgpuStream
 // CHECK: gpu.launch_func <%[[S0]] : !llvm.ptr> @fp8_kernels::@quantize_amax_f32_e4m3
-// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[S0]])
+// The buffers only the GPU touches are stream-ordered: freed on the stream
+// after their last kernel, not after the wait.
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.call @mgpuMemFree(%{{.+}}, %[[S0]])
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[S0]])
 // CHECK-NEXT: llvm.call @mgpuStreamDestroy(%[[S0]])
 // CHECK-NEXT: llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK: %[[S1:.+]] = llvm.call @mgpuStreamCreate()

@@ -15,12 +15,17 @@
 // RUN:   mlir-runner %t.ll.mlir -e main -entry-point-result=void \
 // RUN:   -shared-libs=%fp8_gpu_runtime,%mlir_runner_libs 2>&1 | FileCheck %s
 //
-// The module is loaded when the program starts, by the gpu.binary's
-// constructor (mgpuModuleLoadJIT: PTX).
+// The runtime's first act: the device's memory pool keeps what
+// stream-ordered frees return (release threshold 4 = UINT64_MAX), for the
+// next calls. The module is loaded when the program starts, by the
+// gpu.binary's constructor (mgpuModuleLoadJIT: PTX). `gpu.alloc async` and
+// `gpu.dealloc async` are stream-ordered (cuMemAllocAsync, cuMemFreeAsync
+// on the stream).
+// CHECK: fake-cuda: mempool attribute 4 = 18446744073709551615
 // CHECK: fake-cuda: load module ({{[0-9]+}} bytes of PTX)
 // CHECK-NEXT: fake-cuda: stream create
-// CHECK-NEXT: fake-cuda: alloc 4000 bytes
-// CHECK-NEXT: fake-cuda: alloc 4000 bytes
+// CHECK-NEXT: fake-cuda: alloc async 4000 bytes
+// CHECK-NEXT: fake-cuda: alloc async 4000 bytes
 // CHECK-NEXT: fake-cuda: copy 4000 bytes
 // CHECK-NEXT: fake-cuda: copy 4000 bytes
 // 1000 elements, 256 threads a block: 4 blocks.
@@ -28,8 +33,8 @@
 // The second launch has an empty grid (no blocks): nothing is launched,
 // and no error (the driver would answer CUDA_ERROR_INVALID_VALUE).
 // CHECK-NEXT: fake-cuda: copy 4000 bytes
-// CHECK-NEXT: fake-cuda: free 4000 bytes
-// CHECK-NEXT: fake-cuda: free 4000 bytes
+// CHECK-NEXT: fake-cuda: free async 4000 bytes
+// CHECK-NEXT: fake-cuda: free async 4000 bytes
 // CHECK-NEXT: fake-cuda: stream synchronize
 // CHECK-NEXT: fake-cuda: stream destroy
 // The fake runs no kernel: b comes back as it went.
@@ -37,16 +42,28 @@
 // CHECK: fake-cuda: unload module
 // CHECK-NEXT: fake-cuda: at exit 0 allocations, 0 modules, 0 streams live
 //
+// A driver without a memory pool: plain device memory, freed at once.
+// RUN: env FP8_CUDA_DRIVER=%fake_cuda_driver FP8_FAKE_CUDA_TRACE=1 FP8_FAKE_CUDA_NO_POOL=1 \
+// RUN:   mlir-runner %t.ll.mlir -e main -entry-point-result=void \
+// RUN:   -shared-libs=%fp8_gpu_runtime,%mlir_runner_libs 2>&1 | FileCheck %s --check-prefix=NOPOOL
+// NOPOOL-NOT: mempool attribute
+// NOPOOL: fake-cuda: alloc 4000 bytes
+// NOPOOL-NEXT: fake-cuda: alloc 4000 bytes
+// NOPOOL: fake-cuda: free 4000 bytes
+// NOPOOL-NEXT: fake-cuda: free 4000 bytes
+// NOPOOL: [1.5, 1.5, 1.5, 1.5]
+// NOPOOL: fake-cuda: at exit 0 allocations, 0 modules, 0 streams live
+//
 // A failing driver call: the message (call, CUDA error name, code, text)
 // once; then nothing is copied or launched, and what was allocated is freed.
 // RUN: env FP8_CUDA_DRIVER=%fake_cuda_driver FP8_FAKE_CUDA_TRACE=1 FP8_FAKE_CUDA_MEMORY=6000 \
 // RUN:   mlir-runner %t.ll.mlir -e main -entry-point-result=void \
 // RUN:   -shared-libs=%fp8_gpu_runtime,%mlir_runner_libs 2>&1 | FileCheck %s --check-prefix=OOM
-// OOM: fake-cuda: alloc 4000 bytes
-// OOM-NEXT: fp8-gpu-runtime: cuMemAlloc(4000 bytes): CUDA_ERROR_OUT_OF_MEMORY (2): out of memory
+// OOM: fake-cuda: alloc async 4000 bytes
+// OOM-NEXT: fp8-gpu-runtime: cuMemAllocAsync(4000 bytes): CUDA_ERROR_OUT_OF_MEMORY (2): out of memory
 // OOM-NOT: copy
 // OOM-NOT: launch
-// OOM: fake-cuda: free 4000 bytes
+// OOM: fake-cuda: free async 4000 bytes
 // OOM-NOT: fp8-gpu-runtime
 // OOM: fake-cuda: at exit 0 allocations, 0 modules, 0 streams live
 //

@@ -157,18 +157,41 @@ FAKE cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
 FAKE cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned) {
   return allocate(ptr, bytes, "alloc managed");
 }
-FAKE cuMemFree_v2(CUdeviceptr ptr) {
+namespace {
+CUresult release(CUdeviceptr ptr, const char *kind) {
   for (auto it = allocations.begin(); it != allocations.end(); ++it) {
     if (it->first != ptr)
       continue;
     std::free(reinterpret_cast<void *>(ptr));
     --live.allocations;
     live.bytes -= it->second;
-    trace("free %zu bytes", it->second);
+    trace("%s %zu bytes", kind, it->second);
     allocations.erase(it);
     return 0;
   }
   return 1;
+}
+} // namespace
+
+FAKE cuMemFree_v2(CUdeviceptr ptr) { return release(ptr, "free"); }
+// Stream-ordered allocation: everything here runs at once, so a free in
+// stream order is a free (the trace tells them apart). FP8_FAKE_CUDA_NO_POOL
+// plays a driver without it.
+FAKE cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, void *) {
+  return allocate(ptr, bytes, "alloc async");
+}
+FAKE cuMemFreeAsync(CUdeviceptr ptr, void *) {
+  return release(ptr, "free async");
+}
+FAKE cuDeviceGetDefaultMemPool(void **pool, int) {
+  static int dummy;
+  *pool = &dummy;
+  return std::getenv("FP8_FAKE_CUDA_NO_POOL") ? 801 : 0;
+}
+FAKE cuMemPoolSetAttribute(void *, int attribute, void *value) {
+  trace("mempool attribute %d = %llu", attribute,
+        *static_cast<unsigned long long *>(value));
+  return 0;
 }
 FAKE cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);

@@ -255,6 +255,22 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FP8InlineGPULaunchers : Pass<"fp8-inline-gpu-launchers", "ModuleOp"> {
+  let summary = "Inline the fp8 kernels' one-block host launchers";
+  let description = [{
+    Part of `fp8-lower-to-gpu`, right after one-shot bufferization: every
+    call of a one-block `fp8.gpu_launcher` function (what
+    `convert-fp8-to-gpu-launches` makes) is replaced by its body, and the
+    launchers nothing calls any more are erased. Buffer deallocation then
+    sees the buffers a launcher allocates as the caller's own allocations,
+    not as call results that may alias anything: their frees need no run-time
+    alias check (a call of the dealloc helper over every buffer of the
+    function, and a conditional free each), and `fp8-async-gpu-host` can
+    tell which buffers only the GPU touches. Constant-size stack
+    allocations (tensor maps) go to the caller's entry block.
+  }];
+}
+
 def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
   let summary = "Queue a host function's GPU work on one stream, waited "
                 "for only where the host needs it";
@@ -293,6 +309,18 @@ def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
     Anything else (unknown calls, ops with regions or unknown effects) is
     waited for: the pass may only remove synchronization the program
     provably does not need.
+
+    A buffer allocated in the block that only queued work touches (every
+    use, through views, metadata and address arithmetic, in the block, is
+    an operand of a launch, copy or memset, a tensor map's address, a
+    one-element store that becomes a memset, or its one `memref.dealloc`)
+    becomes stream-ordered device memory: `gpu.alloc async` and
+    `gpu.dealloc async` on the chain (`mgpuMemAlloc` / `mgpuMemFree` with
+    the stream: cuMemAllocAsync / cuMemFreeAsync in libfp8_gpu_runtime).
+    Its free takes effect where the stream gets to it, so later allocations
+    reuse its memory within the call, where a managed buffer's free must
+    wait for the next host wait. Other frees of buffers the queued work may
+    use move to the next wait.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

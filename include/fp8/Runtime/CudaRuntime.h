@@ -117,6 +117,14 @@ public:
   /// Memory that host and device both address (cuMemAllocManaged).
   Result<DevicePtr> allocateManaged(size_t bytes);
   Status free(DevicePtr ptr);
+  /// Stream-ordered device memory (cuMemAllocAsync / cuMemFreeAsync from
+  /// the device's default pool, which keeps what is freed for later
+  /// allocations): usable by work queued on `stream` after the call, and
+  /// reusable by later allocations once `stream` reaches the free. Without
+  /// the driver support, plain cuMemAlloc / cuMemFree.
+  bool hasStreamOrderedAllocation() const;
+  Result<DevicePtr> allocateAsync(size_t bytes, StreamHandle stream);
+  Status freeAsync(DevicePtr ptr, StreamHandle stream);
   Status copyToDevice(DevicePtr dst, const void *src, size_t bytes);
   Status copyToHost(void *dst, DevicePtr src, size_t bytes);
   /// Asynchronous on the default stream (time it with events).
