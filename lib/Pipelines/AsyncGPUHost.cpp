@@ -113,6 +113,12 @@ getDeviceOnlyUses(memref::AllocOp alloc, SymbolTable &symbols) {
   Operation *last = nullptr;
   unsigned gpuUses = 0;
   SmallVector<Value> worklist{alloc.getResult()};
+  DenseSet<Value> seen{alloc.getResult()};
+  auto follow = [&](ValueRange values) {
+    for (Value v : values)
+      if (seen.insert(v).second)
+        worklist.push_back(v);
+  };
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     for (OpOperand &use : value.getUses()) {
@@ -126,6 +132,11 @@ getDeviceOnlyUses(memref::AllocOp alloc, SymbolTable &symbols) {
       }
       if (!last || last->isBeforeInBlock(user))
         last = user;
+      // GPU work that the chain will queue (a launch on a stream of its
+      // own would not be ordered with the free).
+      if (auto launch = dyn_cast<gpu::LaunchFuncOp>(user);
+          launch && launch.getAsyncObject())
+        return std::nullopt;
       if (isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::MemsetOp>(user)) {
         ++gpuUses;
         continue;
@@ -146,19 +157,26 @@ getDeviceOnlyUses(memref::AllocOp alloc, SymbolTable &symbols) {
         Value map = rootOf(call.getOperand(0));
         if (!isa_and_present<LLVM::AllocaOp>(map.getDefiningOp()))
           return std::nullopt;
+        // Anything else done with the map's memory could hand the
+        // address on unseen.
         SmallVector<Value> views{map};
         while (!views.empty())
-          for (Operation *mapUser : views.pop_back_val().getUsers()) {
+          for (OpOperand &mapUse : views.pop_back_val().getUses()) {
+            Operation *mapUser = mapUse.getOwner();
+            auto encode = dyn_cast<func::CallOp>(mapUser);
             if (isAlias(mapUser))
               llvm::append_range(views, mapUser->getResults());
             else if (isa<LLVM::LoadOp>(mapUser))
-              llvm::append_range(worklist, mapUser->getResults());
+              follow(mapUser->getResults());
+            else if (!encode || encode.getCallee() != callee.getName() ||
+                     mapUse.getOperandNumber() != 0)
+              return std::nullopt;
           }
         continue;
       }
       if (isMemoryEffectFree(user) && user->getNumRegions() == 0 &&
           !user->hasTrait<OpTrait::IsTerminator>()) {
-        llvm::append_range(worklist, user->getResults());
+        follow(user->getResults());
         continue;
       }
       return std::nullopt;
@@ -245,7 +263,7 @@ private:
         alloc && deviceOnly.contains(alloc))
       return queueAlloc(alloc);
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
-        dealloc && dealloc.getMemref().getDefiningOp<gpu::AllocOp>())
+        dealloc && streamOrdered.contains(dealloc.getMemref()))
       return queueDealloc(dealloc);
     if (!token)
       return;
@@ -335,6 +353,7 @@ private:
         /*hostShared=*/false);
     alloc.replaceAllUsesWith(device.getMemref());
     alloc.erase();
+    streamOrdered.insert(device.getMemref());
     extend(device.getAsyncToken());
   }
 
@@ -426,8 +445,10 @@ private:
   DenseSet<Value> chained, queued;
   /// Frees moved to the end of the block.
   SmallVector<Operation *> deferred;
-  /// The block's buffers that only queued work touches.
+  /// The block's buffers that only queued work touches, and the
+  /// stream-ordered buffers made of them.
   DenseSet<Operation *> deviceOnly;
+  DenseSet<Value> streamOrdered;
 };
 
 /// Inlines `call` when its callee is one block (the launchers after

@@ -262,6 +262,13 @@ struct FP8StageBuffersForGPUPass
         continue;
       }
       Operation *def = value.getDefiningOp();
+      // Sizes and strides are not addresses (an argument whose shape sizes
+      // a grid is not copied for it).
+      if (isa_and_present<memref::DimOp>(def))
+        continue;
+      if (auto meta = dyn_cast_if_present<memref::ExtractStridedMetadataOp>(def);
+          meta && value != meta.getBaseBuffer() && value != meta.getOffset())
+        continue;
       if (def && def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
           seen.insert(def).second)
         llvm::append_range(worklist, def->getOperands());

@@ -115,8 +115,9 @@ struct CudaRuntime::Driver {
   /// absent.
   CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream) = nullptr;
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
-  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice) = nullptr;
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *) = nullptr;
+  CUresult (*cuMemPoolTrimTo)(CUmemoryPool, size_t) = nullptr;
   /// Optional (drivers >= 12.0): null when absent.
   CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *,
                                      const uint64_t *, const uint64_t *,
@@ -214,12 +215,12 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute);
   if (ok) {
     resolve(lib, "cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
-    // All four or none: a pool that keeps its memory, or no pool.
+    // All or none: a pool that keeps its memory until trimmed, or no pool.
     if (!resolve(lib, "cuMemAllocAsync", d.cuMemAllocAsync) ||
         !resolve(lib, "cuMemFreeAsync", d.cuMemFreeAsync) ||
-        !resolve(lib, "cuDeviceGetDefaultMemPool",
-                 d.cuDeviceGetDefaultMemPool) ||
-        !resolve(lib, "cuMemPoolSetAttribute", d.cuMemPoolSetAttribute))
+        !resolve(lib, "cuDeviceGetMemPool", d.cuDeviceGetMemPool) ||
+        !resolve(lib, "cuMemPoolSetAttribute", d.cuMemPoolSetAttribute) ||
+        !resolve(lib, "cuMemPoolTrimTo", d.cuMemPoolTrimTo))
       d.cuMemAllocAsync = nullptr;
   }
   if (!ok) {
@@ -287,18 +288,19 @@ Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
   runtime->context = context;
   if (Status err = d.check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent"))
     return std::move(err);
-  // Stream-ordered allocations come from the device's default pool; by
+  // Stream-ordered allocations come from the device's current pool; by
   // default it returns its memory to the OS at every synchronization, and
-  // each call of a compiled program would allocate anew. Keep it (what
-  // PyTorch's caching allocator does too); without a pool, allocations are
-  // synchronous.
+  // each call of a compiled program would allocate anew. Keep it until
+  // trimPool (what PyTorch's caching allocator does too); without a pool,
+  // allocations are synchronous.
   CUmemoryPool pool = nullptr;
   uint64_t keepAll = UINT64_MAX;
   if (d.cuMemAllocAsync &&
-      (d.cuDeviceGetDefaultMemPool(&pool, handle) != CUDA_SUCCESS ||
+      (d.cuDeviceGetMemPool(&pool, handle) != CUDA_SUCCESS ||
        d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                &keepAll) != CUDA_SUCCESS))
     d.cuMemAllocAsync = nullptr;
+  runtime->pool = pool;
   return std::move(runtime);
 }
 
@@ -402,11 +404,28 @@ Result<DevicePtr> CudaRuntime::allocateAsync(size_t bytes,
 }
 
 Status CudaRuntime::freeAsync(DevicePtr ptr, StreamHandle stream) {
-  if (!hasStreamOrderedAllocation())
-    return free(ptr);
+  // The work queued on `stream` may still use the buffer: a plain free
+  // waits for it first, and a free off the program's streams (no stream:
+  // the legacy stream, not ordered with non-blocking ones) waits for
+  // everything.
+  if (!hasStreamOrderedAllocation() || !stream) {
+    Status done = stream ? synchronizeStream(stream) : synchronize();
+    if (done)
+      return done;
+    return hasStreamOrderedAllocation()
+               ? driver->check(driver->cuMemFreeAsync(ptr, nullptr),
+                               "cuMemFreeAsync")
+               : free(ptr);
+  }
   return driver->check(
       driver->cuMemFreeAsync(ptr, static_cast<CUstream>(stream)),
       "cuMemFreeAsync");
+}
+
+Status CudaRuntime::trimPool() {
+  if (!hasStreamOrderedAllocation())
+    return Status();
+  return driver->check(driver->cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo");
 }
 
 Status CudaRuntime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {

@@ -197,12 +197,13 @@ public:
     ++loadedModules;
     return *module;
   }
-  /// After the last module is unloaded, the idle buffers to free.
-  std::vector<void *> moduleUnloaded() {
+  /// After the last module is unloaded, the idle buffers to free;
+  /// nothing while a module is still loaded.
+  std::optional<std::vector<void *>> moduleUnloaded() {
     std::lock_guard<std::mutex> lock(mutex);
     std::vector<void *> release;
     if (loadedModules > 0 && --loadedModules > 0)
-      return release;
+      return std::nullopt;
     for (auto &[bytes, ptrs] : idle)
       for (void *ptr : ptrs) {
         managed.erase(ptr);
@@ -312,9 +313,13 @@ MGPU void mgpuModuleUnload(void *module) {
   if (!cuda || !module)
     return;
   rt.check(cuda->unloadModule(static_cast<ModuleHandle>(module)));
-  // No program left: the buffers kept for one go back to the driver.
-  for (void *ptr : rt.moduleUnloaded())
-    rt.check(cuda->free(address(ptr)));
+  // No program left: the buffers kept for one, and what the memory pool
+  // holds, go back to the driver.
+  if (auto idle = rt.moduleUnloaded()) {
+    for (void *ptr : *idle)
+      rt.check(cuda->free(address(ptr)));
+    rt.check(cuda->trimPool());
+  }
 }
 
 MGPU void *mgpuModuleGetFunction(void *module, const char *name) {

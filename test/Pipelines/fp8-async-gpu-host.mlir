@@ -383,3 +383,39 @@ module attributes {gpu.container_module} {
     return %r : f32
   }
 }
+
+// -----
+
+// Not stream-ordered: a buffer whose tensor map's memory is handed to
+// anything but a load (here a launch that takes the map's address: the
+// launch that reads the buffer cannot be told); and a gpu.alloc of the
+// input's own, whose free keeps its place after the wait.
+// CHECK-LABEL: func.func @not_device_only
+// CHECK-NOT: gpu.alloc async
+// CHECK: gpu.wait [%{{.+}}]
+// CHECK-NEXT: memref.dealloc %{{.+}} : memref<4xf32>
+// CHECK-NEXT: memref.dealloc %{{.+}} : memref<4xf32>
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: memref<4xf32>) kernel { gpu.return }
+    gpu.func @p(%x: !llvm.ptr) kernel { gpu.return }
+  }
+  func.func private @fp8GpuEncodeTensorMap(!llvm.ptr, !llvm.ptr)
+  func.func @not_device_only() {
+    %c1 = arith.constant 1 : index
+    %one = arith.constant 1 : i64
+    %map = llvm.alloca %one x !llvm.array<16 x i64> : (i64) -> !llvm.ptr
+    %a = memref.alloc() : memref<4xf32>
+    %index = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+    %int = arith.index_cast %index : index to i64
+    %ptr = llvm.inttoptr %int : i64 to !llvm.ptr
+    func.call @fp8GpuEncodeTensorMap(%map, %ptr) : (!llvm.ptr, !llvm.ptr) -> ()
+    gpu.launch_func @k::@p blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%map : !llvm.ptr)
+    %g = gpu.alloc host_shared () : memref<4xf32>
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%g : memref<4xf32>)
+    memref.dealloc %a : memref<4xf32>
+    memref.dealloc %g : memref<4xf32>
+    return
+  }
+}

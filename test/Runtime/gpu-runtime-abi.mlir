@@ -39,17 +39,22 @@
 // CHECK-NEXT: fake-cuda: stream destroy
 // The fake runs no kernel: b comes back as it went.
 // CHECK: [1.5, 1.5, 1.5, 1.5]
+// With the last module, what the pool keeps goes back to the driver.
 // CHECK: fake-cuda: unload module
+// CHECK-NEXT: fake-cuda: mempool trim to 0
 // CHECK-NEXT: fake-cuda: at exit 0 allocations, 0 modules, 0 streams live
 //
-// A driver without a memory pool: plain device memory, freed at once.
+// A driver without a memory pool: plain device memory, each free after the
+// stream it was queued on has finished.
 // RUN: env FP8_CUDA_DRIVER=%fake_cuda_driver FP8_FAKE_CUDA_TRACE=1 FP8_FAKE_CUDA_NO_POOL=1 \
 // RUN:   mlir-runner %t.ll.mlir -e main -entry-point-result=void \
 // RUN:   -shared-libs=%fp8_gpu_runtime,%mlir_runner_libs 2>&1 | FileCheck %s --check-prefix=NOPOOL
 // NOPOOL-NOT: mempool attribute
 // NOPOOL: fake-cuda: alloc 4000 bytes
 // NOPOOL-NEXT: fake-cuda: alloc 4000 bytes
-// NOPOOL: fake-cuda: free 4000 bytes
+// NOPOOL: fake-cuda: stream synchronize
+// NOPOOL-NEXT: fake-cuda: free 4000 bytes
+// NOPOOL-NEXT: fake-cuda: stream synchronize
 // NOPOOL-NEXT: fake-cuda: free 4000 bytes
 // NOPOOL: [1.5, 1.5, 1.5, 1.5]
 // NOPOOL: fake-cuda: at exit 0 allocations, 0 modules, 0 streams live

@@ -183,10 +183,14 @@ FAKE cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, void *) {
 FAKE cuMemFreeAsync(CUdeviceptr ptr, void *) {
   return release(ptr, "free async");
 }
-FAKE cuDeviceGetDefaultMemPool(void **pool, int) {
+FAKE cuDeviceGetMemPool(void **pool, int) {
   static int dummy;
   *pool = &dummy;
   return std::getenv("FP8_FAKE_CUDA_NO_POOL") ? 801 : 0;
+}
+FAKE cuMemPoolTrimTo(void *, size_t keep) {
+  trace("mempool trim to %zu", keep);
+  return 0;
 }
 FAKE cuMemPoolSetAttribute(void *, int attribute, void *value) {
   trace("mempool attribute %d = %llu", attribute,

@@ -124,7 +124,10 @@ public:
   /// the driver support, plain cuMemAlloc / cuMemFree.
   bool hasStreamOrderedAllocation() const;
   Result<DevicePtr> allocateAsync(size_t bytes, StreamHandle stream);
+  /// Without a stream (or without the pool) it waits for the device first.
   Status freeAsync(DevicePtr ptr, StreamHandle stream);
+  /// Returns the pool's unused memory to the driver (cuMemPoolTrimTo).
+  Status trimPool();
   Status copyToDevice(DevicePtr dst, const void *src, size_t bytes);
   Status copyToHost(void *dst, DevicePtr src, size_t bytes);
   /// Asynchronous on the default stream (time it with events).
@@ -181,6 +184,8 @@ private:
   std::string deviceName;
   int computeCapability = 0;
   int multiprocessors = 0;
+  /// The device's current memory pool (stream-ordered allocations).
+  void *pool = nullptr;
 };
 
 } // namespace mlir::fp8::runtime
