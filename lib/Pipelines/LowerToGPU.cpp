@@ -596,6 +596,7 @@ struct FP8StageBuffersForGPUPass
 struct FP8CopiesToGPUPass
     : fp8::impl::FP8CopiesToGPUBase<FP8CopiesToGPUPass> {
   void runOnOperation() override {
+    getOperation().walk([](Block *block) { forwardThroughTemporaries(*block); });
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) {
       if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
@@ -628,6 +629,34 @@ struct FP8CopiesToGPUPass
       }
       copy.erase();
     }
+  }
+
+  /// `copy %src, %tmp` right before `copy %tmp, %dst`, where %tmp is an
+  /// allocation nothing else uses but its free (what bufferization makes of
+  /// a global's store: the state's new history and scale), is one
+  /// `copy %src, %dst`: the value is the same, as nothing runs in between.
+  static void forwardThroughTemporaries(Block &block) {
+    SmallVector<Operation *> dead;
+    for (Operation &op : block) {
+      auto second = dyn_cast<memref::CopyOp>(op);
+      auto first = dyn_cast_or_null<memref::CopyOp>(op.getPrevNode());
+      if (!second || !first || first.getTarget() != second.getSource())
+        continue;
+      Value temporary = first.getTarget();
+      auto alloc = temporary.getDefiningOp<memref::AllocOp>();
+      if (!alloc || !llvm::all_of(temporary.getUsers(), [&](Operation *user) {
+            return user == first || user == second ||
+                   isa<memref::DeallocOp>(user);
+          }))
+        continue;
+      second.getSourceMutable().assign(first.getSource());
+      for (Operation *user : temporary.getUsers())
+        if (user != second)
+          dead.push_back(user);
+      dead.push_back(alloc);
+    }
+    for (Operation *op : dead)
+      op->erase();
   }
 
   /// What gpu-to-llvm copies with mgpuMemcpy.

@@ -48,3 +48,41 @@ func.func @left(%a: memref<*xf32>, %b: memref<*xf32>, %s: memref<f32>, %t: memre
   }
   return
 }
+
+// A store through a temporary (what bufferization makes of a global's
+// store: the new history copied into a fresh buffer, that buffer into the
+// global) is one copy; a temporary read by anything else, or copies with
+// something between them, keep both.
+// CHECK-LABEL: func.func @through_temporary
+// CHECK-SAME: (%[[NEW:.+]]: memref<16xf32>, %[[STATE:.+]]: memref<16xf32>, %[[OTHER:.+]]: memref<16xf32>)
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[W0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[C0:.+]] = gpu.memcpy async [%[[W0]]] %[[STATE]], %[[NEW]]
+// CHECK-NEXT: gpu.wait [%[[C0]]]
+// CHECK-NEXT: %[[READ:.+]] = memref.alloc() : memref<16xf32>
+// CHECK-COUNT-2: gpu.memcpy
+// CHECK: memref.load %[[READ]]
+// CHECK: %[[APART:.+]] = memref.alloc() : memref<16xf32>
+// CHECK-COUNT-3: gpu.memcpy
+// CHECK-NOT: gpu.memcpy
+// CHECK: memref.dealloc %[[READ]]
+// CHECK-NEXT: memref.dealloc %[[APART]]
+// CHECK-NEXT: return
+func.func @through_temporary(%new: memref<16xf32>, %state: memref<16xf32>, %other: memref<16xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %tmp = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  memref.copy %new, %tmp : memref<16xf32> to memref<16xf32>
+  memref.copy %tmp, %state : memref<16xf32> to memref<16xf32>
+  %read = memref.alloc() : memref<16xf32>
+  memref.copy %new, %read : memref<16xf32> to memref<16xf32>
+  memref.copy %read, %state : memref<16xf32> to memref<16xf32>
+  %x = memref.load %read[%c0] : memref<16xf32>
+  %apart = memref.alloc() : memref<16xf32>
+  memref.copy %new, %apart : memref<16xf32> to memref<16xf32>
+  memref.copy %other, %new : memref<16xf32> to memref<16xf32>
+  memref.copy %apart, %state : memref<16xf32> to memref<16xf32>
+  memref.dealloc %tmp : memref<16xf32>
+  memref.dealloc %read : memref<16xf32>
+  memref.dealloc %apart : memref<16xf32>
+  return %x : f32
+}

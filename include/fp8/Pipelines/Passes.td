@@ -160,7 +160,10 @@ def FP8CopiesToGPU : Pass<"fp8-copies-to-gpu", "ModuleOp"> {
     for at once (`mgpuMemcpy`: the driver's copy, on the device where the
     pages are), and otherwise, when it has a dimension, a `linalg.copy`
     that the following passes map onto a kernel. A strided copy of a
-    single element stays on the host.
+    single element stays on the host. First, a copy into a fresh buffer
+    that nothing else uses but the next op, a copy out of it (how
+    bufferization stores a global: the state's history and scale), becomes
+    one copy, and the buffer goes.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::linalg::LinalgDialect"];
