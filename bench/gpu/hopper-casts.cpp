@@ -149,6 +149,44 @@ std::vector<float> makeBlockInput(size_t rows, size_t cols, uint64_t seed) {
   return x;
 }
 
+/// What lib/Numerics says one block's amax, scale and scale_inv (an f32, or
+/// for MX the E8M0 code) are.
+struct BlockReference {
+  float amax, scale, inv = 0;
+  uint8_t code = 0;
+
+  BlockReference(const std::vector<float> &values, bool mx, bool powerOfTwo)
+      : amax(num::computeAmax(values.data(), values.size())) {
+    if (mx) {
+      code = num::computeMXScaleInvCode(amax, 448.0f);
+      scale = num::mxScaleFromCode(code);
+    } else {
+      scale = num::computeBlockScale(amax, 448.0f, powerOfTwo, 0.0f);
+      inv = 1.0f / scale;
+    }
+  }
+};
+
+/// Reads back a block cast's outputs: `data` bytes of q, and each block's
+/// amax, scale and scale_inv (4 bytes each; MX codes in the first bytes).
+struct QuantizedBytes {
+  DevicePtr ptr;
+  size_t count;
+};
+struct BlockScalars {
+  DevicePtr amax, scale, inv;
+  size_t blocks;
+};
+void readBlockOutputs(Device &dev, QuantizedBytes data, BlockScalars scalars,
+                      std::vector<uint8_t> &q, std::vector<float> &amax,
+                      std::vector<float> &scale,
+                      std::vector<uint8_t> &invBytes) {
+  q = dev.read<uint8_t>(data.ptr, data.count);
+  amax = dev.read<float>(scalars.amax, scalars.blocks);
+  scale = dev.read<float>(scalars.scale, scalars.blocks);
+  invBytes = dev.read<uint8_t>(scalars.inv, scalars.blocks * 4);
+}
+
 /// One block recipe of the block_cast kernels (KernelABI.h).
 struct BlockRecipe {
   const char *kernel;
@@ -206,10 +244,10 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
                     Dim3{unsigned(abi::kBlockSize)}, 0, args),
         "launch");
   check(cuda.synchronize(), recipe.kernel);
-  std::vector<uint8_t> q = dev.read<uint8_t>(dq, x.size());
-  std::vector<float> amax = dev.read<float>(damax, blocks);
-  std::vector<float> scale = dev.read<float>(dscale, blocks);
-  std::vector<uint8_t> invBytes = dev.read<uint8_t>(dinv, blocks * 4);
+  std::vector<uint8_t> q, invBytes;
+  std::vector<float> amax, scale;
+  readBlockOutputs(dev, {dq, x.size()}, {damax, dscale, dinv, blocks}, q,
+                   amax, scale, invBytes);
   size_t bad = 0;
   auto report = [&](const char *what, size_t block, double got, double want) {
     if (bad++ < 5)
@@ -235,17 +273,9 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
       for (size_t r = bi * recipe.br; r < r1; ++r)
         for (size_t c = bj * recipe.bc; c < c1; ++c)
           values.push_back(x[base + r * cols + c]);
-      float amaxRef = num::computeAmax(values.data(), values.size());
-      float scaleRef, invRef = 0;
-      uint8_t codeRef = 0;
-      if (recipe.mx) {
-        codeRef = num::computeMXScaleInvCode(amaxRef, 448.0f);
-        scaleRef = num::mxScaleFromCode(codeRef);
-      } else {
-        scaleRef = num::computeBlockScale(amaxRef, 448.0f, recipe.powerOfTwo,
-                                          0.0f);
-        invRef = 1.0f / scaleRef;
-      }
+      BlockReference ref(values, recipe.mx, recipe.powerOfTwo);
+      float amaxRef = ref.amax, scaleRef = ref.scale, invRef = ref.inv;
+      uint8_t codeRef = ref.code;
       if (bits(amax[block]) != bits(amaxRef))
         report("amax", block, amax[block], amaxRef);
       if (bits(scale[block]) != bits(scaleRef))
@@ -321,10 +351,10 @@ size_t checkBlockCastTranspose(CudaRuntime &cuda, FunctionHandle f,
   launchBlockCastTranspose(cuda, f, recipe, dx, dq, damax, dscale, dinv,
                            int64_t(rows), int64_t(cols));
   check(cuda.synchronize(), recipe.kernel);
-  std::vector<uint8_t> q = dev.read<uint8_t>(dq, x.size());
-  std::vector<float> amax = dev.read<float>(damax, blocks);
-  std::vector<float> scale = dev.read<float>(dscale, blocks);
-  std::vector<uint8_t> invBytes = dev.read<uint8_t>(dinv, blocks * 4);
+  std::vector<uint8_t> q, invBytes;
+  std::vector<float> amax, scale;
+  readBlockOutputs(dev, {dq, x.size()}, {damax, dscale, dinv, blocks}, q,
+                   amax, scale, invBytes);
   size_t bad = 0;
   auto report = [&](const char *what, size_t col, size_t bi, double got,
                     double want) {
@@ -340,17 +370,9 @@ size_t checkBlockCastTranspose(CudaRuntime &cuda, FunctionHandle f,
       values.clear();
       for (size_t r = bi * recipe.bc; r < r1; ++r)
         values.push_back(x[r * cols + c]);
-      float amaxRef = num::computeAmax(values.data(), values.size());
-      float scaleRef, invRef = 0;
-      uint8_t codeRef = 0;
-      if (recipe.mx) {
-        codeRef = num::computeMXScaleInvCode(amaxRef, 448.0f);
-        scaleRef = num::mxScaleFromCode(codeRef);
-      } else {
-        scaleRef = num::computeBlockScale(amaxRef, 448.0f, recipe.powerOfTwo,
-                                          0.0f);
-        invRef = 1.0f / scaleRef;
-      }
+      BlockReference ref(values, recipe.mx, recipe.powerOfTwo);
+      float amaxRef = ref.amax, scaleRef = ref.scale, invRef = ref.inv;
+      uint8_t codeRef = ref.code;
       if (bits(amax[block]) != bits(amaxRef))
         report("amax", c, bi, amax[block], amaxRef);
       if (bits(scale[block]) != bits(scaleRef))

@@ -1380,6 +1380,8 @@ private:
                           ArrayRef<OpFoldResult> extents);
   LogicalResult lowerBlockAmax(BlockAmaxOp op);
   LogicalResult lowerBlockCastTranspose(BlockAmaxOp op, Value source);
+  void mapFusedBlockCast(ComputeBlockScalesOp scales, QuantizeOp quantize,
+                         Value scale, Value scaleInv, Value q);
   LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
   LogicalResult lowerBlockQuantize(QuantizeOp op);
   LogicalResult lowerBlockDequantize(DequantizeOp op);
@@ -1622,11 +1624,7 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
                       *geometry,
                       {pointer(x), pointer(q), pointer(amax), pointer(scale),
                        pointer(scaleInv)});
-    buffers.map(scales.getScale(), scale);
-    buffers.map(scales.getScaleInv(), scaleInv);
-    buffers.map(quantize.getResult(), q);
-    done.insert(scales);
-    done.insert(quantize);
+    mapFusedBlockCast(scales, quantize, scale, scaleInv, q);
     return success();
   }
   launchBlockKernel(kernels.getBlockAmax(in, geometry->br, geometry->bc),
@@ -1676,12 +1674,20 @@ LogicalResult HostLowering::lowerBlockCastTranspose(BlockAmaxOp op,
       gpu::KernelDim3{constIndex(abi::kBlockSize), one, one},
       /*dynamicSharedMemorySize=*/Value(), args, Value());
   buffers.map(op.getAmax(), amax);
+  mapFusedBlockCast(scales, quantize, scale, scaleInv, q);
+  return success();
+}
+
+/// The buffers one fused kernel wrote for the rest of a block cast, whose
+/// ops need no lowering of their own.
+void HostLowering::mapFusedBlockCast(ComputeBlockScalesOp scales,
+                                     QuantizeOp quantize, Value scale,
+                                     Value scaleInv, Value q) {
   buffers.map(scales.getScale(), scale);
   buffers.map(scales.getScaleInv(), scaleInv);
   buffers.map(quantize.getResult(), q);
   done.insert(scales);
   done.insert(quantize);
-  return success();
 }
 
 LogicalResult HostLowering::lowerBlockScales(ComputeBlockScalesOp op) {
