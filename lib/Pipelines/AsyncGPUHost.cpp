@@ -70,9 +70,9 @@ bool isHostMemory(Value root) {
 bool isRuntimeQuery(func::CallOp call, SymbolTable &symbols) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   return callee && callee.isExternal() &&
-         llvm::is_contained({"fp8GpuEncodeTensorMap",
-                             "fp8GpuMultiprocessorCount",
-                             "fp8GpuIsManagedMemory"},
+         llvm::is_contained({StringRef(fp8::kEncodeTensorMapFunction),
+                             StringRef("fp8GpuMultiprocessorCount"),
+                             StringRef("fp8GpuIsManagedMemory")},
                             callee.getName());
 }
 
@@ -148,7 +148,7 @@ getDeviceOnlyUses(memref::AllocOp alloc, SymbolTable &symbols) {
       if (auto call = dyn_cast<func::CallOp>(user)) {
         auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
         if (!callee || !callee.isExternal() ||
-            callee.getName() != "fp8GpuEncodeTensorMap" ||
+            callee.getName() != fp8::kEncodeTensorMapFunction ||
             use.getOperandNumber() == 0 || call.getNumOperands() == 0)
           return std::nullopt;
         // The map it encodes holds the address: what is loaded from the

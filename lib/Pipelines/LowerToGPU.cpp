@@ -341,7 +341,7 @@ struct FP8StageBuffersForGPUPass
         auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
         if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
           used.insert(call.getOperands().begin(), call.getOperands().end());
-        else if (callee && callee.getName() == "fp8GpuEncodeTensorMap")
+        else if (callee && callee.getName() == fp8::kEncodeTensorMapFunction)
           addressedBuffers(call.getOperands(), used);
         else
           return WalkResult::advance();

@@ -98,6 +98,11 @@ public:
 };
 } // namespace
 
+MemRefType mlir::fp8::getDynamicMatrixType(Type element) {
+  return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                         element);
+}
+
 StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
                                                    Type in, Type out,
                                                    int64_t bc,
@@ -123,10 +128,6 @@ StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
   KernelBuilder k(b);
   b.setInsertionPointToEnd(module.getBody());
   Type f32 = b.getF32Type();
-  auto matrix = [](Type element) {
-    return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                           element);
-  };
   // FP8 and E8M0 are bytes to the kernel (KernelABI.h).
   Type i8 = b.getI8Type();
   Type scaleInvType = recipe.mx ? i8 : f32;
@@ -135,8 +136,9 @@ StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   auto func = gpu::GPUFuncOp::create(
       b, name,
-      b.getFunctionType({matrix(in), matrix(i8), matrix(f32), matrix(f32),
-                         matrix(scaleInvType)},
+      b.getFunctionType({getDynamicMatrixType(in), getDynamicMatrixType(i8),
+                         getDynamicMatrixType(f32), getDynamicMatrixType(f32),
+                         getDynamicMatrixType(scaleInvType)},
                         {}),
       TypeRange{tileType});
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());

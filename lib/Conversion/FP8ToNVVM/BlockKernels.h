@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 #include <string>
 
@@ -42,6 +43,9 @@ std::pair<Value, Value> createBlockScale(OpBuilder &builder, Location loc,
 /// cvt.rn.satfinite.<fp8>x2.f32 of (hi, lo): `lo` in the low byte.
 Value createFloat8Pair(OpBuilder &builder, Location loc, Value hi, Value lo,
                        Type float8Type);
+
+/// memref<?x?xelement>: a matrix parameter of the gpu.func kernels.
+MemRefType getDynamicMatrixType(Type element);
 
 /// The transposing block cast (KernelABI.h,
 /// `block_cast_transpose_<in>_<fp8>_<bc>x1<recipe>`) in `module`, a

@@ -1358,10 +1358,11 @@ private:
   Value computePointer(Value memref);
   Value toI64(Value index);
   Value constIndex(int64_t v);
+  /// A launch on a grid of gridX (x gridY) blocks of blockX threads.
   void launch(StringRef kernel, Value gridX, int64_t blockX,
-              ArrayRef<Value> args);
+              ArrayRef<Value> args, Value gridY = {});
   void launch(SymbolRefAttr kernel, Value gridX, int64_t blockX,
-              int64_t sharedBytes, ArrayRef<Value> args);
+              int64_t sharedBytes, ArrayRef<Value> args, Value gridY = {});
   Value elementwiseGrid(Value n);
   void zeroAmax(Value amax);
   LogicalResult lowerScaledMatmul(ScaledMatmulOp op);
@@ -1501,20 +1502,22 @@ Value HostLowering::allocate(Value result, ValueRange dynamicSizes) {
 }
 
 void HostLowering::launch(StringRef kernel, Value gridX, int64_t blockX,
-                          ArrayRef<Value> args) {
+                          ArrayRef<Value> args, Value gridY) {
   auto symbol = SymbolRefAttr::get(
       b->getContext(), abi::kKernelModuleName,
       {FlatSymbolRefAttr::get(b->getContext(), kernel)});
-  launch(symbol, gridX, blockX, /*sharedBytes=*/0, args);
+  launch(symbol, gridX, blockX, /*sharedBytes=*/0, args, gridY);
 }
 
 void HostLowering::launch(SymbolRefAttr kernel, Value gridX, int64_t blockX,
-                          int64_t sharedBytes, ArrayRef<Value> args) {
+                          int64_t sharedBytes, ArrayRef<Value> args,
+                          Value gridY) {
   Value one = constIndex(1);
   Value shared;
   if (sharedBytes)
     shared = arith::ConstantOp::create(*b, b->getI32IntegerAttr(sharedBytes));
-  gpu::LaunchFuncOp::create(*b, kernel, gpu::KernelDim3{gridX, one, one},
+  gpu::LaunchFuncOp::create(*b, kernel,
+                            gpu::KernelDim3{gridX, gridY ? gridY : one, one},
                             gpu::KernelDim3{constIndex(blockX), one, one},
                             shared, args, Value());
 }
@@ -1649,30 +1652,20 @@ LogicalResult HostLowering::lowerBlockCastTranspose(BlockAmaxOp op,
       getBlockRecipe(scales));
   // Dynamic shapes; FP8 and E8M0 as the bytes the kernel takes (the cast
   // goes away when fp8-expand-float8 makes them i8 on the host too).
-  auto matrix = [](Type element) {
-    return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                           element);
-  };
   SmallVector<Value> args;
   for (Value buffer : {source, q, amax, scale, scaleInv}) {
     Type element = getElementType(buffer);
-    Value arg = memref::CastOp::create(*b, matrix(element), buffer);
+    Value arg =
+        memref::CastOp::create(*b, getDynamicMatrixType(element), buffer);
     if (element.getIntOrFloatBitWidth() == 8)
-      arg = UnrealizedConversionCastOp::create(*b, matrix(b->getI8Type()), arg)
+      arg = UnrealizedConversionCastOp::create(
+                *b, getDynamicMatrixType(b->getI8Type()), arg)
                 .getResult(0);
     args.push_back(arg);
   }
   int64_t rows = sourceType.getDimSize(0), cols = sourceType.getDimSize(1);
-  Value one = constIndex(1);
-  gpu::LaunchFuncOp::create(
-      *b,
-      SymbolRefAttr::get(b->getContext(), abi::kKernelModuleName,
-                         {FlatSymbolRefAttr::get(b->getContext(), kernel)}),
-      gpu::KernelDim3{
-          constIndex(llvm::divideCeil(cols, abi::kTransposeCastColumns)),
-          constIndex(llvm::divideCeil(rows, bc)), one},
-      gpu::KernelDim3{constIndex(abi::kBlockSize), one, one},
-      /*dynamicSharedMemorySize=*/Value(), args, Value());
+  launch(kernel, constIndex(llvm::divideCeil(cols, abi::kTransposeCastColumns)),
+         abi::kBlockSize, args, constIndex(llvm::divideCeil(rows, bc)));
   buffers.map(op.getAmax(), amax);
   mapFusedBlockCast(scales, quantize, scale, scaleInv, q);
   return success();
@@ -1945,7 +1938,7 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
                                                pointer(memref));
     Value bytes = arith::MulIOp::create(*b, rowPitch,
                                         constIndex(elementBytes));
-    runtimeCall("fp8GpuEncodeTensorMap", {},
+    runtimeCall(kEncodeTensorMapFunction, {},
                 {map, base, toI64(cols), toI64(rows), toI64(layers),
                  toI64(bytes), i32Const(boxCols), i32Const(boxRows),
                  i32Const(elementBytes), i32Const(/*swizzle128=*/1)});

@@ -18,8 +18,13 @@ namespace mlir::fp8 {
 
 /// Marks the private functions convert-fp8-to-gpu-launches outlines: host
 /// code on memrefs that launches the fp8 kernels on the buffers it is
-/// given (fp8-stage-buffers-for-gpu stages those buffers at the call).
+/// given (fp8-inline-gpu-launchers inlines them into their callers).
 inline constexpr llvm::StringLiteral kGpuLauncherAttr = "fp8.gpu_launcher";
+
+/// The runtime function a GEMM launcher encodes a TMA tensor map with
+/// (libfp8_gpu_runtime: the map's host memory, then the buffer's address).
+inline constexpr llvm::StringLiteral kEncodeTensorMapFunction =
+    "fp8GpuEncodeTensorMap";
 
 /// The interfaces that lowering and serializing the kernels needs in the
 /// context: the NVVM target attribute's serialization and the translations
