@@ -204,6 +204,36 @@ uint16_t toBF16(float f) {
   return uint16_t((b + 0x7FFFu + ((b >> 16) & 1)) >> 16);
 }
 
+// The kernels are gpu.funcs on memrefs: each memref is passed as the
+// descriptor convert-gpu-to-nvvm expands it into (allocated and aligned
+// pointers, offset, sizes, strides; identity layouts, offset 0 here).
+
+/// memref<?x?xT>.
+void addMatrix(KernelArgs &args, DevicePtr ptr, int64_t rows, int64_t cols) {
+  args.add(ptr).add(ptr).add(int64_t(0)).add(rows).add(cols).add(cols)
+      .add(int64_t(1));
+}
+
+/// memref<?xT> and memref<T>.
+void addVector(KernelArgs &args, DevicePtr ptr, int64_t size) {
+  args.add(ptr).add(ptr).add(int64_t(0)).add(size).add(int64_t(1));
+}
+void addScalar(KernelArgs &args, DevicePtr ptr) {
+  args.add(ptr).add(ptr).add(int64_t(0));
+}
+
+/// A block kernel's parameters: x and q (`elements` each), the three
+/// per-block tensors (`blocks` each), batch, rows, cols.
+void addBlockArgs(KernelArgs &args, DevicePtr x, DevicePtr q,
+                  DevicePtr amax, DevicePtr scale, DevicePtr inv,
+                  int64_t batch, int64_t rows, int64_t cols, int64_t blocks) {
+  addVector(args, x, batch * rows * cols);
+  addVector(args, q, batch * rows * cols);
+  for (DevicePtr p : {amax, scale, inv})
+    addVector(args, p, blocks);
+  args.add(batch).add(rows).add(cols);
+}
+
 /// Runs `recipe`'s block_cast on `input` ([batch, rows, cols]) and compares
 /// q, amax, scale and scale_inv with lib/Numerics block by block. Returns
 /// the number of mismatches.
@@ -237,8 +267,8 @@ size_t checkBlockCast(CudaRuntime &cuda, FunctionHandle f,
                             std::pair{dscale, blocks}, std::pair{dinv, blocks}})
     check(cuda.memsetD32(ptr, 0xFFA5A5A5u, words), "memset");
   KernelArgs args;
-  args.add(dx).add(dq).add(damax).add(dscale).add(dinv).add(int64_t(batch))
-      .add(int64_t(rows)).add(int64_t(cols));
+  addBlockArgs(args, dx, dq, damax, dscale, dinv, int64_t(batch),
+               int64_t(rows), int64_t(cols), int64_t(blocks));
   int64_t group = abi::blockGroupSize(recipe.br, recipe.bc);
   check(cuda.launch(f, Dim3{unsigned(abi::blockKernelGridSize(blocks, group))},
                     Dim3{unsigned(abi::kBlockSize)}, 0, args),
@@ -303,13 +333,6 @@ struct TransposeRecipe {
   int64_t bc;
   bool mx, powerOfTwo;
 };
-
-/// A 2-D memref<?x?x...> as convert-gpu-to-nvvm passes it: allocated and
-/// aligned pointers, offset, sizes, strides (row-major, offset 0).
-void addMatrix(KernelArgs &args, DevicePtr ptr, int64_t rows, int64_t cols) {
-  args.add(ptr).add(ptr).add(int64_t(0)).add(rows).add(cols).add(cols)
-      .add(int64_t(1));
-}
 
 /// Launches `recipe`'s block_cast_transpose over x (f32, device) of
 /// rows x cols into q and the three scale tensors.
@@ -519,7 +542,10 @@ int main(int argc, char **argv) {
           std::tuple{quantizeAmaxE5M2, num::Format::E5M2, "quantize e5m2"}}) {
       check(cuda.memsetD32(damax, 0, 1), "memset");
       KernelArgs args;
-      args.add(dx).add(dq).add(dscale).add(damax).add(int64_t(n));
+      addVector(args, dx, n);
+      addVector(args, dq, n);
+      addScalar(args, dscale);
+      addScalar(args, damax);
       elementwise(f, n, args);
       check(cuda.synchronize(), name);
       mismatches += compareQuantized(head, scale, format,
@@ -536,17 +562,24 @@ int main(int argc, char **argv) {
     {
       check(cuda.memsetD32(damax, 0, 1), "memset");
       KernelArgs amaxArgs;
-      amaxArgs.add(dx).add(damax).add(int64_t(n));
+      addVector(amaxArgs, dx, n);
+      addScalar(amaxArgs, damax);
       elementwise(amaxF32, n, amaxArgs);
+      // compute_scale (a gpu.func): the amax as a history of one; current
+      // scaling never reads `previous`, the scale stands in.
       KernelArgs scaleArgs;
       float scaledMax = num::scaledMax(448.0f, 0);
-      scaleArgs.add(damax).add(int64_t(1)).add(DevicePtr(0)).add(dscale)
-          .add(scaledMax).add(0.0f).add(int32_t(abi::kScaleMostRecent));
+      addVector(scaleArgs, damax, 1);
+      addScalar(scaleArgs, dscale);
+      addScalar(scaleArgs, dscale);
+      scaleArgs.add(scaledMax).add(0.0f).add(int32_t(abi::kScaleMostRecent));
       check(cuda.launch(computeScale, Dim3{1}, Dim3{unsigned(abi::kWarpSize)},
                         0, scaleArgs),
             "launch");
       KernelArgs quantArgs;
-      quantArgs.add(dx).add(dq).add(dscale).add(int64_t(n));
+      addVector(quantArgs, dx, n);
+      addVector(quantArgs, dq, n);
+      addScalar(quantArgs, dscale);
       elementwise(quantizeE4M3, n, quantArgs);
       check(cuda.synchronize(), "current scaling");
       float scaleRef = num::computeCurrentScale(amaxRef, 448.0f, 0, false, 0);
@@ -562,7 +595,9 @@ int main(int argc, char **argv) {
 
       // Dequantize back: exact f32 products of the FP8 values.
       KernelArgs deqArgs;
-      deqArgs.add(dq).add(dy).add(dscale).add(int64_t(n));
+      addVector(deqArgs, dq, n);
+      addVector(deqArgs, dy, n);
+      addScalar(deqArgs, dscale);
       elementwise(dequantize, n, deqArgs);
       std::vector<uint8_t> q = dev.read<uint8_t>(dq, n);
       std::vector<float> y = dev.read<float>(dy, n);
@@ -583,8 +618,11 @@ int main(int argc, char **argv) {
       dev.writeScalar(dscale, scale);
       size_t count = rowsM * colsM;
       KernelArgs args;
-      args.add(dx).add(dq).add(dqt).add(dscale).add(damax)
-          .add(int64_t(rowsM)).add(int64_t(colsM));
+      for (DevicePtr p : {dx, dq, dqt})
+        addVector(args, p, int64_t(count));
+      addScalar(args, dscale);
+      addScalar(args, damax);
+      args.add(int64_t(rowsM)).add(int64_t(colsM));
       unsigned grid = unsigned(abi::castTransposeGridSize(rowsM, colsM));
       auto launchCT = [&] {
         check(cuda.launch(castTranspose, Dim3{grid},
@@ -615,7 +653,10 @@ int main(int argc, char **argv) {
 
       // Speed, on the same bytes.
       KernelArgs qArgs;
-      qArgs.add(dx).add(dq).add(dscale).add(damax).add(int64_t(bytes / 4));
+      addVector(qArgs, dx, bytes / 4);
+      addVector(qArgs, dq, bytes / 4);
+      addScalar(qArgs, dscale);
+      addScalar(qArgs, damax);
       float copyMs = time([&](unsigned) {
         check(cuda.copyOnDevice(dcopy, dx, bytes), "copy D2D");
       });
@@ -641,9 +682,8 @@ int main(int argc, char **argv) {
         size_t blocks = ((rowsM + recipe.br - 1) / recipe.br) *
                         ((colsM + recipe.bc - 1) / recipe.bc);
         KernelArgs bArgs;
-        bArgs.add(dx).add(dq).add(blockScales).add(blockScales)
-            .add(blockScales).add(int64_t(1)).add(int64_t(rowsM))
-            .add(int64_t(colsM));
+        addBlockArgs(bArgs, dx, dq, blockScales, blockScales, blockScales, 1,
+                     int64_t(rowsM), int64_t(colsM), int64_t(blocks));
         unsigned grid = unsigned(abi::blockKernelGridSize(
             blocks, abi::blockGroupSize(recipe.br, recipe.bc)));
         float ms = time([&](unsigned) {

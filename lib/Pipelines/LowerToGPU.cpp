@@ -760,17 +760,19 @@ struct UnaryMathToPtx : OpRewritePattern<MathOp> {
   std::string instruction;
 };
 
-/// arith.maxnumf / minnumf on f32 as LLVM's maxnum / minnum (PTX max.f32 /
-/// min.f32, which return the other operand of a NaN, as maxnum does):
-/// convert-gpu-to-nvvm would call libdevice's __nv_fmaxf.
-template <typename ArithOp, typename LLVMOp>
-struct NumMinMaxToLLVM : OpRewritePattern<ArithOp> {
-  using OpRewritePattern<ArithOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(ArithOp op,
+/// arith.maxnumf / minnumf on f32 or f64 as LLVM's maxnum / minnum (PTX
+/// max / min, which return the other operand of a NaN, as maxnum does):
+/// convert-gpu-to-nvvm would call libdevice's __nv_fmaxf. (It marks fabs,
+/// sqrt and the rounding intrinsics illegal: those go through inline PTX.)
+template <typename From, typename To>
+struct ToLLVMIntrinsic : OpRewritePattern<From> {
+  using OpRewritePattern<From>::OpRewritePattern;
+  LogicalResult matchAndRewrite(From op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getType().isF32())
+    Type type = op.getType();
+    if (!type.isF32() && !type.isF64())
       return failure();
-    rewriter.replaceOpWithNewOp<LLVMOp>(op, op.getLhs(), op.getRhs());
+    rewriter.replaceOpWithNewOp<To>(op, type, op->getOperands());
     return success();
   }
 };
@@ -801,8 +803,8 @@ struct FP8ExpandMathForGPUPass
     populateMathF32ExpansionPatterns(patterns, all);
     populateMathPolynomialApproximationPatterns(patterns, all);
     patterns.add<RsqrtToDivSqrt>(context, /*benefit=*/2);
-    patterns.add<NumMinMaxToLLVM<arith::MaxNumFOp, LLVM::MaxNumOp>,
-                 NumMinMaxToLLVM<arith::MinNumFOp, LLVM::MinNumOp>>(context);
+    patterns.add<ToLLVMIntrinsic<arith::MaxNumFOp, LLVM::MaxNumOp>,
+                 ToLLVMIntrinsic<arith::MinNumFOp, LLVM::MinNumOp>>(context);
     patterns.add<UnaryMathToPtx<math::SqrtOp>>(context, "sqrt.rn.%T");
     patterns.add<UnaryMathToPtx<math::AbsFOp>>(context, "abs.%T");
     patterns.add<UnaryMathToPtx<math::FloorOp>>(context, "cvt.rmi.%T.%T");
@@ -818,9 +820,8 @@ struct FP8ExpandMathForGPUPass
       if (!isa_and_present<math::MathDialect>(op->getDialect()) ||
           isa<math::FmaOp>(op))
         return WalkResult::advance();
-      op->emitOpError() << "has no lowering without libdevice in "
-                           "fp8-lower-to-gpu (approximations cover f32, "
-                           "f16 and bf16)";
+      op->emitOpError() << "has no lowering without libdevice in a GPU "
+                           "kernel (approximations cover f32, f16 and bf16)";
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())
@@ -873,13 +874,7 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(fp8::createFP8AsyncGPUHost());
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(fp8::createFP8ExpandMathForGPU());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
-  // The NVVM ops the fp8 kernels use that have no intrinsic (mbarrier
-  // waits, wgmma fences, ...) as inline PTX.
-  kernels.addPass(createConvertNVVMToLLVMPass());
-  kernels.addPass(createReconcileUnrealizedCastsPass());
+  fp8::addKernelLoweringPasses(pm.nest<gpu::GPUModuleOp>());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   binary.toolkitPath = options.toolkit;

@@ -9,10 +9,9 @@
 
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Conversion/Passes.h"
+#include "fp8/Pipelines/Pipelines.h"
 
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -36,22 +35,26 @@ void mlir::fp8::buildLowerToNVVMPipeline(OpPassManager &pm,
   addKernelToBinaryPasses(pm, options.format, options.toolkit);
 }
 
+void mlir::fp8::addKernelLoweringPasses(OpPassManager &kernels) {
+  // convert-gpu-to-nvvm lowers gpu.func kernels on memrefs and the LLVM-
+  // dialect ones alike (their arith, math and cf); fp8-expand-math-for-gpu
+  // first, or math.absf and arith.maxnumf would become libdevice calls.
+  kernels.addPass(fp8::createFP8ExpandMathForGPU());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // The NVVM ops the fp8 kernels use that have no intrinsic (mbarrier
+  // waits, wgmma fences, ...) as inline PTX.
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void mlir::fp8::addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
                                         StringRef toolkit) {
-  // The kernels are llvm.funcs already: only their arith, math and scf
-  // bodies remain. convert-gpu-to-nvvm is not used: it would turn
-  // math.absf and arith.maxnumf into libdevice calls. The host functions
-  // have no control flow, so convert-cf-to-llvm (a module pass) only
-  // touches the kernels.
+  // Only the kernels: the host keeps its memrefs and GPU runtime ops.
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(createConvertMathToLLVMPass());
-  kernels.addPass(createArithToLLVMConversionPass());
-  kernels.addPass(createConvertNVVMToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.nest<gpu::GPUModuleOp>().addPass(createReconcileUnrealizedCastsPass());
+  addKernelLoweringPasses(kernels);
 
   if (format == "llvm")
     return;

@@ -118,6 +118,9 @@ struct CudaRuntime::Driver {
   CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice) = nullptr;
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *) = nullptr;
   CUresult (*cuMemPoolTrimTo)(CUmemoryPool, size_t) = nullptr;
+  /// Optional (drivers >= 12.4): a kernel's parameter layout.
+  CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *,
+                                 size_t *) = nullptr;
   /// Optional (drivers >= 12.0): null when absent.
   CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *,
                                      const uint64_t *, const uint64_t *,
@@ -215,6 +218,7 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute);
   if (ok) {
     resolve(lib, "cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
+    resolve(lib, "cuFuncGetParamInfo", d.cuFuncGetParamInfo);
     // All or none: a pool that keeps its memory until trimmed, or no pool.
     if (!resolve(lib, "cuMemAllocAsync", d.cuMemAllocAsync) ||
         !resolve(lib, "cuMemFreeAsync", d.cuMemFreeAsync) ||
@@ -495,8 +499,33 @@ Status CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
       "cuLaunchKernel");
 }
 
+Status CudaRuntime::checkParameters(FunctionHandle function,
+                                    const KernelArgs &args) {
+  if (!driver->cuFuncGetParamInfo)
+    return Status();
+  size_t offset = 0, size = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (driver->cuFuncGetParamInfo(function, i, &offset, &size) != 0)
+      return Status::error("kernel launch: the kernel takes " +
+                           std::to_string(i) + " parameters, the launch "
+                           "passes " + std::to_string(args.size()));
+    if (size != args.sizeOf(i))
+      return Status::error("kernel launch: parameter #" + std::to_string(i) +
+                           " of the kernel is " + std::to_string(size) +
+                           " bytes, the launch passes " +
+                           std::to_string(args.sizeOf(i)));
+  }
+  if (driver->cuFuncGetParamInfo(function, args.size(), &offset, &size) == 0)
+    return Status::error("kernel launch: the kernel takes more than the " +
+                         std::to_string(args.size()) +
+                         " parameters the launch passes");
+  return Status();
+}
+
 Status CudaRuntime::launch(FunctionHandle function, Dim3 grid, Dim3 block,
                           unsigned sharedBytes, KernelArgs &args) {
+  if (Status status = checkParameters(function, args))
+    return status;
   return launch(function, grid, block, sharedBytes, nullptr, args.pointers());
 }
 

@@ -5,7 +5,7 @@
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @exp64(%x: f64, %out: memref<f64>) kernel {
-      // expected-error @+1 {{'math.exp' op has no lowering without libdevice in fp8-lower-to-gpu}}
+      // expected-error @+1 {{'math.exp' op has no lowering without libdevice in a GPU kernel}}
       %e = math.exp %x : f64
       memref.store %e, %out[] : memref<f64>
       gpu.return

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +30,36 @@ using CUdeviceptr = unsigned long long;
 namespace {
 struct Function {
   std::string name;
+  /// Bytes of each parameter, from the PTX `.entry` (cuFuncGetParamInfo).
+  std::vector<size_t> params;
 };
+
+/// The parameter sizes of `.entry NAME(` at `at` in PTX text: `.param
+/// .u64 x`, `.param .f32 y`, `.param .align 64 .b8 map[128]`, ...
+std::vector<size_t> parseParams(const std::string &image, size_t at) {
+  std::vector<size_t> sizes;
+  size_t end = image.find(')', at);
+  size_t pos = at;
+  while ((pos = image.find(".param", pos)) != std::string::npos &&
+         pos < end) {
+    size_t stop = std::min(image.find_first_of(",)", pos), end);
+    std::string decl = image.substr(pos, stop - pos);
+    pos = stop;
+    size_t bits = 0;
+    for (const char *type : {".u8", ".s8", ".b8", ".u16", ".s16", ".b16",
+                             ".f16", ".u32", ".s32", ".b32", ".f32", ".u64",
+                             ".s64", ".b64", ".f64"}) {
+      size_t t = decl.find(std::string(type) + " ");
+      if (t != std::string::npos)
+        bits = std::stoul(std::string(type).substr(2));
+    }
+    size_t count = 1, bracket = decl.find('[');
+    if (bracket != std::string::npos)
+      count = std::stoul(decl.substr(bracket + 1));
+    sizes.push_back(bits / 8 * count);
+  }
+  return sizes;
+}
 /// Functions live with their module, as the driver's do.
 struct Module {
   std::string image;
@@ -144,10 +174,12 @@ FAKE cuModuleUnload(void *module) {
 FAKE cuModuleGetFunction(void **function, void *module, const char *name) {
   const std::string &image = static_cast<Module *>(module)->image;
   std::string entry = std::string(".entry ") + name + "(";
-  if (image.find(entry) == std::string::npos)
+  size_t at = image.find(entry);
+  if (at == std::string::npos)
     return 500;
   auto &functions = static_cast<Module *>(module)->functions;
-  functions.push_back(std::make_unique<Function>(Function{name}));
+  functions.push_back(
+      std::make_unique<Function>(Function{name, parseParams(image, at)}));
   *function = functions.back().get();
   return 0;
 }
@@ -217,6 +249,17 @@ FAKE cuMemsetD32_v2(CUdeviceptr dst, unsigned value, size_t count) {
   auto *words = reinterpret_cast<uint32_t *>(dst);
   for (size_t i = 0; i < count; ++i)
     words[i] = value;
+  return 0;
+}
+FAKE cuFuncGetParamInfo(void *function, size_t index, size_t *offset,
+                        size_t *size) {
+  const std::vector<size_t> &params = static_cast<Function *>(function)->params;
+  if (index >= params.size())
+    return 1; // CUDA_ERROR_INVALID_VALUE, as the driver
+  *size = params[index];
+  *offset = 0;
+  for (size_t i = 0; i < index; ++i)
+    *offset = (*offset + params[i] + 7) / 8 * 8;
   return 0;
 }
 FAKE cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,

@@ -89,6 +89,7 @@ def ConvertFP8ToNVVM : Pass<"convert-fp8-to-nvvm", "ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 

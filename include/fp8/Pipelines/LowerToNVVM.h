@@ -28,9 +28,16 @@ void buildLowerToNVVMPipeline(OpPassManager &pm,
 /// Registers `fp8-lower-to-nvvm`.
 void registerLowerToNVVMPipeline();
 
-/// The tail shared by the NVVM pipelines: lowers the bodies of kernels that
-/// are already NVVM/LLVM functions to the LLVM dialect and, unless `format`
-/// is "llvm", serializes each gpu.module (format isa | bin | fatbin).
+/// Lowers the kernels of a gpu.module (gpu.funcs on memrefs, and LLVM-
+/// dialect functions with arith/math/cf bodies) to the LLVM and NVVM
+/// dialects, upstream's convert-gpu-to-nvvm doing the work; `kernels` is
+/// nested on gpu.module. Shared by every NVVM pipeline.
+void addKernelLoweringPasses(OpPassManager &kernels);
+
+/// The tail of the kernel-only NVVM pipelines (fp8-lower-to-nvvm,
+/// fp8-lower-gemm-to-nvvm): lowers the kernels and, unless `format` is
+/// "llvm", serializes each gpu.module (format isa | bin | fatbin); the host
+/// keeps its memrefs and GPU runtime ops.
 void addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
                              StringRef toolkit);
 

@@ -78,6 +78,8 @@ public:
     return addresses.data();
   }
   size_t size() const { return storage.size(); }
+  /// Bytes of argument `i`.
+  size_t sizeOf(size_t i) const { return storage[i].size(); }
 
 private:
   std::vector<std::vector<unsigned char>> storage;
@@ -158,9 +160,14 @@ public:
   Status encodeTensorMap(TensorMap &map, DevicePtr base,
                          const TensorMapShape &shape);
 
-  /// Launches on the default stream; returns when queued.
+  /// Launches on the default stream; returns when queued. When the driver
+  /// reports kernel parameter layouts (>= 12.4), `args` must match the
+  /// kernel's parameters in number and size: a launch built for another
+  /// ABI is an error, not garbage.
   Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
-                     unsigned sharedBytes, KernelArgs &args);
+                unsigned sharedBytes, KernelArgs &args);
+  /// That check alone (success when the driver cannot tell).
+  Status checkParameters(FunctionHandle function, const KernelArgs &args);
   Status synchronize();
 
   /// `timing` false: cheaper events that only order work.

@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BlockKernels.h"
+#include "Kernels.h"
 
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 
@@ -36,72 +36,6 @@
 
 using namespace mlir;
 namespace abi = mlir::fp8::nvvm_abi;
-
-namespace {
-/// Index and float arithmetic, and structured control flow, on one builder.
-class KernelBuilder {
-public:
-  explicit KernelBuilder(ImplicitLocOpBuilder &b) : b(b) {}
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32(float v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value div(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, x, index(y));
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, x, index(y));
-  }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
-  }
-  Value ule(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ule, x, y);
-  }
-  Value isZero(Value x) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, index(0));
-  }
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
-  Value absMax(Value acc, Value v) {
-    return arith::MaxNumFOp::create(b, acc, math::AbsFOp::create(b, v));
-  }
-
-  void ifThen(Value cond, function_ref<void()> thenFn,
-              function_ref<void()> elseFn = {}) {
-    auto op = scf::IfOp::create(b, TypeRange{}, cond,
-                                /*withElseRegion=*/static_cast<bool>(elseFn));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(op.thenBlock()->getTerminator());
-    thenFn();
-    if (elseFn) {
-      b.setInsertionPoint(op.elseBlock()->getTerminator());
-      elseFn();
-    }
-  }
-
-  Value select(Value cond, Type type, function_ref<Value()> thenFn,
-               function_ref<Value()> elseFn) {
-    auto op = scf::IfOp::create(b, TypeRange{type}, cond,
-                                /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    scf::YieldOp::create(b, thenFn());
-    b.setInsertionPointToStart(op.elseBlock());
-    scf::YieldOp::create(b, elseFn());
-    return op.getResult(0);
-  }
-
-  ImplicitLocOpBuilder &b;
-};
-} // namespace
-
-MemRefType mlir::fp8::getDynamicMatrixType(Type element) {
-  return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                         element);
-}
 
 StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
                                                    Type in, Type out,
@@ -126,7 +60,6 @@ StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
   MLIRContext *ctx = module.getContext();
   ImplicitLocOpBuilder b(module.getLoc(), ctx);
   KernelBuilder k(b);
-  b.setInsertionPointToEnd(module.getBody());
   Type f32 = b.getF32Type();
   // FP8 and E8M0 are bytes to the kernel (KernelABI.h).
   Type i8 = b.getI8Type();
@@ -134,17 +67,12 @@ StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
   auto tileType = MemRefType::get(
       {bc * pitch}, f32, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  auto func = gpu::GPUFuncOp::create(
-      b, name,
-      b.getFunctionType({getDynamicMatrixType(in), getDynamicMatrixType(i8),
-                         getDynamicMatrixType(f32), getDynamicMatrixType(f32),
-                         getDynamicMatrixType(scaleInvType)},
-                        {}),
-      TypeRange{tileType});
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(abi::kBlockSize), 1, 1}));
-  b.setInsertionPointToStart(&func.getBody().front());
+  gpu::GPUFuncOp func = k.createKernel(
+      module, name,
+      {getDynamicMatrixType(in), getDynamicMatrixType(i8),
+       getDynamicMatrixType(f32), getDynamicMatrixType(f32),
+       getDynamicMatrixType(scaleInvType)},
+      abi::kBlockSize, TypeRange{tileType});
 
   Value x = func.getArgument(0), q = func.getArgument(1);
   Value amaxOut = func.getArgument(2), scaleOut = func.getArgument(3),
@@ -195,12 +123,7 @@ StringRef mlir::fp8::getOrCreateBlockCastTranspose(gpu::GPUModuleOp module,
       values.push_back(v);
       amax = k.absMax(amax, v);
     }
-  for (int32_t offset = 1; offset < perColumn; offset *= 2) {
-    Value other = gpu::ShuffleOp::create(b, amax, offset, abi::kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    amax = arith::MaxNumFOp::create(b, amax, other);
-  }
+  amax = k.groupMax(amax, perColumn);
   std::pair<Value, Value> scales =
       createBlockScale(b, b.getLoc(), amax, out, recipe);
   Value scale = scales.first, scaleInv = scales.second;

@@ -2,15 +2,17 @@
 //
 // convert-fp8-to-nvvm: every function that computes with fp8 ops becomes a
 // host function on memrefs that launches one kernel per op, in program
-// order, from `gpu.module @fp8_kernels`. The kernels are `llvm.func`s with
-// raw global pointers (KernelABI.h is the contract), so a host without MLIR
-// can launch them too; their numerics are those of lib/Numerics, which the
-// GPU bench checks byte for byte.
+// order, from `gpu.module @fp8_kernels`. The kernels are gpu.funcs on
+// memrefs (ElementwiseKernels.cpp, ScalingKernels.cpp, BlockKernels.cpp,
+// BlockCastTranspose.cpp); KernelABI.h is the contract, so a host without
+// MLIR can launch them too. Their numerics are those of lib/Numerics, which
+// the GPU bench checks byte for byte. This file holds the host side and the
+// kernels' shared recipe pieces (createBlockScale, createFloat8Pair).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
-#include "BlockKernels.h"
+#include "Kernels.h"
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
 #include "fp8/Conversion/Passes.h"
@@ -44,10 +46,8 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <cfloat>
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_CONVERTFP8TONVVM
@@ -63,8 +63,6 @@ namespace gabi = mlir::fp8::gemm_abi;
 
 static constexpr unsigned kGlobalSpace =
     static_cast<unsigned>(NVVM::NVVMMemorySpace::Global);
-static constexpr unsigned kSharedSpace =
-    static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared);
 
 StringRef mlir::fp8::getKernelTypeTag(Type type) {
   if (type.isF32())
@@ -128,1132 +126,6 @@ Value mlir::fp8::createFloat8Pair(OpBuilder &builder, Location loc, Value hi,
 
 static Type getElementType(Value value) {
   return cast<ShapedType>(value.getType()).getElementType();
-}
-
-//===----------------------------------------------------------------------===//
-// Kernel bodies
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Builds the body of one kernel: LLVM and NVVM ops on raw global pointers,
-/// with arith/math/scf for arithmetic and loops (lowered with the rest of
-/// the gpu.module by fp8-lower-to-nvvm).
-class KernelEmitter {
-public:
-  KernelEmitter(ImplicitLocOpBuilder &b) : b(b) {}
-
-  Type i8() { return b.getI8Type(); }
-  Type i16() { return b.getI16Type(); }
-  Type i32() { return b.getI32Type(); }
-  Type i64() { return b.getI64Type(); }
-  Type f32() { return b.getF32Type(); }
-  Type globalPtr() {
-    return LLVM::LLVMPointerType::get(b.getContext(), kGlobalSpace);
-  }
-
-  Value i32(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
-  Value i64(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-  }
-  Value f32(float v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value f32Bits(uint32_t bits) {
-    return f32(llvm::bit_cast<float>(bits));
-  }
-
-  Value tid() { return zext64(NVVM::ThreadIdXOp::create(b, i32())); }
-  Value ctaid() { return zext64(NVVM::BlockIdXOp::create(b, i32())); }
-  Value ntid() { return zext64(NVVM::BlockDimXOp::create(b, i32())); }
-  Value nctaid() { return zext64(NVVM::GridDimXOp::create(b, i32())); }
-  Value zext64(Value v) { return arith::ExtUIOp::create(b, i64(), v); }
-
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
-  Value remU(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
-  }
-  Value ule(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ule, x, y);
-  }
-  Value eq(Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
-  }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
-  Value orI(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, c, x, y);
-  }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value fmax(Value x, Value y) { return arith::MaxNumFOp::create(b, x, y); }
-  Value fabs(Value x) { return math::AbsFOp::create(b, x); }
-
-  /// Pointer to element `index` (elements of `elementType`) of `base`.
-  Value gep(Value base, Type elementType, Value index) {
-    return LLVM::GEPOp::create(b, base.getType(), elementType, base,
-                               ValueRange{index});
-  }
-  Value load(Type type, Value ptr, unsigned alignment) {
-    return LLVM::LoadOp::create(b, type, ptr, alignment);
-  }
-  void store(Value value, Value ptr, unsigned alignment) {
-    LLVM::StoreOp::create(b, value, ptr, alignment);
-  }
-  Value extract(Value vector, int64_t i) {
-    return LLVM::ExtractElementOp::create(b, vector, i32(i));
-  }
-  Value insert(Value vector, Value value, int64_t i) {
-    return LLVM::InsertElementOp::create(b, vector, value, i32(i));
-  }
-  Value undef(Type type) { return LLVM::UndefOp::create(b, type); }
-
-  /// A scalar in device memory (scales, amaxes).
-  Value loadScalar(Value ptr) { return load(f32(), ptr, 4); }
-
-  /// Element `index` of `base` widened to f32 (exact).
-  Value loadWide(Value base, Type elementType, Value index) {
-    return widen(load(elementType, gep(base, elementType, index),
-                      elementType.getIntOrFloatBitWidth() / 8));
-  }
-  Value widen(Value v) {
-    if (v.getType().isF32())
-      return v;
-    return arith::ExtFOp::create(b, f32(), v);
-  }
-
-  /// `count` consecutive elements of `elementType` starting at element
-  /// `index` (16-byte aligned), widened to f32, read with 16-byte loads.
-  SmallVector<Value> loadChunk(Value base, Type elementType, Value index,
-                               int64_t count) {
-    int64_t width = elementType.getIntOrFloatBitWidth() / 8;
-    int64_t perVector = 16 / width;
-    auto vectorType = VectorType::get({perVector}, elementType);
-    SmallVector<Value> values;
-    for (int64_t v = 0; v < count / perVector; ++v) {
-      Value ptr = gep(base, elementType, add(index, i64(v * perVector)));
-      Value vec = load(vectorType, ptr, 16);
-      for (int64_t e = 0; e < perVector; ++e)
-        values.push_back(widen(extract(vec, e)));
-    }
-    return values;
-  }
-
-  /// cvt.rn.satfinite.<fp8>x2.f32: `lo` in the low byte, `hi` in the high.
-  Value cvtPair(Value hi, Value lo, Type float8Type) {
-    return createFloat8Pair(b, b.getLoc(), hi, lo, float8Type);
-  }
-
-  /// 16 f32 values -> 16 FP8 bytes as four little-endian i32 words.
-  Value quantizeChunk(ArrayRef<Value> scaled, Type float8Type) {
-    Value words = undef(VectorType::get({4}, i32()));
-    for (int64_t w = 0; w < 4; ++w) {
-      Value lo = zext32(cvtPair(scaled[4 * w + 1], scaled[4 * w], float8Type));
-      Value hi =
-          zext32(cvtPair(scaled[4 * w + 3], scaled[4 * w + 2], float8Type));
-      Value word = orI(lo, arith::ShLIOp::create(b, hi, i32(16)));
-      words = insert(words, word, w);
-    }
-    return words;
-  }
-  Value zext32(Value v) { return arith::ExtUIOp::create(b, i32(), v); }
-
-  /// One f32 value -> its FP8 byte.
-  Value quantizeOne(Value scaled, Type float8Type) {
-    return arith::TruncIOp::create(b, i8(),
-                                   cvtPair(f32(0.0f), scaled, float8Type));
-  }
-
-  /// Two FP8 bytes (an i16, element 0 in the low byte) -> two f32 (exact,
-  /// through cvt.rn.f16x2.<fp8>x2).
-  std::pair<Value, Value> dequantizePair(Value pair, Type float8Type) {
-    Value bytes =
-        LLVM::BitcastOp::create(b, VectorType::get({2}, i8()), pair);
-    Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
-        b, VectorType::get({2}, b.getF16Type()), bytes, /*relu=*/false,
-        float8Type);
-    return {widen(extract(halves, 0)), widen(extract(halves, 1))};
-  }
-
-  /// Rounds an f32 to `type` (nearest even).
-  Value narrow(Value v, Type type) {
-    if (type.isF32())
-      return v;
-    return arith::TruncFOp::create(b, type, v);
-  }
-
-  /// Warp max (five butterfly shuffles) and one `atom.global.max.u32` per
-  /// warp on the f32 bits, which order like unsigned integers for the
-  /// non-negative values an amax has. NaN never reaches the bits.
-  void atomicAmax(Value threadMax, Value amaxPtr) {
-    Value warpMax = warpReduceMax(threadMax);
-    Value isNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, warpMax,
-                                        warpMax);
-    warpMax = select(isNaN, f32(0.0f), warpMax);
-    Value bits = arith::BitcastOp::create(b, i32(), warpMax);
-    Value lane = remU(tid(), i64(abi::kWarpSize));
-    ifThen(eq(lane, i64(0)), [&]() {
-      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::umax, amaxPtr, bits,
-                                LLVM::AtomicOrdering::monotonic);
-    });
-  }
-
-  Value warpReduceMax(Value value) {
-    for (int offset = 16; offset >= 1; offset /= 2) {
-      Value other = NVVM::ShflOp::create(b, f32(), i32(-1), value, i32(offset),
-                                         i32(31), NVVM::ShflKind::bfly,
-                                         UnitAttr());
-      value = fmax(value, other);
-    }
-    return value;
-  }
-
-  /// for (i = start; i < end; i += step) with one f32 carried value.
-  Value forLoop(Value start, Value end, Value step, Value carried,
-                function_ref<Value(Value, Value)> body) {
-    auto loop = scf::ForOp::create(
-        b, start, end, step, ValueRange{carried},
-        [&](OpBuilder &nested, Location loc, Value iv, ValueRange args) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          Value next = body(iv, args[0]);
-          scf::YieldOp::create(b, next);
-        });
-    return loop.getResult(0);
-  }
-
-  /// if (cond) { then } with nothing yielded.
-  void ifThen(Value cond, function_ref<void()> then) {
-    scf::IfOp::create(b, cond, [&](OpBuilder &nested, Location) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(nested.getInsertionBlock(),
-                          nested.getInsertionPoint());
-      then();
-      scf::YieldOp::create(b);
-    });
-  }
-
-  /// if (cond) { then } else { other }, nothing yielded.
-  void ifThenElse(Value cond, function_ref<void()> then,
-                  function_ref<void()> other) {
-    scf::IfOp::create(
-        b, cond,
-        [&](OpBuilder &nested, Location) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          then();
-          scf::YieldOp::create(b);
-        },
-        [&](OpBuilder &nested, Location) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          other();
-          scf::YieldOp::create(b);
-        });
-  }
-
-  /// if (cond) { then } else { other }, yielding one value.
-  Value ifElse(Value cond, function_ref<Value()> then,
-               function_ref<Value()> other) {
-    auto ifOp = scf::IfOp::create(
-        b, cond,
-        [&](OpBuilder &nested, Location) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          scf::YieldOp::create(b, then());
-        },
-        [&](OpBuilder &nested, Location) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          scf::YieldOp::create(b, other());
-        });
-    return ifOp.getResult(0);
-  }
-
-  /// True when every pointer is 16-byte aligned.
-  Value allAligned(ArrayRef<Value> ptrs) {
-    Value bits = i64(0);
-    for (Value ptr : ptrs)
-      bits = orI(bits, LLVM::PtrToIntOp::create(b, i64(), ptr));
-    return eq(andI(bits, i64(15)), i64(0));
-  }
-
-  ImplicitLocOpBuilder &b;
-};
-
-/// How a block kernel turns a block amax into its scales: the E8M0 MXFP8
-/// rule, or f32 block scaling with its options (compute_block_scales).
-/// One group of threads on one block of a block kernel, and this thread's
-/// kBlockVector-element runs of it: one per step.
-struct BlockCursor {
-  Value valid;   // i1: the group has a block this iteration
-  Value index;   // i64: the block's index in the scale layout
-  Value rank;    // i64: the thread's rank in its group
-  Value fast;    // i1: a whole block, aligned: vector accesses
-  Value rows, cols;
-  SmallVector<Value> start, row, col; // per step: first element, position
-
-  /// Element j of step s's run is in the tensor.
-  Value inside(KernelEmitter &k, int64_t s, int64_t j) {
-    return k.andI(valid, k.andI(k.ult(row[s], rows),
-                                k.ult(k.add(col[s], k.i64(j)), cols)));
-  }
-};
-
-/// Creates (once) and returns the kernels of one gpu.module.
-class KernelLibrary {
-public:
-  KernelLibrary(gpu::GPUModuleOp module) : module(module) {}
-
-  gpu::GPUModuleOp getModule() { return module; }
-
-  /// quantize_<in>_<fp8>[_amax] / amax_<in>: see KernelABI.h.
-  StringRef getQuantize(Type in, Type out, bool withAmax);
-  StringRef getAmax(Type in);
-  StringRef getDequantize(Type in, Type out);
-  StringRef getCastTranspose(Type in, Type out, bool withAmax);
-  StringRef getComputeScale();
-  StringRef getRecordAmax();
-  StringRef getRollHistory();
-
-  /// The per-block kernels (KernelABI.h); `recipe` as in their names.
-  StringRef getBlockCast(Type in, Type out, int64_t br, int64_t bc,
-                         const BlockRecipe &recipe);
-  StringRef getBlockAmax(Type in, int64_t br, int64_t bc);
-  StringRef getBlockQuantize(Type in, Type out, int64_t br, int64_t bc);
-  StringRef getBlockDequantize(Type in, Type out, int64_t br, int64_t bc,
-                               bool mx);
-  StringRef getBlockScales(Type out, const BlockRecipe &recipe);
-
-private:
-  /// Looks `name` up or creates an empty kernel with these parameters and
-  /// calls `build` to fill it.
-  StringRef getOrCreate(StringRef name, ArrayRef<Type> params,
-                        int64_t blockSize,
-                        function_ref<void(KernelEmitter &, ValueRange)> build);
-
-  void buildElementwise(KernelEmitter &k, ValueRange args, Type in, Type out,
-                        bool quantize, bool withAmax);
-  void buildDequantize(KernelEmitter &k, ValueRange args, Type in, Type out);
-  void buildCastTranspose(KernelEmitter &k, ValueRange args, Type in,
-                          Type out, bool withAmax);
-  Value getSharedTile(ImplicitLocOpBuilder &b);
-
-  /// A kernel (src, dst, scales, batch, rows, cols) that maps each block
-  /// of src into dst with its entry of scales (block_quantize/dequantize).
-  StringRef getBlockMap(
-      StringRef name, int64_t br, int64_t bc,
-      function_ref<void(KernelEmitter &, BlockCursor &, ValueRange)> perBlock);
-  void walkBlocks(KernelEmitter &k, int64_t br, int64_t bc, Value batch,
-                  Value rows, Value cols, ArrayRef<Value> vectorPtrs,
-                  function_ref<void(BlockCursor &)> body);
-  Value groupMax(KernelEmitter &k, Value value, int64_t group);
-
-  gpu::GPUModuleOp module;
-  llvm::StringMap<LLVM::LLVMFuncOp> kernels;
-};
-} // namespace
-
-StringRef KernelLibrary::getOrCreate(
-    StringRef name, ArrayRef<Type> params, int64_t blockSize,
-    function_ref<void(KernelEmitter &, ValueRange)> build) {
-  auto it = kernels.find(name);
-  if (it != kernels.end())
-    return it->second.getSymName();
-  MLIRContext *ctx = module.getContext();
-  ImplicitLocOpBuilder b(module.getLoc(), ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = LLVM::LLVMFuncOp::create(
-      b, name,
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                b.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
-  Block *entry = func.addEntryBlock(b);
-  b.setInsertionPointToStart(entry);
-  KernelEmitter k(b);
-  build(k, entry->getArguments());
-  LLVM::ReturnOp::create(b, ValueRange{});
-  kernels[name] = func;
-  return func.getSymName();
-}
-
-void KernelLibrary::buildElementwise(KernelEmitter &k, ValueRange args,
-                                     Type in, Type out, bool quantize,
-                                     bool withAmax) {
-  // quantize: (x, q, scale, [amax,] n); amax: (x, amax, n).
-  Value x = args[0];
-  Value q = quantize ? args[1] : Value();
-  Value scale = quantize ? k.loadScalar(args[2]) : Value();
-  Value amaxPtr = withAmax ? args[quantize ? 3 : 1] : Value();
-  Value n = args.back();
-
-  Value gtid = k.add(k.mul(k.ctaid(), k.ntid()), k.tid());
-  Value stride = k.mul(k.nctaid(), k.ntid());
-  Value chunk = k.i64(abi::kChunk);
-  // Misaligned views take the scalar path for every element.
-  SmallVector<Value> ptrs{x};
-  if (q)
-    ptrs.push_back(q);
-  Value chunks = k.select(k.allAligned(ptrs), k.divU(n, chunk), k.i64(0));
-
-  Value acc = k.forLoop(gtid, chunks, stride, k.f32(0.0f), [&](Value c,
-                                                                 Value acc) {
-    Value start = k.mul(c, chunk);
-    SmallVector<Value> values = k.loadChunk(x, in, start, abi::kChunk);
-    if (withAmax)
-      for (Value v : values)
-        acc = k.fmax(acc, k.fabs(v));
-    if (quantize) {
-      SmallVector<Value> scaled;
-      for (Value v : values)
-        scaled.push_back(k.fmul(v, scale));
-      k.store(k.quantizeChunk(scaled, out), k.gep(q, k.i8(), start), 16);
-    }
-    return acc;
-  });
-  acc = k.forLoop(k.add(k.mul(chunks, chunk), gtid), n, stride, acc,
-                  [&](Value i, Value acc) {
-                    Value v = k.loadWide(x, in, i);
-                    if (withAmax)
-                      acc = k.fmax(acc, k.fabs(v));
-                    if (quantize)
-                      k.store(k.quantizeOne(k.fmul(v, scale), out),
-                              k.gep(q, k.i8(), i), 1);
-                    return acc;
-                  });
-  if (withAmax)
-    k.atomicAmax(acc, amaxPtr);
-}
-
-StringRef KernelLibrary::getQuantize(Type in, Type out, bool withAmax) {
-  std::string name = ("quantize_" + Twine(withAmax ? "amax_" : "") +
-                      getKernelTypeTag(in) + "_" + getKernelTypeTag(out))
-                         .str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  SmallVector<Type> params{ptr, ptr, ptr};
-  if (withAmax)
-    params.push_back(ptr);
-  params.push_back(IntegerType::get(ctx, 64));
-  return getOrCreate(name, params, abi::kBlockSize,
-                     [&](KernelEmitter &k, ValueRange args) {
-                       buildElementwise(k, args, in, out, /*quantize=*/true,
-                                        withAmax);
-                     });
-}
-
-StringRef KernelLibrary::getAmax(Type in) {
-  std::string name = ("amax_" + getKernelTypeTag(in)).str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  return getOrCreate(name, {ptr, ptr, IntegerType::get(ctx, 64)},
-                     abi::kBlockSize, [&](KernelEmitter &k, ValueRange args) {
-                       buildElementwise(k, args, in, Type(),
-                                        /*quantize=*/false, /*withAmax=*/true);
-                     });
-}
-
-void KernelLibrary::buildDequantize(KernelEmitter &k, ValueRange args,
-                                    Type in, Type out) {
-  // (q, y, scale_inv, n)
-  Value q = args[0], y = args[1], n = args[3];
-  Value scaleInv = k.loadScalar(args[2]);
-  Value gtid = k.add(k.mul(k.ctaid(), k.ntid()), k.tid());
-  Value stride = k.mul(k.nctaid(), k.ntid());
-  Value chunk = k.i64(abi::kChunk);
-  Value chunks = k.select(k.allAligned({q, y}), k.divU(n, chunk), k.i64(0));
-  int64_t perVector = 16 / (out.getIntOrFloatBitWidth() / 8);
-  auto outVector = VectorType::get({perVector}, out);
-
-  k.forLoop(gtid, chunks, stride, k.f32(0.0f), [&](Value c, Value unused) {
-    Value start = k.mul(c, chunk);
-    Value words =
-        k.load(VectorType::get({4}, k.i32()), k.gep(q, k.i8(), start), 16);
-    SmallVector<Value> values;
-    for (int64_t w = 0; w < 4; ++w) {
-      Value word = k.extract(words, w);
-      for (int64_t half = 0; half < 2; ++half) {
-        Value pair = arith::TruncIOp::create(
-            k.b, k.i16(),
-            arith::ShRUIOp::create(k.b, word, k.i32(16 * half)));
-        auto [lo, hi] = k.dequantizePair(pair, in);
-        values.push_back(k.narrow(k.fmul(lo, scaleInv), out));
-        values.push_back(k.narrow(k.fmul(hi, scaleInv), out));
-      }
-    }
-    for (int64_t v = 0; v < abi::kChunk / perVector; ++v) {
-      Value vec = k.undef(outVector);
-      for (int64_t e = 0; e < perVector; ++e)
-        vec = k.insert(vec, values[v * perVector + e], e);
-      k.store(vec, k.gep(y, out, k.add(start, k.i64(v * perVector))), 16);
-    }
-    return unused;
-  });
-  k.forLoop(k.add(k.mul(chunks, chunk), gtid), n, stride, k.f32(0.0f),
-            [&](Value i, Value unused) {
-              Value byte = k.load(k.i8(), k.gep(q, k.i8(), i), 1);
-              Value pair = arith::ExtUIOp::create(k.b, k.i16(), byte);
-              Value value = k.dequantizePair(pair, in).first;
-              k.store(k.narrow(k.fmul(value, scaleInv), out),
-                      k.gep(y, out, i), out.getIntOrFloatBitWidth() / 8);
-              return unused;
-            });
-}
-
-StringRef KernelLibrary::getDequantize(Type in, Type out) {
-  std::string name =
-      ("dequantize_" + getKernelTypeTag(in) + "_" + getKernelTypeTag(out)).str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  return getOrCreate(name, {ptr, ptr, ptr, IntegerType::get(ctx, 64)},
-                     abi::kBlockSize, [&](KernelEmitter &k, ValueRange args) {
-                       buildDequantize(k, args, in, out);
-                     });
-}
-
-/// The shared-memory tile of cast_transpose: kTile rows (input columns) of
-/// kTilePitch bytes.
-Value KernelLibrary::getSharedTile(ImplicitLocOpBuilder &b) {
-  StringRef name = "fp8_transpose_tile";
-  auto type = LLVM::LLVMArrayType::get(b.getI8Type(),
-                                       abi::kTile * abi::kTilePitch);
-  if (!module.lookupSymbol(name)) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    LLVM::GlobalOp::create(b, type, /*isConstant=*/false,
-                           LLVM::Linkage::Internal, name, Attribute(),
-                           /*alignment=*/16, kSharedSpace);
-  }
-  return LLVM::AddressOfOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext(), kSharedSpace), name);
-}
-
-void KernelLibrary::buildCastTranspose(KernelEmitter &k, ValueRange args,
-                                       Type in, Type out, bool withAmax) {
-  // (x, q, qt, scale, [amax,] rows, cols). Persistent blocks walk the tiles
-  // so that the amax costs one atomic per warp, not per tile.
-  Value x = args[0], q = args[1], qt = args[2];
-  Value scale = k.loadScalar(args[3]);
-  Value amaxPtr = withAmax ? args[4] : Value();
-  Value rows = args[args.size() - 2], cols = args.back();
-  Value tile = getSharedTile(k.b);
-
-  Value tileSize = k.i64(abi::kTile);
-  Value tileLast = k.i64(abi::kTile - 1);
-  Value colTiles = k.divU(k.add(cols, tileLast), tileSize);
-  Value rowTiles = k.divU(k.add(rows, tileLast), tileSize);
-  Value numTiles = k.mul(colTiles, rowTiles);
-  Value segments = k.i64(abi::kTile / abi::kChunk);
-  Value tid = k.tid();
-  Value r = k.divU(tid, segments);                 // row within the tile
-  Value seg = k.mul(k.remU(tid, segments), k.i64(abi::kChunk));
-  Value pitch = k.i64(abi::kTilePitch);
-  Value sixteen = k.i64(15);
-  Value dimsAligned =
-      k.eq(k.andI(k.orI(rows, cols), sixteen), k.i64(0));
-  Value aligned = k.andI(dimsAligned, k.allAligned({x, q, qt}));
-
-  Value acc = k.forLoop(k.ctaid(), numTiles, k.nctaid(), k.f32(0.0f),
-                        [&](Value t, Value acc) {
-    Value r0 = k.mul(k.divU(t, colTiles), tileSize);
-    Value c0 = k.mul(k.remU(t, colTiles), tileSize);
-    Value full = k.andI(k.ule(k.add(r0, tileSize), rows),
-                        k.ule(k.add(c0, tileSize), cols));
-    Value fast = k.andI(full, aligned);
-    Value row = k.add(r0, r);
-    Value col = k.add(c0, seg);
-    Value rowStart = k.add(k.mul(row, cols), col);
-
-    // Phase 1: read a 16-element row segment, write it quantized to q and
-    // byte by byte into the transposed shared tile.
-    acc = k.ifElse(
-        fast,
-        [&]() {
-          Value a = acc;
-          SmallVector<Value> values = k.loadChunk(x, in, rowStart, 16);
-          SmallVector<Value> scaled;
-          for (Value v : values) {
-            if (withAmax)
-              a = k.fmax(a, k.fabs(v));
-            scaled.push_back(k.fmul(v, scale));
-          }
-          Value words = k.quantizeChunk(scaled, out);
-          k.store(words, k.gep(q, k.i8(), rowStart), 16);
-          for (int64_t j = 0; j < abi::kChunk; ++j) {
-            Value word = k.extract(words, j / 4);
-            Value byte = arith::TruncIOp::create(
-                k.b, k.i8(),
-                arith::ShRUIOp::create(k.b, word, k.i32(8 * (j % 4))));
-            Value slot = k.add(k.mul(k.add(seg, k.i64(j)), pitch), r);
-            k.store(byte, k.gep(tile, k.i8(), slot), 1);
-          }
-          return a;
-        },
-        [&]() {
-          return k.forLoop(k.i64(0), k.i64(abi::kChunk), k.i64(1), acc,
-                           [&](Value j, Value a) {
-            Value inside =
-                k.andI(k.ult(row, rows), k.ult(k.add(col, j), cols));
-            return k.ifElse(
-                inside,
-                [&]() {
-                  Value index = k.add(rowStart, j);
-                  Value v = k.loadWide(x, in, index);
-                  Value byte = k.quantizeOne(k.fmul(v, scale), out);
-                  k.store(byte, k.gep(q, k.i8(), index), 1);
-                  Value slot = k.add(k.mul(k.add(seg, j), pitch), r);
-                  k.store(byte, k.gep(tile, k.i8(), slot), 1);
-                  return withAmax ? k.fmax(a, k.fabs(v)) : a;
-                },
-                [&]() { return a; });
-          });
-        });
-    NVVM::Barrier0Op::create(k.b);
-
-    // Phase 2: tile row r is input column c0 + r; write its 16-byte segment
-    // of input rows r0 + seg.. to qt.
-    Value tcol = k.add(c0, r);
-    Value trow = k.add(r0, seg);
-    Value tStart = k.add(k.mul(tcol, rows), trow);
-    Value tSlot = k.add(k.mul(r, pitch), seg);
-    k.ifElse(
-        fast,
-        [&]() {
-          Value words = k.load(VectorType::get({4}, k.i32()),
-                               k.gep(tile, k.i8(), tSlot), 16);
-          k.store(words, k.gep(qt, k.i8(), tStart), 16);
-          return acc;
-        },
-        [&]() {
-          return k.forLoop(k.i64(0), k.i64(abi::kChunk), k.i64(1), acc,
-                           [&](Value j, Value a) {
-            Value inside =
-                k.andI(k.ult(tcol, cols), k.ult(k.add(trow, j), rows));
-            k.ifThen(inside, [&]() {
-              Value byte =
-                  k.load(k.i8(), k.gep(tile, k.i8(), k.add(tSlot, j)), 1);
-              k.store(byte, k.gep(qt, k.i8(), k.add(tStart, j)), 1);
-            });
-            return a;
-          });
-        });
-    // The next tile overwrites the shared tile.
-    NVVM::Barrier0Op::create(k.b);
-    return acc;
-  });
-  if (withAmax)
-    k.atomicAmax(acc, amaxPtr);
-}
-
-StringRef KernelLibrary::getCastTranspose(Type in, Type out, bool withAmax) {
-  std::string name = ("cast_transpose_" + getKernelTypeTag(in) + "_" +
-                      getKernelTypeTag(out) + (withAmax ? "_amax" : ""))
-                         .str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
-  SmallVector<Type> params{ptr, ptr, ptr, ptr};
-  if (withAmax)
-    params.push_back(ptr);
-  params.append({i64, i64});
-  return getOrCreate(name, params, abi::kBlockSize,
-                     [&](KernelEmitter &k, ValueRange args) {
-                       buildCastTranspose(k, args, in, out, withAmax);
-                     });
-}
-
-StringRef KernelLibrary::getComputeScale() {
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
-  Type i32 = IntegerType::get(ctx, 32);
-  Type f32 = Float32Type::get(ctx);
-  // (amax, len, previous, scale, scaled_max, epsilon, flags): one warp.
-  return getOrCreate(
-      "compute_scale", {ptr, i64, ptr, ptr, f32, f32, i32}, abi::kWarpSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        Value history = args[0], len = args[1], previousPtr = args[2];
-        Value scalePtr = args[3], scaledMax = args[4], epsilon = args[5];
-        Value flags = args[6];
-        auto flag = [&](int32_t bit) {
-          return arith::CmpIOp::create(k.b, arith::CmpIPredicate::ne,
-                                       k.andI(flags, k.i32(bit)), k.i32(0));
-        };
-        auto cmpF = [&](arith::CmpFPredicate p, Value x, Value y) {
-          return arith::CmpFOp::create(k.b, p, x, y);
-        };
-        // The NaN-ignoring max over the history from a NaN start: an
-        // all-NaN history stays NaN, as reduceAmaxHistory does.
-        Value nan = k.f32Bits(0x7FC00000u);
-        Value lanes = k.forLoop(k.tid(), len, k.i64(abi::kWarpSize), nan,
-                                [&](Value i, Value a) {
-                                  return k.fmax(a, k.load(k.f32(),
-                                                          k.gep(history,
-                                                                k.f32(), i),
-                                                          4));
-                                });
-        Value reduced = k.warpReduceMax(lanes);
-        Value amax =
-            k.select(flag(abi::kScaleMostRecent), k.loadScalar(history),
-                     reduced);
-        Value inf = k.f32(std::numeric_limits<float>::infinity());
-        Value one = k.f32(1.0f);
-
-        // Delayed: a new scale only from a finite, positive amax.
-        Value usable = k.andI(cmpF(arith::CmpFPredicate::OGT, amax, k.f32(0)),
-                              cmpF(arith::CmpFPredicate::OLT, amax, inf));
-        Value delayed = k.ifElse(
-            flag(abi::kScaleDelayed),
-            [&]() {
-              return k.select(usable,
-                              arith::DivFOp::create(k.b, scaledMax, amax),
-                              k.loadScalar(previousPtr));
-            },
-            [&]() { return one; });
-        // Current: amax raised to epsilon; 0, Inf or NaN give 1.
-        Value raised = k.select(
-            cmpF(arith::CmpFPredicate::OLT, amax, epsilon), epsilon, amax);
-        Value bad = k.orI(
-            cmpF(arith::CmpFPredicate::UEQ, raised, k.f32(0.0f)),
-            cmpF(arith::CmpFPredicate::OEQ, k.fabs(raised), inf));
-        Value current = k.select(
-            bad, one, arith::DivFOp::create(k.b, scaledMax, raised));
-        Value scale = k.select(flag(abi::kScaleDelayed), delayed, current);
-        scale = k.select(cmpF(arith::CmpFPredicate::OEQ, k.fabs(scale), inf),
-                         k.f32(FLT_MAX), scale);
-        Value bits = arith::BitcastOp::create(k.b, k.i32(), scale);
-        Value truncated = arith::BitcastOp::create(
-            k.b, k.f32(),
-            k.andI(bits, k.i32(static_cast<int32_t>(0xFF800000u))));
-        scale = k.select(flag(abi::kScalePowerOfTwo), truncated, scale);
-        k.ifThen(k.eq(k.tid(), k.i64(0)),
-                 [&]() { k.store(scale, scalePtr, 4); });
-      });
-}
-
-StringRef KernelLibrary::getRecordAmax() {
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  // (history, amax, result, len): row 0 = max(0, |row 0|, |amax|), NaN
-  // ignored; the other rows copied.
-  return getOrCreate(
-      "record_amax", {ptr, ptr, ptr, IntegerType::get(ctx, 64)},
-      abi::kBlockSize, [&](KernelEmitter &k, ValueRange args) {
-        Value history = args[0], amaxPtr = args[1], result = args[2];
-        Value len = args[3];
-        k.forLoop(k.tid(), len, k.ntid(), k.f32(0.0f), [&](Value i, Value u) {
-          Value v = k.load(k.f32(), k.gep(history, k.f32(), i), 4);
-          Value slot = k.fmax(k.fmax(k.f32(0.0f), k.fabs(v)),
-                              k.fabs(k.loadScalar(amaxPtr)));
-          v = k.select(k.eq(i, k.i64(0)), slot, v);
-          k.store(v, k.gep(result, k.f32(), i), 4);
-          return u;
-        });
-      });
-}
-
-StringRef KernelLibrary::getRollHistory() {
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  // (history, result, len): new[i] = old[i+1], new[len-1] = old[0],
-  // new[0] = 0.
-  return getOrCreate(
-      "roll_history", {ptr, ptr, IntegerType::get(ctx, 64)}, abi::kBlockSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        Value history = args[0], result = args[1], len = args[2];
-        k.forLoop(k.tid(), len, k.ntid(), k.f32(0.0f), [&](Value i, Value u) {
-          Value last = k.eq(k.add(i, k.i64(1)), len);
-          Value source = k.select(last, k.i64(0), k.add(i, k.i64(1)));
-          Value v = k.load(k.f32(), k.gep(history, k.f32(), source), 4);
-          v = k.select(k.eq(i, k.i64(0)), k.f32(0.0f), v);
-          k.store(v, k.gep(result, k.f32(), i), 4);
-          return u;
-        });
-      });
-}
-
-//===----------------------------------------------------------------------===//
-// Per-block kernels
-//===----------------------------------------------------------------------===//
-
-void KernelLibrary::walkBlocks(KernelEmitter &k, int64_t br, int64_t bc,
-                               Value batch, Value rows, Value cols,
-                               ArrayRef<Value> vectorPtrs,
-                               function_ref<void(BlockCursor &)> body) {
-  const int64_t group = abi::blockGroupSize(br, bc);
-  const int64_t perThreadBlock = abi::kBlockSize / group;
-  const int64_t steps = abi::blockSteps(br, bc);
-  // Rows of the block one step of the whole group covers.
-  const int64_t rowsPerStep = group * abi::kBlockVector / bc;
-  Value blockRows = k.divU(k.add(rows, k.i64(br - 1)), k.i64(br));
-  Value blockCols = k.divU(k.add(cols, k.i64(bc - 1)), k.i64(bc));
-  Value numBlocks = k.mul(batch, k.mul(blockRows, blockCols));
-  Value slot = k.divU(k.tid(), k.i64(group));
-  Value rank = k.remU(k.tid(), k.i64(group));
-  Value first = k.mul(k.ctaid(), k.i64(perThreadBlock));
-  Value stride = k.mul(k.nctaid(), k.i64(perThreadBlock));
-  // Whole rows of 4-element runs stay aligned when cols is a multiple of 4.
-  Value aligned =
-      k.andI(k.allAligned(vectorPtrs),
-             k.eq(k.remU(cols, k.i64(abi::kBlockVector)), k.i64(0)));
-  Value runOffset = k.mul(rank, k.i64(abi::kBlockVector));
-  Value rowInBlock = k.divU(runOffset, k.i64(bc));
-  Value colInBlock = k.remU(runOffset, k.i64(bc));
-
-  // The loop runs alike for every thread of a thread block (its bounds
-  // depend on the thread block alone), so the shuffles and barriers of the
-  // reductions see every thread; a group without a block idles through.
-  k.forLoop(first, numBlocks, stride, k.f32(0.0f), [&](Value t, Value u) {
-    BlockCursor c;
-    Value block = k.add(t, slot);
-    c.valid = k.ult(block, numBlocks);
-    c.index = k.select(c.valid, block, k.i64(0));
-    c.rank = rank;
-    c.rows = rows;
-    c.cols = cols;
-    Value bj = k.remU(c.index, blockCols);
-    Value rest = k.divU(c.index, blockCols);
-    Value bi = k.remU(rest, blockRows);
-    Value b = k.divU(rest, blockRows);
-    Value row0 = k.mul(bi, k.i64(br));
-    Value col0 = k.mul(bj, k.i64(bc));
-    Value whole = k.andI(k.ule(k.add(row0, k.i64(br)), rows),
-                         k.ule(k.add(col0, k.i64(bc)), cols));
-    c.fast = k.andI(k.andI(c.valid, whole), aligned);
-    Value base = k.mul(b, k.mul(rows, cols));
-    for (int64_t step = 0; step < steps; ++step) {
-      Value row =
-          k.add(row0, k.add(rowInBlock, k.i64(step * rowsPerStep)));
-      Value col = k.add(col0, colInBlock);
-      c.row.push_back(row);
-      c.col.push_back(col);
-      c.start.push_back(k.add(base, k.add(k.mul(row, cols), col)));
-    }
-    body(c);
-    return u;
-  });
-}
-
-/// The NaN-ignoring max over a group of `group` threads, in every thread:
-/// butterfly shuffles within a warp, then across the warps of the thread
-/// block through shared memory.
-Value KernelLibrary::groupMax(KernelEmitter &k, Value value, int64_t group) {
-  int64_t lanes = std::min<int64_t>(group, abi::kWarpSize);
-  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
-    Value other = NVVM::ShflOp::create(k.b, k.f32(), k.i32(-1), value,
-                                       k.i32(offset), k.i32(31),
-                                       NVVM::ShflKind::bfly, UnitAttr());
-    value = k.fmax(value, other);
-  }
-  if (group <= abi::kWarpSize)
-    return value;
-  // One slot per warp of the thread block.
-  StringRef name = "fp8_block_reduce";
-  const int64_t warps = abi::kBlockSize / abi::kWarpSize;
-  if (!module.lookupSymbol(name)) {
-    OpBuilder::InsertionGuard guard(k.b);
-    k.b.setInsertionPointToStart(module.getBody());
-    LLVM::GlobalOp::create(k.b, LLVM::LLVMArrayType::get(k.f32(), warps),
-                           /*isConstant=*/false, LLVM::Linkage::Internal, name,
-                           Attribute(), /*alignment=*/16, kSharedSpace);
-  }
-  Value slots = LLVM::AddressOfOp::create(
-      k.b, LLVM::LLVMPointerType::get(k.b.getContext(), kSharedSpace), name);
-  Value warp = k.divU(k.tid(), k.i64(abi::kWarpSize));
-  Value lane = k.remU(k.tid(), k.i64(abi::kWarpSize));
-  k.ifThen(k.eq(lane, k.i64(0)),
-           [&]() { k.store(value, k.gep(slots, k.f32(), warp), 4); });
-  NVVM::Barrier0Op::create(k.b);
-  Value result = k.f32(0.0f);
-  for (int64_t w = 0; w < warps; ++w)
-    result = k.fmax(result, k.load(k.f32(), k.gep(slots, k.f32(), k.i64(w)),
-                                   4));
-  // The slots are written again for the next block.
-  NVVM::Barrier0Op::create(k.b);
-  return result;
-}
-
-namespace {
-/// Reads and writes of one thread's 4-element runs in a block kernel:
-/// vector accesses for whole, aligned blocks, element by element (the
-/// elements outside the tensor skipped, read as 0) otherwise.
-struct BlockRuns {
-  KernelEmitter &k;
-  BlockCursor &c;
-
-  /// Run `s` of a wide tensor, widened to f32.
-  SmallVector<Value, 4> load(Value base, Type type, int64_t s) {
-    unsigned bytes = type.getIntOrFloatBitWidth() / 8;
-    auto wide = VectorType::get({abi::kBlockVector}, k.f32());
-    Value values = k.ifElse(
-        c.fast,
-        [&]() {
-          auto vectorType = VectorType::get({abi::kBlockVector}, type);
-          Value vec = k.load(vectorType, k.gep(base, type, c.start[s]),
-                             bytes * abi::kBlockVector);
-          Value result = k.undef(wide);
-          for (int64_t j = 0; j < abi::kBlockVector; ++j)
-            result = k.insert(result, k.widen(k.extract(vec, j)), j);
-          return result;
-        },
-        [&]() {
-          Value result = k.undef(wide);
-          for (int64_t j = 0; j < abi::kBlockVector; ++j) {
-            Value v = k.ifElse(
-                c.inside(k, s, j),
-                [&]() {
-                  return k.loadWide(base, type, k.add(c.start[s], k.i64(j)));
-                },
-                [&]() { return k.f32(0.0f); });
-            result = k.insert(result, v, j);
-          }
-          return result;
-        });
-    SmallVector<Value, 4> result;
-    for (int64_t j = 0; j < abi::kBlockVector; ++j)
-      result.push_back(k.extract(values, j));
-    return result;
-  }
-
-  /// Run `s` of an FP8 tensor, decoded exactly to f32.
-  SmallVector<Value, 4> loadFloat8(Value base, Type float8Type, int64_t s) {
-    Value word = k.ifElse(
-        c.fast,
-        [&]() {
-          return k.load(k.i32(), k.gep(base, k.i8(), c.start[s]), 4);
-        },
-        [&]() {
-          Value word = k.i32(0);
-          for (int64_t j = 0; j < abi::kBlockVector; ++j) {
-            Value byte = k.ifElse(
-                c.inside(k, s, j),
-                [&]() {
-                  return k.zext32(k.load(
-                      k.i8(), k.gep(base, k.i8(), k.add(c.start[s], k.i64(j))),
-                      1));
-                },
-                [&]() { return k.i32(0); });
-            word = k.orI(word, arith::ShLIOp::create(k.b, byte, k.i32(8 * j)));
-          }
-          return word;
-        });
-    SmallVector<Value, 4> result;
-    for (int64_t half = 0; half < 2; ++half) {
-      Value pair = arith::TruncIOp::create(
-          k.b, k.i16(), arith::ShRUIOp::create(k.b, word, k.i32(16 * half)));
-      auto [lo, hi] = k.dequantizePair(pair, float8Type);
-      result.append({lo, hi});
-    }
-    return result;
-  }
-
-  /// Quantizes run `s` (already scaled) into `q`.
-  void storeFloat8(Value q, ArrayRef<Value> scaled, Type float8Type,
-                   int64_t s) {
-    k.ifThenElse(
-        c.fast,
-        [&]() {
-          Value lo = k.zext32(k.cvtPair(scaled[1], scaled[0], float8Type));
-          Value hi = k.zext32(k.cvtPair(scaled[3], scaled[2], float8Type));
-          Value word = k.orI(lo, arith::ShLIOp::create(k.b, hi, k.i32(16)));
-          k.store(word, k.gep(q, k.i8(), c.start[s]), 4);
-        },
-        [&]() {
-          for (int64_t j = 0; j < abi::kBlockVector; ++j)
-            k.ifThen(c.inside(k, s, j), [&]() {
-              k.store(k.quantizeOne(scaled[j], float8Type),
-                      k.gep(q, k.i8(), k.add(c.start[s], k.i64(j))), 1);
-            });
-        });
-  }
-
-  /// Rounds run `s` to `type` and stores it into `y`.
-  void storeWide(Value y, ArrayRef<Value> values, Type type, int64_t s) {
-    unsigned bytes = type.getIntOrFloatBitWidth() / 8;
-    k.ifThenElse(
-        c.fast,
-        [&]() {
-          Value vec = k.undef(VectorType::get({abi::kBlockVector}, type));
-          for (int64_t j = 0; j < abi::kBlockVector; ++j)
-            vec = k.insert(vec, k.narrow(values[j], type), j);
-          k.store(vec, k.gep(y, type, c.start[s]), bytes * abi::kBlockVector);
-        },
-        [&]() {
-          for (int64_t j = 0; j < abi::kBlockVector; ++j)
-            k.ifThen(c.inside(k, s, j), [&]() {
-              k.store(k.narrow(values[j], type),
-                      k.gep(y, type, k.add(c.start[s], k.i64(j))), bytes);
-            });
-        });
-  }
-
-  /// Stores `value` at the block's slot of a per-block tensor, once.
-  void storeBlockValue(Value base, Value value) {
-    k.ifThen(k.andI(c.valid, k.eq(c.rank, k.i64(0))), [&]() {
-      unsigned bytes = value.getType().getIntOrFloatBitWidth() / 8;
-      k.store(value, k.gep(base, value.getType(), c.index), bytes);
-    });
-  }
-};
-} // namespace
-
-/// The block extents in a kernel name.
-static std::string getBlockTag(int64_t br, int64_t bc) {
-  return ("_" + Twine(br) + "x" + Twine(bc)).str();
-}
-
-StringRef KernelLibrary::getBlockCast(Type in, Type out, int64_t br,
-                                      int64_t bc, const BlockRecipe &recipe) {
-  std::string name = ("block_cast_" + getKernelTypeTag(in) + "_" + getKernelTypeTag(out) +
-                      getBlockTag(br, bc) + recipe.getSuffix())
-                         .str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
-  // (x, q, amax, scale, scale_inv, batch, rows, cols)
-  return getOrCreate(
-      name, {ptr, ptr, ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        Value x = args[0], q = args[1];
-        int64_t steps = abi::blockSteps(br, bc);
-        walkBlocks(k, br, bc, args[5], args[6], args[7], {x, q},
-                   [&](BlockCursor &c) {
-          BlockRuns runs{k, c};
-          SmallVector<SmallVector<Value, 4>> values;
-          Value threadMax = k.f32(0.0f);
-          for (int64_t s = 0; s < steps; ++s) {
-            values.push_back(runs.load(x, in, s));
-            for (Value v : values.back())
-              threadMax = k.fmax(threadMax, k.fabs(v));
-          }
-          Value amax = groupMax(k, threadMax, abi::blockGroupSize(br, bc));
-          auto [scale, scaleInv] = createBlockScale(k.b, k.b.getLoc(), amax, out, recipe);
-          for (int64_t s = 0; s < steps; ++s) {
-            SmallVector<Value, 4> scaled;
-            for (Value v : values[s])
-              scaled.push_back(k.fmul(v, scale));
-            runs.storeFloat8(q, scaled, out, s);
-          }
-          runs.storeBlockValue(args[2], amax);
-          runs.storeBlockValue(args[3], scale);
-          runs.storeBlockValue(args[4], scaleInv);
-        });
-      });
-}
-
-StringRef KernelLibrary::getBlockAmax(Type in, int64_t br, int64_t bc) {
-  std::string name =
-      ("block_amax_" + getKernelTypeTag(in) + getBlockTag(br, bc)).str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
-  // (x, amax, batch, rows, cols)
-  return getOrCreate(
-      name, {ptr, ptr, i64, i64, i64}, abi::kBlockSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        int64_t steps = abi::blockSteps(br, bc);
-        walkBlocks(k, br, bc, args[2], args[3], args[4], {args[0]},
-                   [&](BlockCursor &c) {
-          BlockRuns runs{k, c};
-          Value threadMax = k.f32(0.0f);
-          for (int64_t s = 0; s < steps; ++s)
-            for (Value v : runs.load(args[0], in, s))
-              threadMax = k.fmax(threadMax, k.fabs(v));
-          runs.storeBlockValue(
-              args[1], groupMax(k, threadMax, abi::blockGroupSize(br, bc)));
-        });
-      });
-}
-
-StringRef KernelLibrary::getBlockMap(
-    StringRef name, int64_t br, int64_t bc,
-    function_ref<void(KernelEmitter &, BlockCursor &, ValueRange)> perBlock) {
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  Type i64 = IntegerType::get(ctx, 64);
-  // (src, dst, scales, batch, rows, cols)
-  return getOrCreate(name, {ptr, ptr, ptr, i64, i64, i64}, abi::kBlockSize,
-                     [&](KernelEmitter &k, ValueRange args) {
-                       walkBlocks(k, br, bc, args[3], args[4], args[5],
-                                  {args[0], args[1]}, [&](BlockCursor &c) {
-                                    perBlock(k, c, args.take_front(3));
-                                  });
-                     });
-}
-
-StringRef KernelLibrary::getBlockQuantize(Type in, Type out, int64_t br,
-                                          int64_t bc) {
-  std::string name = ("block_quantize_" + getKernelTypeTag(in) + "_" +
-                      getKernelTypeTag(out) + getBlockTag(br, bc))
-                         .str();
-  // (x, q, scale, batch, rows, cols)
-  return getBlockMap(name, br, bc,
-                     [&](KernelEmitter &k, BlockCursor &c, ValueRange args) {
-    BlockRuns runs{k, c};
-    Value scale = k.loadScalar(k.gep(args[2], k.f32(), c.index));
-    for (int64_t s = 0; s < abi::blockSteps(br, bc); ++s) {
-      SmallVector<Value, 4> scaled;
-      for (Value v : runs.load(args[0], in, s))
-        scaled.push_back(k.fmul(v, scale));
-      runs.storeFloat8(args[1], scaled, out, s);
-    }
-  });
-}
-
-StringRef KernelLibrary::getBlockDequantize(Type in, Type out, int64_t br,
-                                            int64_t bc, bool mx) {
-  std::string name = ("block_dequantize_" + getKernelTypeTag(in) + "_" +
-                      getKernelTypeTag(out) + getBlockTag(br, bc) +
-                      (mx ? "_mx" : ""))
-                         .str();
-  // (q, y, scale_inv, batch, rows, cols)
-  return getBlockMap(name, br, bc,
-                     [&](KernelEmitter &k, BlockCursor &c, ValueRange args) {
-    BlockRuns runs{k, c};
-    Value scaleInv =
-        mx ? createE8M0ToF32(
-                 k.b, k.b.getLoc(),
-                 k.zext32(k.load(k.i8(), k.gep(args[2], k.i8(), c.index), 1)))
-           : k.loadScalar(k.gep(args[2], k.f32(), c.index));
-    for (int64_t s = 0; s < abi::blockSteps(br, bc); ++s) {
-      SmallVector<Value, 4> values;
-      for (Value v : runs.loadFloat8(args[0], in, s))
-        values.push_back(k.fmul(v, scaleInv));
-      runs.storeWide(args[1], values, out, s);
-    }
-  });
-}
-
-StringRef KernelLibrary::getBlockScales(Type out, const BlockRecipe &recipe) {
-  std::string name =
-      ("block_scales_" + getKernelTypeTag(out) + recipe.getSuffix()).str();
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  // (amax, scale, scale_inv, n): element-wise, grid-stride.
-  return getOrCreate(
-      name, {ptr, ptr, ptr, IntegerType::get(ctx, 64)}, abi::kBlockSize,
-      [&](KernelEmitter &k, ValueRange args) {
-        Value gtid = k.add(k.mul(k.ctaid(), k.ntid()), k.tid());
-        Value stride = k.mul(k.nctaid(), k.ntid());
-        k.forLoop(gtid, args[3], stride, k.f32(0.0f), [&](Value i, Value u) {
-          Value amax = k.loadScalar(k.gep(args[0], k.f32(), i));
-          auto [scale, scaleInv] = createBlockScale(k.b, k.b.getLoc(), amax, out, recipe);
-          k.store(scale, k.gep(args[1], k.f32(), i), 4);
-          k.store(scaleInv, k.gep(args[2], scaleInv.getType(), i),
-                  scaleInv.getType().getIntOrFloatBitWidth() / 8);
-          return u;
-        });
-      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -1340,7 +212,7 @@ namespace {
 /// launches the wgmma kernel its `fp8.wgmma_kernel` names.
 class HostLowering {
 public:
-  HostLowering(func::FuncOp func, KernelLibrary &kernels,
+  HostLowering(func::FuncOp func, gpu::GPUModuleOp kernels,
                bool launcher = false)
       : func(func), kernels(kernels), launcher(launcher) {}
 
@@ -1356,6 +228,14 @@ private:
   Value numElements(Value memref);
   Value pointer(Value memref);
   Value computePointer(Value memref);
+  /// A scalar or 1-D buffer as the memref<?xT> a gpu.func kernel takes.
+  Value asVector(Value memref);
+  /// A buffer of any rank as the flat memref<?xT> a gpu.func kernel takes,
+  /// 8-bit floats as i8 (the unrealized cast goes away when
+  /// fp8-expand-float8 makes them i8 on the host too).
+  Value flat(Value memref);
+  /// `memref` with 8-bit float elements as the i8 memref a kernel takes.
+  Value asBytes(Value memref);
   Value toI64(Value index);
   Value constIndex(int64_t v);
   /// A launch on a grid of gridX (x gridY) blocks of blockX threads.
@@ -1386,11 +266,13 @@ private:
   LogicalResult lowerBlockScales(ComputeBlockScalesOp op);
   LogicalResult lowerBlockQuantize(QuantizeOp op);
   LogicalResult lowerBlockDequantize(DequantizeOp op);
+  /// A per-block kernel on these buffers (data and per-block tensors),
+  /// each as its flat view, and the geometry.
   void launchBlockKernel(StringRef kernel, const BlockGeometry &geometry,
-                         SmallVector<Value> args);
+                         ArrayRef<Value> buffers);
 
   func::FuncOp func;
-  KernelLibrary &kernels;
+  gpu::GPUModuleOp kernels;
   bool launcher;
   std::optional<ImplicitLocOpBuilder> b;
   IRMapping buffers;
@@ -1484,6 +366,38 @@ Value HostLowering::computePointer(Value memref) {
       *b, LLVM::LLVMPointerType::get(b->getContext(), kGlobalSpace), address);
 }
 
+Value HostLowering::asVector(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getRank() == 0)
+    memref = memref::ExpandShapeOp::create(
+        *b, MemRefType::get({1}, type.getElementType()), memref,
+        ArrayRef<ReassociationIndices>{});
+  MemRefType vector = getDynamicVectorType(type.getElementType());
+  if (memref.getType() == vector)
+    return memref;
+  return memref::CastOp::create(*b, vector, memref);
+}
+
+Value HostLowering::asBytes(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getElementTypeBitWidth() != 8 || type.getElementType().isInteger())
+    return memref;
+  return UnrealizedConversionCastOp::create(
+             *b, type.clone(b->getI8Type()), memref)
+      .getResult(0);
+}
+
+Value HostLowering::flat(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getRank() > 1) {
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    memref = memref::CollapseShapeOp::create(*b, memref,
+                                             ArrayRef<ReassociationIndices>{all});
+  }
+  return asBytes(asVector(memref));
+}
+
 Value HostLowering::allocate(Value result, ValueRange dynamicSizes) {
   MemRefType type = getDeviceType(result.getType());
   if (launcher)
@@ -1541,10 +455,12 @@ Value HostLowering::elementwiseGrid(Value n) {
 
 void HostLowering::launchBlockKernel(StringRef kernel,
                                      const BlockGeometry &geometry,
-                                     SmallVector<Value> args) {
-  Type i64 = b->getI64Type();
+                                     ArrayRef<Value> buffers) {
+  SmallVector<Value> args;
+  for (Value buffer : buffers)
+    args.push_back(flat(buffer));
   for (int64_t v : {geometry.batch, geometry.rows, geometry.cols})
-    args.push_back(arith::ConstantOp::create(*b, b->getIntegerAttr(i64, v)));
+    args.push_back(constIndex(v));
   int64_t grid = abi::blockKernelGridSize(
       geometry.getNumBlocks(), abi::blockGroupSize(geometry.br, geometry.bc));
   launch(kernel, constIndex(grid), abi::kBlockSize, args);
@@ -1622,16 +538,16 @@ LogicalResult HostLowering::lowerBlockAmax(BlockAmaxOp op) {
     Value scaleInv = allocate(scales.getScaleInv(), {});
     Value q = allocate(quantize.getResult(), {});
     Type out = getElementType(q);
-    launchBlockKernel(kernels.getBlockCast(in, out, geometry->br, geometry->bc,
+    launchBlockKernel(getOrCreateBlockCast(kernels, in, out,
+                                           geometry->br, geometry->bc,
                                            getBlockRecipe(scales)),
-                      *geometry,
-                      {pointer(x), pointer(q), pointer(amax), pointer(scale),
-                       pointer(scaleInv)});
+                      *geometry, {x, q, amax, scale, scaleInv});
     mapFusedBlockCast(scales, quantize, scale, scaleInv, q);
     return success();
   }
-  launchBlockKernel(kernels.getBlockAmax(in, geometry->br, geometry->bc),
-                    *geometry, {pointer(x), pointer(amax)});
+  launchBlockKernel(getOrCreateBlockAmax(kernels, in,
+                                         geometry->br, geometry->bc),
+                    *geometry, {x, amax});
   return success();
 }
 
@@ -1648,21 +564,14 @@ LogicalResult HostLowering::lowerBlockCastTranspose(BlockAmaxOp op,
   auto sourceType = cast<MemRefType>(source.getType());
   int64_t bc = op.getBlockShape()[1];
   StringRef kernel = getOrCreateBlockCastTranspose(
-      kernels.getModule(), sourceType.getElementType(), getElementType(q), bc,
+      kernels, sourceType.getElementType(), getElementType(q), bc,
       getBlockRecipe(scales));
   // Dynamic shapes; FP8 and E8M0 as the bytes the kernel takes (the cast
   // goes away when fp8-expand-float8 makes them i8 on the host too).
   SmallVector<Value> args;
-  for (Value buffer : {source, q, amax, scale, scaleInv}) {
-    Type element = getElementType(buffer);
-    Value arg =
-        memref::CastOp::create(*b, getDynamicMatrixType(element), buffer);
-    if (element.getIntOrFloatBitWidth() == 8)
-      arg = UnrealizedConversionCastOp::create(
-                *b, getDynamicMatrixType(b->getI8Type()), arg)
-                .getResult(0);
-    args.push_back(arg);
-  }
+  for (Value buffer : {source, q, amax, scale, scaleInv})
+    args.push_back(asBytes(memref::CastOp::create(
+        *b, getDynamicMatrixType(getElementType(buffer)), buffer)));
   int64_t rows = sourceType.getDimSize(0), cols = sourceType.getDimSize(1);
   launch(kernel, constIndex(llvm::divideCeil(cols, abi::kTransposeCastColumns)),
          abi::kBlockSize, args, constIndex(llvm::divideCeil(rows, bc)));
@@ -1691,11 +600,10 @@ LogicalResult HostLowering::lowerBlockScales(ComputeBlockScalesOp op) {
   Value scale = allocate(op.getScale(), {});
   Value scaleInv = allocate(op.getScaleInv(), {});
   Value n = numElements(amax);
-  Type i64 = b->getI64Type();
-  launch(kernels.getBlockScales(op.getFp8Type(), getBlockRecipe(op)),
+  launch(getOrCreateBlockScales(kernels, op.getFp8Type(),
+                                getBlockRecipe(op)),
          elementwiseGrid(n), abi::kBlockSize,
-         {pointer(amax), pointer(scale), pointer(scaleInv),
-          arith::IndexCastOp::create(*b, i64, n)});
+         {flat(amax), flat(scale), flat(scaleInv)});
   buffers.map(op.getScale(), scale);
   buffers.map(op.getScaleInv(), scaleInv);
   return success();
@@ -1709,10 +617,11 @@ LogicalResult HostLowering::lowerBlockQuantize(QuantizeOp op) {
   Value x = buffers.lookup(op.getInput());
   Value scale = buffers.lookup(op.getScale());
   Value q = allocate(op.getResult(), {});
-  launchBlockKernel(kernels.getBlockQuantize(getElementType(x),
+  launchBlockKernel(getOrCreateBlockQuantize(kernels,
+                                             getElementType(x),
                                              getElementType(q), geometry->br,
                                              geometry->bc),
-                    *geometry, {pointer(x), pointer(q), pointer(scale)});
+                    *geometry, {x, q, scale});
   buffers.map(op.getResult(), q);
   return success();
 }
@@ -1726,10 +635,11 @@ LogicalResult HostLowering::lowerBlockDequantize(DequantizeOp op) {
   Value scaleInv = buffers.lookup(op.getScaleInv());
   Value y = allocate(op.getResult(), {});
   bool mx = isa<Float8E8M0FNUType>(getElementType(scaleInv));
-  launchBlockKernel(kernels.getBlockDequantize(getElementType(q),
+  launchBlockKernel(getOrCreateBlockDequantize(kernels,
+                                               getElementType(q),
                                                getElementType(y), geometry->br,
                                                geometry->bc, mx),
-                    *geometry, {pointer(q), pointer(y), pointer(scaleInv)});
+                    *geometry, {q, y, scaleInv});
   buffers.map(op.getResult(), y);
   return success();
 }
@@ -2007,10 +917,6 @@ LogicalResult HostLowering::lower(Operation *op) {
       sizes.push_back(dims(memref, transposed ? 1 - d : d));
     return sizes;
   };
-  Type i64 = b->getI64Type();
-  auto i64Const = [&](int64_t v) {
-    return arith::ConstantOp::create(*b, b->getIntegerAttr(i64, v));
-  };
   auto f32Const = [&](float v) {
     return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
   };
@@ -2028,8 +934,8 @@ LogicalResult HostLowering::lower(Operation *op) {
         Value out = allocate(amax.getResult(), {});
         zeroAmax(out);
         Value n = numElements(x);
-        launch(kernels.getAmax(getElementType(x)), elementwiseGrid(n),
-               abi::kBlockSize, {pointer(x), pointer(out), toI64(n)});
+        launch(getOrCreateAmax(kernels, getElementType(x)),
+               elementwiseGrid(n), abi::kBlockSize, {flat(x), out});
         buffers.map(amax.getResult(), out);
         return success();
       })
@@ -2064,16 +970,16 @@ LogicalResult HostLowering::lower(Operation *op) {
                            sizesLike(x, quantize.getResult().getType(), false));
         Type out = getElementType(quantize.getResult());
         Value n = numElements(x);
-        SmallVector<Value> args{pointer(x), pointer(q), pointer(scale)};
+        SmallVector<Value> args{flat(x), flat(q), scale};
         bool withAmax = static_cast<bool>(quantize.getAmax());
         if (withAmax) {
           Value amax = allocate(quantize.getAmax(), {});
           zeroAmax(amax);
-          args.push_back(pointer(amax));
+          args.push_back(amax);
           buffers.map(quantize.getAmax(), amax);
         }
-        args.push_back(toI64(n));
-        launch(kernels.getQuantize(getElementType(x), out, withAmax),
+        launch(getOrCreateQuantize(kernels, getElementType(x), out,
+                                   withAmax),
                elementwiseGrid(n), abi::kBlockSize, args);
         buffers.map(quantize.getResult(), q);
         return success();
@@ -2087,10 +993,10 @@ LogicalResult HostLowering::lower(Operation *op) {
             allocate(dequantize.getResult(),
                      sizesLike(q, dequantize.getResult().getType(), false));
         Value n = numElements(q);
-        launch(kernels.getDequantize(getElementType(q),
+        launch(getOrCreateDequantize(kernels, getElementType(q),
                                      getElementType(dequantize.getResult())),
                elementwiseGrid(n), abi::kBlockSize,
-               {pointer(q), pointer(y), pointer(scaleInv), toI64(n)});
+               {flat(q), flat(y), scaleInv});
         buffers.map(dequantize.getResult(), y);
         return success();
       })
@@ -2103,17 +1009,16 @@ LogicalResult HostLowering::lower(Operation *op) {
         Value qt = allocate(
             castTranspose.getTransposed(),
             sizesLike(x, castTranspose.getTransposed().getType(), true));
-        SmallVector<Value> args{pointer(x), pointer(q), pointer(qt),
-                                pointer(scale)};
+        SmallVector<Value> args{flat(x), flat(q), flat(qt), scale};
         bool withAmax = static_cast<bool>(castTranspose.getAmax());
         if (withAmax) {
           Value amax = allocate(castTranspose.getAmax(), {});
           zeroAmax(amax);
-          args.push_back(pointer(amax));
+          args.push_back(amax);
           buffers.map(castTranspose.getAmax(), amax);
         }
         Value rows = dims(x, 0), cols = dims(x, 1);
-        args.append({toI64(rows), toI64(cols)});
+        args.append({rows, cols});
         Value tileSize = constIndex(abi::kTile);
         Value tiles = arith::MulIOp::create(
             *b, arith::CeilDivUIOp::create(*b, rows, tileSize),
@@ -2121,8 +1026,9 @@ LogicalResult HostLowering::lower(Operation *op) {
         Value grid = arith::MinUIOp::create(
             *b, arith::MaxUIOp::create(*b, tiles, constIndex(1)),
             constIndex(abi::kMaxGridSize));
-        launch(kernels.getCastTranspose(getElementType(x),
-                                        getElementType(q), withAmax),
+        launch(getOrCreateCastTranspose(kernels,
+                                        getElementType(x), getElementType(q),
+                                        withAmax),
                grid, abi::kBlockSize, args);
         buffers.map(castTranspose.getResult(), q);
         buffers.map(castTranspose.getTransposed(), qt);
@@ -2132,13 +1038,10 @@ LogicalResult HostLowering::lower(Operation *op) {
         Value amax = buffers.lookup(computeScale.getAmax());
         Value scale = allocate(computeScale.getScale(), {});
         bool history = isa<RankedTensorType>(computeScale.getAmax().getType());
-        Value len = history ? toI64(dims(amax, 0)) : i64Const(1);
-        Value previous =
-            computeScale.isDelayed()
-                ? pointer(buffers.lookup(computeScale.getPrevious()))
-                : LLVM::ZeroOp::create(*b, LLVM::LLVMPointerType::get(
-                                               b->getContext(), kGlobalSpace))
-                      .getResult();
+        // Current scaling never reads `previous`: any scalar will do.
+        Value previous = computeScale.isDelayed()
+                             ? buffers.lookup(computeScale.getPrevious())
+                             : scale;
         auto format = isa<Float8E4M3FNType>(computeScale.getFp8Type())
                           ? num::Format::E4M3FN
                           : num::Format::E5M2;
@@ -2152,9 +1055,9 @@ LogicalResult HostLowering::lower(Operation *op) {
           flags |= abi::kScalePowerOfTwo;
         if (!history || computeScale.getAlgo() == AmaxAlgo::most_recent)
           flags |= abi::kScaleMostRecent;
-        launch(kernels.getComputeScale(), constIndex(1), abi::kWarpSize,
-               {pointer(amax), len, previous, pointer(scale),
-                f32Const(scaledMax),
+        launch(getOrCreateComputeScale(kernels), constIndex(1),
+               abi::kWarpSize,
+               {asVector(amax), previous, scale, f32Const(scaledMax),
                 f32Const(computeScale.getEpsilon().convertToFloat()),
                 arith::ConstantOp::create(*b, b->getI32IntegerAttr(flags))});
         buffers.map(computeScale.getScale(), scale);
@@ -2164,17 +1067,17 @@ LogicalResult HostLowering::lower(Operation *op) {
         Value history = buffers.lookup(record.getHistory());
         Value amax = buffers.lookup(record.getAmax());
         Value result = allocate(record.getResult(), {});
-        launch(kernels.getRecordAmax(), constIndex(1), abi::kBlockSize,
-               {pointer(history), pointer(amax), pointer(result),
-                toI64(dims(history, 0))});
+        launch(getOrCreateRecordAmax(kernels), constIndex(1),
+               abi::kBlockSize,
+               {asVector(history), amax, asVector(result)});
         buffers.map(record.getResult(), result);
         return success();
       })
       .Case([&](RollHistoryOp roll) {
         Value history = buffers.lookup(roll.getHistory());
         Value result = allocate(roll.getResult(), {});
-        launch(kernels.getRollHistory(), constIndex(1), abi::kBlockSize,
-               {pointer(history), pointer(result), toI64(dims(history, 0))});
+        launch(getOrCreateRollHistory(kernels), constIndex(1),
+               abi::kBlockSize, {asVector(history), asVector(result)});
         buffers.map(roll.getResult(), result);
         return success();
       })
@@ -2305,9 +1208,8 @@ struct ConvertFP8ToNVVMPass
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     builder.getUnitAttr());
 
-    KernelLibrary kernels(gpuModule);
     for (func::FuncOp func : funcs)
-      if (failed(HostLowering(func, kernels).run()))
+      if (failed(HostLowering(func, gpuModule).run()))
         return signalPassFailure();
   }
 };
@@ -2338,11 +1240,9 @@ struct ConvertFP8ToGPULaunchesPass
         module, abi::kKernelModuleName, chip, features);
     if (failed(kernelModule))
       return signalPassFailure();
-    gpu::GPUModuleOp gpuModule = *kernelModule;
-    KernelLibrary kernels(gpuModule);
     SymbolTable symbols(module);
     for (ArrayRef<Operation *> group : groups) {
-      func::FuncOp launcher = outline(group, kernels, symbols);
+      func::FuncOp launcher = outline(group, *kernelModule, symbols);
       if (launcher)
         replaceWithCall(group, launcher);
     }
@@ -2470,7 +1370,7 @@ struct ConvertFP8ToGPULaunchesPass
 
   /// A private launcher for `group` (HostLowering), or null when no kernel
   /// takes it (unsupported types or blocks): then the ops stay.
-  func::FuncOp outline(ArrayRef<Operation *> group, KernelLibrary &kernels,
+  func::FuncOp outline(ArrayRef<Operation *> group, gpu::GPUModuleOp kernels,
                        SymbolTable &symbols) {
     llvm::SetVector<Value> inputs = getInputs(group);
     SmallVector<Value> results = getOutputs(group);

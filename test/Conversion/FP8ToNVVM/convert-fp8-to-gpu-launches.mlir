@@ -266,7 +266,7 @@ func.func @after_store(%x: tensor<4x100xf32>, %next: tensor<f32>) -> tensor<4x10
 // brought is never touched.
 // CHECK-LABEL: gpu.module @fp8_kernels
 // CHECK-NOT: @stale
-// CHECK: llvm.func @quantize_amax_f32_e4m3
+// CHECK: gpu.func @quantize_amax_f32_e4m3
 // CHECK-NOT: @stale
 // CHECK-NOT: gpu.module @fp8_gemm_kernels
 // CHECK: gpu.module @user

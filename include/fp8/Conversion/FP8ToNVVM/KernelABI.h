@@ -4,24 +4,35 @@
 // kernels without MLIR (bench/gpu, fp8-run) must agree on: kernel names,
 // parameter lists and launch geometry. Header-only, no MLIR dependency.
 //
-// Every pointer parameter is a device address (CUdeviceptr, 8 bytes); sizes
-// are i64 element counts; scalars (scales, amaxes) live in device memory.
+// Every kernel is a gpu.func on memrefs: convert-gpu-to-nvvm expands each
+// memref into its descriptor, consecutive parameters of 8 bytes: allocated
+// and aligned pointers (device addresses), offset, then the sizes and the
+// strides (memref<f32> 3 parameters, memref<?xT> 5, memref<?x?xT> 7); an
+// `index` is an i64. Tensors are passed as flat views (memref<?xT>, a
+// tensor of any rank; FP8 and E8M0 as i8 bytes), scalars (scales, amaxes)
+// as memref<f32> in device memory.
 //
-//   quantize_<in>_<fp8>        (x, q, scale, n)               1-D, grid-stride
-//   quantize_amax_<in>_<fp8>   (x, q, scale, amax, n)         amax must be 0
-//   amax_<in>                  (x, amax, n)                   amax must be 0
-//   dequantize_<fp8>_<out>     (q, y, scale_inv, n)
+// The per-tensor casts, 1-D grid-stride (elementwiseGridSize; n is the size
+// of the first view):
+//   quantize_<in>_<fp8>        (x, q, scale)
+//   quantize_amax_<in>_<fp8>   (x, q, scale, amax)            amax must be 0
+//   amax_<in>                  (x, amax)                      amax must be 0
+//   dequantize_<fp8>_<out>     (q, y, scale_inv)
 //   cast_transpose_<in>_<fp8>[_amax]
 //                              (x, q, qt, scale, [amax,] rows, cols)
-//                                                  1-D, grid-stride over tiles
-//   compute_scale              (amax, len, previous, scale, scaled_max,
-//                               epsilon, flags)               one warp
-//   record_amax                (history, amax, result, len)
-//   roll_history               (history, result, len)
+//                                  grid-stride over tiles (castTransposeGridSize)
+//
+// The per-tensor scaling state; a history is memref<?xf32> (an amax passed
+// as a history of one), a scalar memref<f32>:
+//   compute_scale              (history, previous, scale, scaled_max: f32,
+//                               epsilon: f32, flags: i32)     one warp
+//   record_amax                (history, amax, result)        one block
+//   roll_history               (history, result)              one block
+// `previous` is read only with kScaleDelayed.
 //
 // Per-block scaling (a tensor viewed as [batch, rows, cols], blocks of
 // <br> x <bc> elements over the last two dimensions, scales in the dialect's
-// block layout [batch, ceil(rows/br), ceil(cols/bc)], row-major):
+// block layout [batch, ceil(rows/br), ceil(cols/bc)], row-major; each flat):
 //   block_cast_<in>_<fp8>_<br>x<bc><recipe>
 //                              (x, q, amax, scale, scale_inv, batch, rows,
 //                               cols)   amax, scale, cast in one pass
@@ -30,7 +41,7 @@
 //                              (x, q, scale, batch, rows, cols)
 //   block_dequantize_<fp8>_<out>_<br>x<bc>[_mx]
 //                              (q, y, scale_inv, batch, rows, cols)
-//   block_scales_<fp8><recipe> (amax, scale, scale_inv, n)   1-D
+//   block_scales_<fp8><recipe> (amax, scale, scale_inv)       1-D
 // <recipe> is `_mx` (E8M0 scale_inv, one byte per block), or f32 scales
 // with `_pow2` for power-of-two scales and `_eps<hex f32 bits>` for a
 // non-zero epsilon. One group of blockGroupSize(br, bc) threads per block:
@@ -38,9 +49,7 @@
 // a thread block takes kBlockSize / group blocks per iteration of its
 // grid-stride loop (blockKernelGridSize).
 //
-// The transposing block cast is a gpu.func on memrefs (convert-gpu-to-nvvm
-// expands each 2-D memref into its descriptor: allocated and aligned
-// pointers, offset, two sizes, two strides, 7 parameters):
+// The transposing block cast, on matrices (memref<?x?xT>):
 //   block_cast_transpose_<in>_<fp8>_<bc>x1<recipe>
 //                              (x [rows, cols], q [cols, rows],
 //                               amax, scale, scale_inv [cols, ceil(rows/bc)])
