@@ -631,16 +631,24 @@ struct FP8CopiesToGPUPass
     }
   }
 
-  /// `copy %src, %tmp` right before `copy %tmp, %dst`, where %tmp is an
+  /// `copy %src, %tmp` before `copy %tmp, %dst`, where %tmp is an
   /// allocation nothing else uses but its free (what bufferization makes of
-  /// a global's store: the state's new history and scale), is one
-  /// `copy %src, %dst`: the value is the same, as nothing runs in between.
+  /// a global's store: the state's new history and scale, a state setter's
+  /// argument), is one `copy %src, %dst`: the value is the same, as nothing
+  /// that touches memory runs in between (a `memref.get_global` of %dst
+  /// may).
   static void forwardThroughTemporaries(Block &block) {
     SmallVector<Operation *> dead;
     for (Operation &op : block) {
       auto second = dyn_cast<memref::CopyOp>(op);
-      auto first = dyn_cast_or_null<memref::CopyOp>(op.getPrevNode());
-      if (!second || !first || first.getTarget() != second.getSource())
+      if (!second)
+        continue;
+      Operation *before = op.getPrevNode();
+      while (before && !isa<memref::CopyOp>(before) &&
+             isMemoryEffectFree(before))
+        before = before->getPrevNode();
+      auto first = dyn_cast_or_null<memref::CopyOp>(before);
+      if (!first || first.getTarget() != second.getSource())
         continue;
       Value temporary = first.getTarget();
       auto alloc = temporary.getDefiningOp<memref::AllocOp>();

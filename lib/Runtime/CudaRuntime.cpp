@@ -503,22 +503,34 @@ Status CudaRuntime::checkParameters(FunctionHandle function,
                                     const KernelArgs &args) {
   if (!driver->cuFuncGetParamInfo)
     return Status();
-  size_t offset = 0, size = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (driver->cuFuncGetParamInfo(function, i, &offset, &size) != 0)
-      return Status::error("kernel launch: the kernel takes " +
-                           std::to_string(i) + " parameters, the launch "
-                           "passes " + std::to_string(args.size()));
-    if (size != args.sizeOf(i))
+  auto [it, inserted] = parameterSizes.try_emplace(function);
+  std::vector<size_t> &sizes = it->second;
+  if (inserted) {
+    // CUDA_ERROR_INVALID_VALUE past the last parameter; any other error
+    // means the driver cannot tell: no check.
+    constexpr CUresult kInvalidValue = 1;
+    for (size_t offset = 0, size = 0;; sizes.push_back(size)) {
+      CUresult result =
+          driver->cuFuncGetParamInfo(function, sizes.size(), &offset, &size);
+      if (result == kInvalidValue)
+        break;
+      if (result != 0) {
+        parameterSizes.erase(it);
+        return Status();
+      }
+    }
+  }
+  if (sizes.size() != args.size())
+    return Status::error("kernel launch: the kernel takes " +
+                         std::to_string(sizes.size()) +
+                         " parameters, the launch passes " +
+                         std::to_string(args.size()));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] != args.sizeOf(i))
       return Status::error("kernel launch: parameter #" + std::to_string(i) +
-                           " of the kernel is " + std::to_string(size) +
+                           " of the kernel is " + std::to_string(sizes[i]) +
                            " bytes, the launch passes " +
                            std::to_string(args.sizeOf(i)));
-  }
-  if (driver->cuFuncGetParamInfo(function, args.size(), &offset, &size) == 0)
-    return Status::error("kernel launch: the kernel takes more than the " +
-                         std::to_string(args.size()) +
-                         " parameters the launch passes");
   return Status();
 }
 

@@ -86,3 +86,39 @@ func.func @through_temporary(%new: memref<16xf32>, %state: memref<16xf32>, %othe
   memref.dealloc %apart : memref<16xf32>
   return %x : f32
 }
+
+// A state setter (fp8-compile's state_set_<global>): the argument copied
+// into a temporary, the global's address taken, the temporary copied into
+// it. Taking an address touches no memory: one copy. A store in between
+// (it could change the source) keeps both.
+// CHECK-LABEL: func.func @state_set
+// CHECK-SAME: (%[[ARG:.+]]: memref<16xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[G:.+]] = memref.get_global @hist
+// CHECK-NEXT: %[[W:.+]] = gpu.wait async
+// CHECK-NEXT: %[[C:.+]] = gpu.memcpy async [%[[W]]] %[[G]], %[[ARG]]
+// CHECK-NEXT: gpu.wait [%[[C]]]
+// CHECK-NOT: gpu.memcpy
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @store_between
+// CHECK: memref.alloc
+// CHECK-COUNT-2: gpu.memcpy
+memref.global "private" @hist : memref<16xf32> = dense<0.000000e+00>
+func.func @state_set(%arg0: memref<16xf32>) {
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  memref.copy %arg0, %alloc : memref<16xf32> to memref<16xf32>
+  %0 = memref.get_global @hist : memref<16xf32>
+  memref.copy %alloc, %0 : memref<16xf32> to memref<16xf32>
+  memref.dealloc %alloc : memref<16xf32>
+  return
+}
+func.func @store_between(%arg0: memref<16xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  memref.copy %arg0, %alloc : memref<16xf32> to memref<16xf32>
+  memref.store %v, %arg0[%c0] : memref<16xf32>
+  %0 = memref.get_global @hist : memref<16xf32>
+  memref.copy %alloc, %0 : memref<16xf32> to memref<16xf32>
+  memref.dealloc %alloc : memref<16xf32>
+  return
+}

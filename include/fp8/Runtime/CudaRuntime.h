@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace mlir::fp8::runtime {
@@ -193,6 +194,8 @@ private:
   int multiprocessors = 0;
   /// The device's current memory pool (stream-ordered allocations).
   void *pool = nullptr;
+  /// Each checked kernel's parameter sizes, asked of the driver once.
+  std::unordered_map<FunctionHandle, std::vector<size_t>> parameterSizes;
 };
 
 } // namespace mlir::fp8::runtime

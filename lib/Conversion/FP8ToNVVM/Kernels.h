@@ -1,10 +1,9 @@
 //===- Kernels.h - Shared pieces of the fp8 kernels -------------*- C++ -*-===//
 //
-// Private to lib/Conversion/FP8ToNVVM: what the LLVM-dialect kernel builders
-// (FP8ToNVVM.cpp) and the gpu.func kernels on memrefs (BlockCastTranspose.cpp,
-// ScalingKernels.cpp) share, so that the same recipe computes the same
-// scales in all of them, and the builder the gpu.func kernels are written
-// with.
+// Private to lib/Conversion/FP8ToNVVM: the builder the kernels (gpu.funcs
+// on memrefs) are written with, the recipe pieces they share so that the
+// same recipe computes the same scales in all of them, and the functions
+// that create each kernel once in a gpu.module.
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,7 +10,9 @@
 // strides (memref<f32> 3 parameters, memref<?xT> 5, memref<?x?xT> 7); an
 // `index` is an i64. Tensors are passed as flat views (memref<?xT>, a
 // tensor of any rank; FP8 and E8M0 as i8 bytes), scalars (scales, amaxes)
-// as memref<f32> in device memory.
+// as memref<f32> in device memory. The memrefs have identity layouts: the
+// kernels read neither the offset nor the strides, so a host passes a
+// sub-view as its own address in both pointers, offset 0.
 //
 // The per-tensor casts, 1-D grid-stride (elementwiseGridSize; n is the size
 // of the first view):
