@@ -13,10 +13,11 @@
 //    (cuMemcpyDtoD), with events.
 // With --transpose-ptx (the kernels fp8-lower-to-gpu made from
 // bench/gpu/hopper-block-transpose.mlir), the same for the transposing
-// block casts (block_cast_transpose, a gpu.func on memrefs: each 2-D memref
-// is passed as its descriptor, 7 parameters).
-// Launch geometry and parameters follow KernelABI.h, as the host launcher
-// that the pass generates does. Exit status: 0 all exact, 1 a mismatch,
+// block casts (block_cast_transpose).
+// Every kernel is a gpu.func on memrefs: each memref is passed as its
+// descriptor (pointers, offset, sizes, strides), and the runtime checks each
+// launch's parameters against the kernel's. Launch geometry and parameters
+// follow KernelABI.h, as the host launcher that the pass generates does. Exit status: 0 all exact, 1 a mismatch,
 // 2 no GPU (or another runtime error).
 //
 //===----------------------------------------------------------------------===//
