@@ -320,32 +320,29 @@ static SmallVector<Type> getBlockParams(MLIRContext *ctx,
   return params;
 }
 
-/// The kernel `name` of `module` if it exists; else creates it, with one
-/// f32 of shared memory per warp when a block's group spans warps, and
-/// `build` fills it.
+/// A br x bc block kernel (see getOrCreateKernel), with one f32 of shared
+/// memory per warp when a block's group spans warps; `build` gets that
+/// buffer (null otherwise).
 static StringRef getOrCreate(
     gpu::GPUModuleOp module, StringRef name, int64_t br, int64_t bc,
     TypeRange params,
     function_ref<void(BlockKernelBuilder &, gpu::GPUFuncOp, Value)> build) {
-  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
-    return existing.getName();
   MLIRContext *ctx = module.getContext();
-  ImplicitLocOpBuilder b(module.getLoc(), ctx);
-  BlockKernelBuilder k(b, br, bc);
   SmallVector<Type, 1> workgroup;
-  if (k.group > abi::kWarpSize)
+  if (abi::blockGroupSize(br, bc) > abi::kWarpSize)
     workgroup.push_back(MemRefType::get(
-        {abi::kBlockSize / abi::kWarpSize}, b.getF32Type(),
+        {abi::kBlockSize / abi::kWarpSize}, Float32Type::get(ctx),
         MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
-  gpu::GPUFuncOp func =
-      k.createKernel(module, name, params, abi::kBlockSize, workgroup);
-  Value slots;
-  if (!workgroup.empty())
-    slots = func.getWorkgroupAttributions().front();
-  build(k, func, slots);
-  gpu::ReturnOp::create(b);
-  return func.getName();
+  return getOrCreateKernel<BlockKernelBuilder>(
+      module, name, params, abi::kBlockSize, workgroup,
+      [&](BlockKernelBuilder &k, gpu::GPUFuncOp func) {
+        Value slots;
+        if (!workgroup.empty())
+          slots = func.getWorkgroupAttributions().front();
+        build(k, func, slots);
+      },
+      br, bc);
 }
 
 StringRef mlir::fp8::getOrCreateBlockCast(gpu::GPUModuleOp module, Type in,

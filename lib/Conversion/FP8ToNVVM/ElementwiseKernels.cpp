@@ -39,9 +39,6 @@ class ElementwiseBuilder : public KernelBuilder {
 public:
   using KernelBuilder::KernelBuilder;
 
-  /// This thread's first index and the grid's stride, in threads.
-  std::pair<Value, Value> gridStride() { return gridStrideOver(1); }
-
   /// kChunk elements of `x` from `at` along its last dimension (16-byte
   /// aligned), widened to f32.
   SmallVector<Value> loadChunk(Value x, ArrayRef<Value> at) {
@@ -117,7 +114,7 @@ static void buildQuantizeOrAmax(ElementwiseBuilder &k, gpu::GPUFuncOp func,
                     : Value();
   Value amax = withAmax ? func.getArguments().back() : Value();
   Value n = memref::DimOp::create(b, x, 0);
-  auto [first, stride] = k.gridStride();
+  auto [first, stride] = k.gridStrideOver(1);
   SmallVector<Value> buffers{x};
   if (q)
     buffers.push_back(q);
@@ -294,20 +291,14 @@ static void buildCastTranspose(ElementwiseBuilder &k, gpu::GPUFuncOp func,
     k.atomicAmax(acc, amax);
 }
 
-/// The kernel `name` of `module` if it exists; else creates it with `build`.
+/// A per-tensor cast kernel of kBlockSize threads: see getOrCreateKernel.
 static StringRef
 getOrCreate(gpu::GPUModuleOp module, StringRef name, TypeRange params,
             function_ref<void(ElementwiseBuilder &, gpu::GPUFuncOp)> build,
             TypeRange workgroup = {}) {
-  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
-    return existing.getName();
-  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
-  ElementwiseBuilder k(b);
-  gpu::GPUFuncOp func =
-      k.createKernel(module, name, params, abi::kBlockSize, workgroup);
-  build(k, func);
-  gpu::ReturnOp::create(b);
-  return func.getName();
+  return getOrCreateKernel<ElementwiseBuilder>(module, name, params,
+                                               abi::kBlockSize, workgroup,
+                                               build);
 }
 
 StringRef mlir::fp8::getOrCreateQuantize(gpu::GPUModuleOp module, Type in,
@@ -356,7 +347,7 @@ StringRef mlir::fp8::getOrCreateDequantize(gpu::GPUModuleOp module, Type in,
         Value scaleInv =
             memref::LoadOp::create(b, func.getArgument(2), ValueRange{});
         Value n = memref::DimOp::create(b, q, 0);
-        auto [first, stride] = k.gridStride();
+        auto [first, stride] = k.gridStrideOver(1);
         Value chunks = k.select(k.allAligned({q, y}), k.div(n, abi::kChunk),
                                 k.index(0));
         int64_t perVector = 16 / (out.getIntOrFloatBitWidth() / 8);
@@ -426,14 +417,14 @@ StringRef mlir::fp8::getOrCreateCastTranspose(gpu::GPUModuleOp module,
   auto tileType = MemRefType::get(
       {abi::kTile * abi::kTilePitch}, i8, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  StringRef kernel = getOrCreate(
+  return getOrCreate(
       module, name, params,
       [&](ElementwiseBuilder &k, gpu::GPUFuncOp func) {
+        // 16-byte rows for the vector reads of phase 2.
+        func.setWorkgroupAttributionAttr(
+            0, LLVM::LLVMDialect::getAlignAttrName(),
+            builder.getI64IntegerAttr(16));
         buildCastTranspose(k, func, out, withAmax);
       },
       TypeRange{tileType});
-  auto func = module.lookupSymbol<gpu::GPUFuncOp>(kernel);
-  func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                   builder.getI64IntegerAttr(16));
-  return kernel;
 }

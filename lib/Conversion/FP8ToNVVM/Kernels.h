@@ -113,6 +113,27 @@ public:
   ImplicitLocOpBuilder &b;
 };
 
+/// The kernel `name` of `module` if it exists; else creates it
+/// (KernelBuilder::createKernel: `params`, `blockSize` threads, `workgroup`
+/// buffers) and has `build` fill it with a BuilderT made from
+/// `builderArgs`. Returns its name.
+template <typename BuilderT, typename... Args>
+StringRef
+getOrCreateKernel(gpu::GPUModuleOp module, StringRef name, TypeRange params,
+                  int32_t blockSize, TypeRange workgroup,
+                  function_ref<void(BuilderT &, gpu::GPUFuncOp)> build,
+                  Args &&...builderArgs) {
+  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
+    return existing.getName();
+  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+  BuilderT k(b, std::forward<Args>(builderArgs)...);
+  gpu::GPUFuncOp func =
+      k.createKernel(module, name, params, blockSize, workgroup);
+  build(k, func);
+  gpu::ReturnOp::create(b);
+  return func.getName();
+}
+
 /// The per-tensor cast kernels (KernelABI.h), gpu.funcs on 1-D memrefs
 /// (FP8 as i8), created once in `module`; each returns its name.
 StringRef getOrCreateQuantize(gpu::GPUModuleOp module, Type in, Type out,

@@ -25,19 +25,13 @@ using namespace mlir;
 using namespace mlir::fp8;
 namespace abi = mlir::fp8::nvvm_abi;
 
-/// The kernel `name` of `module` if it exists; else creates it with `build`.
+/// A scaling-state kernel: see getOrCreateKernel.
 static StringRef
 getOrCreate(gpu::GPUModuleOp module, StringRef name, TypeRange params,
             int32_t blockSize,
             function_ref<void(KernelBuilder &, gpu::GPUFuncOp)> build) {
-  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
-    return existing.getName();
-  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
-  KernelBuilder k(b);
-  gpu::GPUFuncOp func = k.createKernel(module, name, params, blockSize);
-  build(k, func);
-  gpu::ReturnOp::create(b);
-  return func.getName();
+  return getOrCreateKernel<KernelBuilder>(module, name, params, blockSize,
+                                          /*workgroup=*/{}, build);
 }
 
 StringRef mlir::fp8::getOrCreateComputeScale(gpu::GPUModuleOp module) {
