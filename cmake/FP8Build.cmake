@@ -30,6 +30,34 @@ if(FP8_SANITIZER_FLAGS)
          "${CMAKE_SHARED_LINKER_FLAGS}")
 endif()
 
+# Precompiled headers: lib/PCH/MLIRHeaders.h (Debian's MLIR and LLVM headers)
+# is compiled once per build tree, by the FP8PrecompiledHeaders object
+# library, and reused by every target that uses MLIR (a reusing target must
+# be compiled with the same flags; everything here is). Parsing those headers
+# and instantiating their templates is most of each translation unit's time.
+option(FP8_PRECOMPILED_HEADERS
+  "Compile the MLIR/LLVM headers once and reuse them in every target." ON)
+
+# Called once, after the include directories are set (CMakeLists.txt).
+function(fp8_add_precompiled_headers)
+  if(NOT FP8_PRECOMPILED_HEADERS)
+    return()
+  endif()
+  add_library(FP8PrecompiledHeaders OBJECT
+    ${PROJECT_SOURCE_DIR}/lib/PCH/MLIRHeaders.cpp)
+  set_target_properties(FP8PrecompiledHeaders PROPERTIES
+    POSITION_INDEPENDENT_CODE ON)
+  target_precompile_headers(FP8PrecompiledHeaders PRIVATE
+    ${PROJECT_SOURCE_DIR}/lib/PCH/MLIRHeaders.h)
+endfunction()
+
+# fp8_use_precompiled_headers(target): compile target with the shared PCH.
+function(fp8_use_precompiled_headers target)
+  if(TARGET FP8PrecompiledHeaders)
+    target_precompile_headers(${target} REUSE_FROM FP8PrecompiledHeaders)
+  endif()
+endfunction()
+
 # add_fp8_library(name src...
 #   [DEPENDS tablegen-targets...]
 #   [LINK_LIBS project-libraries...]
@@ -52,6 +80,7 @@ function(add_fp8_library name)
     # Debian's LLVM is one shared libLLVM.so whichever way MLIR is linked.
     mlir_target_link_libraries(${name} PUBLIC ${ARG_MLIR_LIBS})
     target_link_libraries(${name} PUBLIC LLVM)
+    fp8_use_precompiled_headers(${name})
   endif()
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   if(FP8_SANITIZER_FLAGS)
@@ -72,6 +101,7 @@ function(add_fp8_tool name)
   if(ARG_MLIR_LIBS)
     mlir_target_link_libraries(${name} PRIVATE ${ARG_MLIR_LIBS})
     target_link_libraries(${name} PRIVATE LLVM)
+    fp8_use_precompiled_headers(${name})
   endif()
   install(TARGETS ${name} EXPORT FP8MLIRTargets RUNTIME DESTINATION bin)
 endfunction()
