@@ -120,7 +120,9 @@ static bool isWideFloat(Type type) {
 
 /// A linalg.generic that copies its single input into its output, possibly
 /// broadcasting, permuting and/or converting the float type: a view as far as
-/// roles are concerned.
+/// roles are concerned. The permutation may sit on either side: exporters
+/// write a transpose with a permuted output map (torch-mlir, buddy-mlir) as
+/// often as with a permuted input map.
 static bool isCopyLikeGeneric(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
@@ -135,8 +137,16 @@ static bool isCopyLikeGeneric(linalg::GenericOp op) {
   }
   return yielded == body.getArgument(0) &&
          op.getMatchingIndexingMap(op.getDpsInputOperand(0))
-             .isProjectedPermutation() &&
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+             .isProjectedPermutation(/*allowZeroInResults=*/true) &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation();
+}
+
+/// For a copy-like generic, the map from an index of its result to the
+/// index of its input the element is copied from.
+static AffineMap getCopySourceMap(linalg::GenericOp op) {
+  AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap init = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  return input.compose(inversePermutation(init));
 }
 
 /// The value `value` is a view or plain copy of, one step up, if any.
@@ -213,9 +223,9 @@ static void peelLayout(GemmOperand &operand, bool allowBatchBroadcast) {
       operand.transposed = !operand.transposed;
       continue;
     }
-    if (!allowBatchBroadcast)
-      return;
     if (auto broadcast = dyn_cast_if_present<linalg::BroadcastOp>(def)) {
+      if (!allowBatchBroadcast)
+        return;
       int64_t rank = broadcast.getInit().getType().getRank();
       ArrayRef<int64_t> dims = broadcast.getDimensions();
       if (broadcast.getInput().getType().getRank() == 2 &&
@@ -225,14 +235,27 @@ static void peelLayout(GemmOperand &operand, bool allowBatchBroadcast) {
       }
       return;
     }
+    // A pure copy (no type conversion): result[i...] = input[map(i...)].
     auto generic = dyn_cast_if_present<linalg::GenericOp>(def);
     if (!generic || !isCopyLikeGeneric(generic) ||
         generic.getRegion().front().getOperations().size() != 1)
       return;
     Value input = generic.getDpsInputOperand(0)->get();
-    AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+    AffineMap map = getCopySourceMap(generic);
     unsigned rank = map.getNumDims();
-    if (map.getNumResults() != 2 || rank < 3)
+    if (map.isPermutation()) {
+      if (!isMinorTranspose(llvm::map_to_vector(
+              llvm::seq<unsigned>(0, rank),
+              [&](unsigned i) { return int64_t(map.getDimPosition(i)); })))
+        return;
+      operand.value = input;
+      operand.transposed = !operand.transposed;
+      continue;
+    }
+    // A matrix broadcast over the batch dimensions, possibly transposed.
+    if (!allowBatchBroadcast || map.getNumResults() != 2 || rank < 3 ||
+        !isa<AffineDimExpr>(map.getResult(0)) ||
+        !isa<AffineDimExpr>(map.getResult(1)))
       return;
     unsigned first = map.getDimPosition(0), second = map.getDimPosition(1);
     if (first == rank - 2 && second == rank - 1) {

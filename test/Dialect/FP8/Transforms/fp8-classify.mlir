@@ -60,6 +60,54 @@ func.func @batch_matmul_broadcast_weight(%x: tensor<1x32x64xbf16>, %w: tensor<12
 
 // -----
 
+// buddy-mlir's and torch-mlir's spelling: every weight sliced out of one
+// flat argument, transposed by a generic whose permutation is on its
+// output map. Still a weight, and still read untransposed (fp8-quantize).
+// CHECK-LABEL: func.func @packed_weight_output_permuted
+// CHECK: linalg.matmul {fp8.decision = "fp8", fp8.reason = "weight_gemm"}
+func.func @packed_weight_output_permuted(%x: tensor<32x64xf32>, %weights: tensor<16384xf32>) -> tensor<32x128xf32> {
+  %slice = tensor.extract_slice %weights[8192] [8192] [1] : tensor<16384xf32> to tensor<8192xf32>
+  %w = tensor.expand_shape %slice [[0, 1]] output_shape [128, 64] : tensor<8192xf32> into tensor<128x64xf32>
+  %e0 = tensor.empty() : tensor<64x128xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]}
+       ins(%w : tensor<128x64xf32>) outs(%e0 : tensor<64x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<64x128xf32>
+  %a = math.tanh %x : tensor<32x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<32x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32x128xf32>) -> tensor<32x128xf32>
+  // expected-remark @below {{FP8 (weight_gemm): lhs activation as 'f8E4M3FN', rhs weight as 'f8E4M3FN'}}
+  %y = linalg.matmul ins(%a, %t : tensor<32x64xf32>, tensor<64x128xf32>) outs(%c : tensor<32x128xf32>) -> tensor<32x128xf32>
+  return %y : tensor<32x128xf32>
+}
+
+// -----
+
+// A unit dimension indexed by 0 in a copy's input map (torch-mlir's
+// broadcast of a 1xKxN weight to the batch): still a copy, so the weight is
+// found.
+// CHECK-LABEL: func.func @unit_dim_zero_index
+// CHECK: linalg.batch_matmul {fp8.decision = "fp8", fp8.reason = "weight_gemm"}
+func.func @unit_dim_zero_index(%x: tensor<1x32x64xf32>, %w: tensor<1x64x128xf32>) -> tensor<1x32x128xf32> {
+  %e0 = tensor.empty() : tensor<1x64x128xf32>
+  %v = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+       ins(%w : tensor<1x64x128xf32>) outs(%e0 : tensor<1x64x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x64x128xf32>
+  %a = math.tanh %x : tensor<1x32x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x32x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x32x128xf32>) -> tensor<1x32x128xf32>
+  // expected-remark @below {{FP8 (weight_gemm)}}
+  %y = linalg.batch_matmul ins(%a, %v : tensor<1x32x64xf32>, tensor<1x64x128xf32>) outs(%c : tensor<1x32x128xf32>) -> tensor<1x32x128xf32>
+  return %y : tensor<1x32x128xf32>
+}
+
+// -----
+
 // A generic contraction with widening casts on its operands.
 // CHECK-LABEL: func.func @generic_contraction
 // CHECK: linalg.generic {{.*}}fp8.decision = "fp8", fp8.reason = "weight_gemm"

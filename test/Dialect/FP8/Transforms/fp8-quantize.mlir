@@ -136,3 +136,27 @@ func.func @foreign(%q: tensor<2x16x32xf32>, %k: tensor<2x32x16xf32>) -> (tensor<
   %dt = arith.subf %t1, %t0 : f64
   return %s, %dt : tensor<2x16x16xf32>, f64
 }
+
+// -----
+
+// A weight transposed by a generic with a permuted output map (buddy-mlir,
+// torch-mlir) is quantized as stored and read with transpose_rhs: no
+// transposed copy of the weight is made.
+// CURRENT-LABEL: func.func @output_permuted_weight
+// CURRENT-NOT: linalg.generic
+// CURRENT: %[[WQ:.+]] = fp8.quantize %arg1, %{{.+}} : tensor<128x64xf32> -> tensor<128x64xf8E4M3FN>
+// CURRENT-NOT: linalg.generic
+// CURRENT: fp8.scaled_matmul %{{.+}}, %[[WQ]] scales %{{.+}}, %{{.+}} {transpose_rhs} : tensor<32x64xf8E4M3FN>, tensor<128x64xf8E4M3FN> -> tensor<32x128xf32>
+func.func @output_permuted_weight(%x: tensor<32x64xf32>, %w: tensor<128x64xf32>) -> tensor<32x128xf32> {
+  %e0 = tensor.empty() : tensor<64x128xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]}
+       ins(%w : tensor<128x64xf32>) outs(%e0 : tensor<64x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<64x128xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<32x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32x128xf32>) -> tensor<32x128xf32>
+  %y = linalg.matmul ins(%x, %t : tensor<32x64xf32>, tensor<64x128xf32>) outs(%c : tensor<32x128xf32>) -> tensor<32x128xf32>
+  return %y : tensor<32x128xf32>
+}
