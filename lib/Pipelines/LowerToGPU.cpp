@@ -729,6 +729,28 @@ struct FP8ReadOnlyArgumentsPass
   }
 };
 
+/// A unary math op on f16 or bf16 computed in f32 and truncated, for the
+/// operations where that is exact: rounding to an integer, abs, and sqrt
+/// (correctly rounded in f32, whose 24 bits are more than twice the
+/// narrow types' precision plus 2, so rounding again to 11 or 8 bits gives
+/// the correctly rounded narrow result).
+template <typename MathOp>
+struct ExactThroughF32 : OpRewritePattern<MathOp> {
+  using OpRewritePattern<MathOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(MathOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!type.isF16() && !type.isBF16())
+      return failure();
+    Location loc = op.getLoc();
+    Value wide = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
+                                       op->getOperand(0));
+    Value result = MathOp::create(rewriter, loc, wide);
+    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, result);
+    return success();
+  }
+};
+
 /// A unary math op on f32 or f64 as one PTX instruction (inline assembly:
 /// convert-gpu-to-nvvm would call libdevice, and marks the LLVM
 /// intrinsics illegal).
@@ -740,15 +762,6 @@ struct UnaryMathToPtx : OpRewritePattern<MathOp> {
   LogicalResult matchAndRewrite(MathOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
-    if (type.isF16() || type.isBF16()) {
-      // Exact through f32 for these operations.
-      Location loc = op.getLoc();
-      Value wide = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
-                                         op->getOperand(0));
-      Value result = MathOp::create(rewriter, loc, wide);
-      rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, result);
-      return success();
-    }
     if (!type.isF32() && !type.isF64())
       return failure();
     StringRef suffix = type.isF32() ? "f32" : "f64";
@@ -785,6 +798,67 @@ struct ToLLVMIntrinsic : OpRewritePattern<From> {
   }
 };
 
+/// copysign(x, y) on the bits: x's magnitude, y's sign bit (upstream's
+/// expansion of math.round makes these; convert-gpu-to-nvvm would call
+/// libdevice and marks llvm.copysign illegal).
+struct CopySignToBits : OpRewritePattern<math::CopySignOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::CopySignOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<FloatType>(op.getType());
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    unsigned width = type.getWidth();
+    auto bitsType = rewriter.getIntegerType(width);
+    auto bits = [&](Value value) {
+      return arith::BitcastOp::create(rewriter, loc, bitsType, value);
+    };
+    auto mask = [&](const APInt &value) {
+      return arith::ConstantOp::create(
+          rewriter, loc, rewriter.getIntegerAttr(bitsType, value));
+    };
+    APInt sign = APInt::getSignMask(width);
+    Value magnitude = arith::AndIOp::create(rewriter, loc, bits(op.getLhs()),
+                                            mask(~sign));
+    Value signBit =
+        arith::AndIOp::create(rewriter, loc, bits(op.getRhs()), mask(sign));
+    Value result = arith::OrIOp::create(rewriter, loc, magnitude, signBit);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, type, result);
+    return success();
+  }
+};
+
+/// round(x), halves away from zero: t = trunc(x) is exact, and so is the
+/// fraction |x - t|; one at least 1/2 moves t one away from zero (exact:
+/// |t| < 2^23 then). NaN stays NaN, infinities and -0 themselves.
+struct RoundHalfAwayFromZero : OpRewritePattern<math::RoundOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RoundOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<FloatType>(op.getType());
+    if (!type || !(type.isF32() || type.isF64()))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](double value) {
+      return arith::ConstantOp::create(rewriter, loc,
+                                       rewriter.getFloatAttr(type, value));
+    };
+    Value x = op.getOperand();
+    Value truncated = math::TruncOp::create(rewriter, loc, x);
+    Value fraction = math::AbsFOp::create(
+        rewriter, loc, arith::SubFOp::create(rewriter, loc, x, truncated));
+    Value away = arith::AddFOp::create(
+        rewriter, loc, truncated,
+        math::CopySignOp::create(rewriter, loc, constant(1.0), x));
+    Value roundsAway = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGE, fraction, constant(0.5));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, roundsAway, away,
+                                                 truncated);
+    return success();
+  }
+};
+
 /// rsqrt(x) = 1 / sqrt(x), both correctly rounded.
 struct RsqrtToDivSqrt : OpRewritePattern<math::RsqrtOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -811,6 +885,7 @@ struct FP8ExpandMathForGPUPass
     populateMathF32ExpansionPatterns(patterns, all);
     populateMathPolynomialApproximationPatterns(patterns, all);
     patterns.add<RsqrtToDivSqrt>(context, /*benefit=*/2);
+    fp8::populateExactRoundingPatterns(patterns);
     patterns.add<ToLLVMIntrinsic<arith::MaxNumFOp, LLVM::MaxNumOp>,
                  ToLLVMIntrinsic<arith::MinNumFOp, LLVM::MinNumOp>>(context);
     patterns.add<UnaryMathToPtx<math::SqrtOp>>(context, "sqrt.rn.%T");
@@ -820,6 +895,13 @@ struct FP8ExpandMathForGPUPass
     patterns.add<UnaryMathToPtx<math::TruncOp>>(context, "cvt.rzi.%T.%T");
     patterns.add<UnaryMathToPtx<math::RoundEvenOp>>(context,
                                                    "cvt.rni.%T.%T");
+    // math.round (halves away from zero) has no PTX rounding mode: in f32
+    // through populateExactRoundingPatterns.
+    patterns.add<ExactThroughF32<math::SqrtOp>, ExactThroughF32<math::AbsFOp>,
+                 ExactThroughF32<math::FloorOp>, ExactThroughF32<math::CeilOp>,
+                 ExactThroughF32<math::TruncOp>,
+                 ExactThroughF32<math::RoundEvenOp>,
+                 ExactThroughF32<math::RoundOp>>(context);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // What is left would become a libdevice call that the driver cannot
@@ -837,6 +919,12 @@ struct FP8ExpandMathForGPUPass
   }
 };
 } // namespace
+
+void mlir::fp8::populateExactRoundingPatterns(RewritePatternSet &patterns) {
+  // Ahead of upstream's math.round expansion.
+  patterns.add<RoundHalfAwayFromZero>(patterns.getContext(), /*benefit=*/2);
+  patterns.add<CopySignToBits>(patterns.getContext());
+}
 
 std::string mlir::fp8::getDeviceStateSlot(StringRef global) {
   return ("__fp8_device_" + global).str();

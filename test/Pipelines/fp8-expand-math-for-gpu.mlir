@@ -12,6 +12,8 @@
 // CHECK-NOT: math.erf
 // CHECK-NOT: math.log
 // CHECK-NOT: math.floor
+// CHECK-NOT: math.round
+// CHECK-NOT: math.sqrt
 // CHECK-DAG: llvm.inline_asm "cvt.rmi.f32.f32 $0, $1;", "=f,f"
 // CHECK-DAG: llvm.inline_asm "abs.f32 $0, $1;", "=f,f"
 // CHECK-DAG: llvm.inline_asm "sqrt.rn.f64 $0, $1;", "=d,d"
@@ -19,6 +21,18 @@
 // rsqrt is 1 / sqrt, both correctly rounded.
 // CHECK-DAG: %[[ROOT:.+]] = llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f" %arg1
 // CHECK-DAG: arith.divf %{{.+}}, %[[ROOT]] : f32
+// CHECK: gpu.return
+
+// f16 (rocMLIR's attention rounds its f16 scores to i16 with math.round):
+// in f32, exactly, then back.
+// CHECK-LABEL: gpu.func @half
+// CHECK-NOT: math.
+// CHECK: arith.extf %arg0 : f16 to f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK: arith.extf %arg0 : f16 to f32
+// CHECK: llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f"
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK-NOT: math.
 // CHECK: gpu.return
 module attributes {gpu.container_module} {
   gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
@@ -50,6 +64,15 @@ module attributes {gpu.container_module} {
       %hf = math.floor %h : bf16
       %hs = arith.addf %he, %hf : bf16
       memref.store %hs, %out16[] : memref<bf16>
+      gpu.return
+    }
+    gpu.func @half(%k: f16, %out: memref<2xf16>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %r = math.round %k : f16
+      memref.store %r, %out[%c0] : memref<2xf16>
+      %s = math.sqrt %k : f16
+      memref.store %s, %out[%c1] : memref<2xf16>
       gpu.return
     }
   }

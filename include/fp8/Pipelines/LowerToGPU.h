@@ -7,6 +7,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <string>
 
@@ -44,6 +45,14 @@ void buildLowerToGPUPipeline(OpPassManager &pm,
 /// then the copy every function reads and writes (checkpoints read and set
 /// the state there).
 std::string getDeviceStateSlot(llvm::StringRef global);
+
+/// math.round (halves away from zero) on f32 and f64 as trunc, abs, compare
+/// and select, exact for every input, and math.copysign on the bits:
+/// fp8-expand-math-for-gpu's forms for ops PTX has no instruction for
+/// (upstream's expansion of math.round adds copysign(0.5, x) and truncates,
+/// which rounds 0.49999997f to 1). Exposed for the test that runs them on
+/// the CPU.
+void populateExactRoundingPatterns(RewritePatternSet &patterns);
 
 /// The dialect interfaces fp8-lower-to-gpu lowers through.
 void registerLowerToGPUDialectExtensions(DialectRegistry &registry);

@@ -334,3 +334,27 @@ func.func @dgrad_only_weight(%w: tensor<256x128xf32>, %dy: tensor<64x256xf8E4M3F
       scales tensor<64x2xf32>, tensor<2x1xf32> -> tensor<64x128xf32>
   return %dx : tensor<64x128xf32>
 }
+
+// -----
+
+// RoPE's outer product (buddy-mlir's DeepSeek-R1 export): K = 1, split
+// into 3xTF32's K = 3 (hi, lo and hi parts), padded to 4 elements: 16-byte
+// rows of f32 (not 8 elements, as for 16-bit types). The module as
+// fp8-pipeline leaves it: with the fp8 dialect loaded, its verifier checks
+// the padding.
+// CHECK-LABEL: func.func @rope_outer_product
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x64x3xf32>, tensor<1x40x3xf32>)
+// CHECK-SAME: fp8.wgmma_pad_k = 4 : i64
+// TF32-LABEL: func.func @rope_outer_product
+// TF32: linalg.generic {{.*}} ins(%arg0, %{{.+}} : tensor<1x64x1xf32>, tensor<1x40x1xf32>)
+// TF32-SAME: fp8.wgmma_pad_k = 4 : i64
+module attributes {fp8.recipe = #fp8.recipe<>} {
+  func.func @rope_outer_product(%f: tensor<1x64x1xf32>, %t: tensor<1x1x40xf32>) -> tensor<1x64x40xf32> {
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x64x40xf32>
+    %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x64x40xf32>) -> tensor<1x64x40xf32>
+    %y = linalg.batch_matmul ins(%f, %t : tensor<1x64x1xf32>, tensor<1x1x40xf32>)
+                             outs(%i : tensor<1x64x40xf32>) -> tensor<1x64x40xf32>
+    return %y : tensor<1x64x40xf32>
+  }
+}

@@ -725,3 +725,22 @@ func.func @sharded_not_symbol(%x: tensor<8xf32> {fp8.sharded = "dp"}) {
 func.func @sharded_scalar(%x: f32 {fp8.sharded = @dp}) {
   return
 }
+
+// -----
+
+// wgmma_pad_k: TMA rows are 16-byte multiples of the operands' elements.
+func.func @wgmma_pad_k_f32(%x: tensor<64x3xf32>, %w: tensor<3x40xf32>, %c: tensor<64x40xf32>) -> tensor<64x40xf32> {
+  // expected-error @below {{'fp8.wgmma_pad_k' must be a positive multiple of 4 (16-byte rows)}}
+  %y = linalg.matmul {fp8.wgmma_pad_k = 6 : i64} ins(%x, %w : tensor<64x3xf32>, tensor<3x40xf32>) outs(%c : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %s = fp8.amax %y : tensor<64x40xf32>
+  return %y : tensor<64x40xf32>
+}
+
+// -----
+
+func.func @wgmma_pad_k_bf16(%x: tensor<64x3xbf16>, %w: tensor<3x40xbf16>, %c: tensor<64x40xf32>) -> tensor<64x40xf32> {
+  // expected-error @below {{'fp8.wgmma_pad_k' must be a positive multiple of 8 (16-byte rows)}}
+  %y = linalg.matmul {fp8.wgmma_pad_k = 4 : i64} ins(%x, %w : tensor<64x3xbf16>, tensor<3x40xbf16>) outs(%c : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %s = fp8.amax %y : tensor<64x40xf32>
+  return %y : tensor<64x40xf32>
+}

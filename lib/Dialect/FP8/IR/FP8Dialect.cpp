@@ -137,11 +137,19 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == "fp8.wgmma_pad_k") {
+    // Elements of the GEMM's operands: TMA rows are 16-byte multiples,
+    // 16 FP8, 8 bf16 / f16 or 4 f32 (tf32) elements.
     auto padded = dyn_cast<IntegerAttr>(attr.getValue());
-    // Elements: 16-byte rows are 16 FP8 or 8 bf16 / f16 elements.
-    if (!padded || padded.getInt() <= 0 || padded.getInt() % 8 != 0)
+    int64_t multiple = 4;
+    if (op->getNumOperands() != 0)
+      if (auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
+          type && type.getElementType().isIntOrFloat() &&
+          type.getElementTypeBitWidth() <= 32)
+        multiple = 128 / type.getElementTypeBitWidth();
+    if (!padded || padded.getInt() <= 0 || padded.getInt() % multiple != 0)
       return op->emitError("'fp8.wgmma_pad_k' must be a positive multiple "
-                           "of 8");
+                           "of ")
+             << multiple << " (16-byte rows)";
     return success();
   }
   if (name == "fp8.gpu_launcher") {
