@@ -425,17 +425,7 @@ struct FP8TileAndVectorizeForCPUPass
       DominanceInfo dominance(func);
       eliminateCommonSubExpressions(rewriter, dominance, func);
     }
-    // Per outermost loop nest: upstream walks its root to a fixpoint,
-    // checking each transfer against the others, which on one function of
-    // a thousand nests (a whole 32-layer Llama) took 37 s of the CPU
-    // lowering's 60. Nothing is hoisted across nests.
-    SmallVector<LoopLikeOpInterface> nests;
-    func.walk<WalkOrder::PreOrder>([&](LoopLikeOpInterface loop) {
-      nests.push_back(loop);
-      return WalkResult::skip();
-    });
-    for (LoopLikeOpInterface nest : nests)
-      linalg::hoistRedundantVectorTransfers(nest);
+    hoistTransfersPerNest(func);
     lowerVectors(func);
   }
 
@@ -584,6 +574,46 @@ struct FP8TileAndVectorizeForCPUPass
     (void)tile(rewriter, op, sizes,
                parallel ? linalg::LinalgTilingLoopType::ParallelLoops
                         : linalg::LinalgTilingLoopType::Loops);
+  }
+
+  /// Upstream's hoisting of loop-invariant transfer pairs, one outermost
+  /// loop nest at a time: it walks its root to a fixpoint, checking each
+  /// transfer against the others, which on one function of a thousand
+  /// nests (a whole 32-layer Llama) took 37 s of the CPU lowering's 60.
+  /// Nothing is hoisted across nests. The root is a scf.execute_region
+  /// around the nest for the duration, not the nest's loop: hoisting out of
+  /// that loop replaces it.
+  static void hoistTransfersPerNest(func::FuncOp func) {
+    SmallVector<Operation *> nests;
+    func.walk<WalkOrder::PreOrder>([&](LoopLikeOpInterface loop) {
+      nests.push_back(loop);
+      return WalkResult::skip();
+    });
+    OpBuilder builder(func.getContext());
+    for (Operation *nest : nests) {
+      builder.setInsertionPoint(nest);
+      auto wrapper = scf::ExecuteRegionOp::create(builder, nest->getLoc(),
+                                                  nest->getResultTypes());
+      Block *body = builder.createBlock(&wrapper.getRegion());
+      nest->moveBefore(body, body->end());
+      builder.setInsertionPointToEnd(body);
+      auto yield =
+          scf::YieldOp::create(builder, nest->getLoc(), nest->getResults());
+      for (auto [inner, outer] :
+           llvm::zip(nest->getResults(), wrapper.getResults()))
+        inner.replaceAllUsesExcept(outer, yield);
+
+      linalg::hoistRedundantVectorTransfers(wrapper);
+
+      // Back in place: the yielded values for the wrapper's results, the
+      // body's ops before it.
+      yield = cast<scf::YieldOp>(body->getTerminator());
+      wrapper->replaceAllUsesWith(yield.getOperands());
+      yield.erase();
+      wrapper->getBlock()->getOperations().splice(
+          Block::iterator(wrapper), body->getOperations());
+      wrapper.erase();
+    }
   }
 
   /// The vector ops down to what convert-vector-to-llvm takes: contractions

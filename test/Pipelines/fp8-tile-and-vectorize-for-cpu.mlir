@@ -175,3 +175,42 @@ func.func @matmul_dynamic(%a: memref<?x64xf32>, %b: memref<64x128xf32>, %c: memr
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x128xf32>) outs(%c : memref<?x128xf32>)
   return
 }
+
+// -----
+
+// An accumulator read and written in the outermost loop of its nest (a
+// loop with a result, used after it): the pair is hoisted out of that loop
+// too, which replaces the loop (hoisting runs one nest at a time; the root
+// of each run must not be the loop it replaces: ASan found a use after
+// free). Another nest's loop (below) keeps its own transfers.
+// CHECK-LABEL: func.func @hoist_out_of_outermost
+// CHECK: %[[INIT:.+]] = vector.load %arg0[%c0]
+// CHECK: %[[LOOP:.+]]:2 = scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}, %[[ACC:.+]] = %[[INIT]])
+// CHECK-NOT: vector.load %arg0
+// CHECK-NOT: vector.store
+// CHECK: scf.yield
+// CHECK: vector.store %[[LOOP]]#1, %arg0[%c0]
+// CHECK: scf.for
+// CHECK: vector.load %arg1
+// CHECK: vector.store
+// CHECK: return %[[LOOP]]#0
+func.func @hoist_out_of_outermost(%acc: memref<8xf32>, %x: memref<64x8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %i = %c0 to %c64 step %c1 iter_args(%s = %zero) -> f32 {
+    %a = vector.transfer_read %acc[%c0], %zero {in_bounds = [true]} : memref<8xf32>, vector<8xf32>
+    %v = vector.transfer_read %x[%i, %c0], %zero {in_bounds = [true]} : memref<64x8xf32>, vector<8xf32>
+    %n = arith.addf %a, %v : vector<8xf32>
+    vector.transfer_write %n, %acc[%c0] {in_bounds = [true]} : vector<8xf32>, memref<8xf32>
+    %e = vector.extract %v[0] : f32 from vector<8xf32>
+    %t = arith.addf %s, %e : f32
+    scf.yield %t : f32
+  }
+  scf.for %i = %c0 to %c64 step %c1 {
+    %v = vector.transfer_read %x[%i, %c0], %zero {in_bounds = [true]} : memref<64x8xf32>, vector<8xf32>
+    vector.transfer_write %v, %x[%i, %c0] {in_bounds = [true]} : vector<8xf32>, memref<64x8xf32>
+  }
+  return %sum : f32
+}
