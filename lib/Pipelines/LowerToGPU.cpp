@@ -731,7 +731,7 @@ struct FP8ReadOnlyArgumentsPass
 
 /// A unary math op on f16 or bf16 computed in f32 and truncated, for the
 /// operations where that is exact: rounding to an integer, abs, and sqrt
-/// (correctly rounded in f32, whose 24 bits are more than twice the
+/// (correctly rounded in f32, whose 24 bits are at least twice the
 /// narrow types' precision plus 2, so rounding again to 11 or 8 bits gives
 /// the correctly rounded narrow result).
 template <typename MathOp>
@@ -798,9 +798,9 @@ struct ToLLVMIntrinsic : OpRewritePattern<From> {
   }
 };
 
-/// copysign(x, y) on the bits: x's magnitude, y's sign bit (upstream's
-/// expansion of math.round makes these; convert-gpu-to-nvvm would call
-/// libdevice and marks llvm.copysign illegal).
+/// copysign(x, y) on the bits: x's magnitude, y's sign bit (the input may
+/// have them, and RoundHalfAwayFromZero makes one; convert-gpu-to-nvvm
+/// would call libdevice and marks llvm.copysign illegal).
 struct CopySignToBits : OpRewritePattern<math::CopySignOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::CopySignOp op,
@@ -831,7 +831,8 @@ struct CopySignToBits : OpRewritePattern<math::CopySignOp> {
 
 /// round(x), halves away from zero: t = trunc(x) is exact, and so is the
 /// fraction |x - t|; one at least 1/2 moves t one away from zero (exact:
-/// |t| < 2^23 then). NaN stays NaN, infinities and -0 themselves.
+/// then |t| < 2^23, or 2^52 in f64). NaN stays NaN, infinities and -0
+/// themselves.
 struct RoundHalfAwayFromZero : OpRewritePattern<math::RoundOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::RoundOp op,

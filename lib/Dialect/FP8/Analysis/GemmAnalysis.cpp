@@ -146,6 +146,7 @@ static bool isCopyLikeGeneric(linalg::GenericOp op) {
 static AffineMap getCopySourceMap(linalg::GenericOp op) {
   AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap init = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  assert(init.isPermutation() && "not a copy-like generic");
   return input.compose(inversePermutation(init));
 }
 

@@ -140,12 +140,13 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
     // Elements of the GEMM's operands: TMA rows are 16-byte multiples,
     // 16 FP8, 8 bf16 / f16 or 4 f32 (tf32) elements.
     auto padded = dyn_cast<IntegerAttr>(attr.getValue());
-    int64_t multiple = 4;
-    if (op->getNumOperands() != 0)
-      if (auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
-          type && type.getElementType().isIntOrFloat() &&
-          type.getElementTypeBitWidth() <= 32)
-        multiple = 128 / type.getElementTypeBitWidth();
+    // The widest of the two GEMM operands' elements sets the multiple.
+    unsigned width = 0;
+    for (Value operand : op->getOperands().take_front(2))
+      if (auto type = dyn_cast<ShapedType>(operand.getType());
+          type && type.getElementType().isIntOrFloat())
+        width = std::max(width, type.getElementTypeBitWidth());
+    int64_t multiple = width == 8 || width == 16 ? 128 / width : 4;
     if (!padded || padded.getInt() <= 0 || padded.getInt() % multiple != 0)
       return op->emitError("'fp8.wgmma_pad_k' must be a positive multiple "
                            "of ")
