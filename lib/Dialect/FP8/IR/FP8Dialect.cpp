@@ -137,10 +137,9 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == "fp8.wgmma_pad_k") {
-    // Elements of the GEMM's operands: TMA rows are 16-byte multiples,
-    // 16 FP8, 8 bf16 / f16 or 4 f32 (tf32) elements.
+    // Elements of the GEMM's operands, the wider of the two: TMA rows are
+    // 16-byte multiples, 16 FP8, 8 bf16 / f16 or 4 f32 (tf32) elements.
     auto padded = dyn_cast<IntegerAttr>(attr.getValue());
-    // The widest of the two GEMM operands' elements sets the multiple.
     unsigned width = 0;
     for (Value operand : op->getOperands().take_front(2))
       if (auto type = dyn_cast<ShapedType>(operand.getType());
