@@ -261,6 +261,7 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
     // holds one block, which convert-scf-to-cf would break.
     pm.addPass(createCanonicalizerPass());
   }
+  pm.addPass(fp8::createFP8SplitBlocksAtSCF());
   pm.addPass(createSCFToControlFlowPass());
   // First of the LLVM conversions: the OpenMP regions' index-typed loop
   // variables become i64 before the ops inside them are converted.

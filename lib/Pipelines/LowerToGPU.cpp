@@ -481,22 +481,22 @@ struct FP8StageBuffersForGPUPass
       slots.push_back({global, slot});
     }
 
+    // One walk per function (a model has thousands of state globals).
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      llvm::DenseMap<StringAttr, SmallVector<memref::GetGlobalOp>> loads;
+      func.walk([&](memref::GetGlobalOp load) {
+        loads[load.getNameAttr().getAttr()].push_back(load);
+      });
       for (auto [global, slot] : slots) {
-        SmallVector<memref::GetGlobalOp> loads;
-        StringRef name = global.getSymName();
-        func.walk([&](memref::GetGlobalOp load) {
-          if (load.getName() == name)
-            loads.push_back(load);
-        });
-        if (loads.empty())
+        auto found = loads.find(global.getSymNameAttr());
+        if (found == loads.end())
           continue;
         OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
         Value buffer = getDeviceCopy(builder, func.getLoc(), global, slot,
                                      layout);
-        for (memref::GetGlobalOp load : loads) {
+        for (memref::GetGlobalOp load : found->second) {
           load.getResult().replaceAllUsesWith(buffer);
           load.erase();
         }
@@ -969,6 +969,7 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(fp8::createFP8SplitBlocksAtSCF());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(fp8::createFP8AsyncGPUHost());
   fp8::addKernelLoweringPasses(pm.nest<gpu::GPUModuleOp>());

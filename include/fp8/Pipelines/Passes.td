@@ -328,6 +328,26 @@ def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FP8SplitBlocksAtSCF : Pass<"fp8-split-blocks-at-scf"> {
+  let summary = "End a function's block after each scf op, so that "
+                "convert-scf-to-cf takes linear time";
+  let description = [{
+    Part of `fp8-lower-to-cpu` and `fp8-lower-to-gpu`, right before
+    `convert-scf-to-cf`. Upstream lowers each `scf.if`, `scf.for`,
+    `scf.while`, `scf.index_switch` and `scf.execute_region` by splitting
+    its block at the op, which moves every op after it to a new block: in a
+    whole model's one-block function (a thousand loop nests, or a thousand
+    argument checks on the GPU host) that is quadratic, several seconds.
+    This pass splits each block of a function body (not nested regions:
+    scf bodies are single blocks) after every such op with a `cf.br` to the
+    rest, from the last op up, so that each split, here and in
+    `convert-scf-to-cf`, moves the few ops up to the next one. Semantics and
+    dominance are unchanged (each new block has one predecessor, the one
+    before it); canonicalization merges the blocks that stay straight-line.
+  }];
+  let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
+}
+
 def FP8PackContractionsForCPU
     : Pass<"fp8-pack-contractions-for-cpu", "::mlir::func::FuncOp"> {
   let summary = "Give contractions a B operand whose rows run along N";
