@@ -237,6 +237,8 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
     pm.addPass(fp8::createFP8InlineGPULaunchers());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Frees where the last use is, not at the end of the function.
+  pm.addPass(fp8::createFP8FreeAfterLastUse());
 }
 
 static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,

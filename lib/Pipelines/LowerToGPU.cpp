@@ -636,7 +636,8 @@ struct FP8CopiesToGPUPass
   /// a global's store: the state's new history and scale, a state setter's
   /// argument), is one `copy %src, %dst`: the value is the same, as nothing
   /// that touches memory runs in between (a `memref.get_global` of %dst
-  /// may).
+  /// may) but frees of allocations (fp8-free-after-last-use puts them
+  /// there; one of %src's own moves after the new copy).
   static void forwardThroughTemporaries(Block &block) {
     SmallVector<Operation *> dead;
     for (Operation &op : block) {
@@ -644,9 +645,15 @@ struct FP8CopiesToGPUPass
       if (!second)
         continue;
       Operation *before = op.getPrevNode();
-      while (before && !isa<memref::CopyOp>(before) &&
-             isMemoryEffectFree(before))
+      SmallVector<memref::DeallocOp> frees;
+      while (before && !isa<memref::CopyOp>(before)) {
+        auto free = dyn_cast<memref::DeallocOp>(before);
+        if (free && free.getMemref().getDefiningOp<memref::AllocOp>())
+          frees.push_back(free);
+        else if (!isMemoryEffectFree(before))
+          break;
         before = before->getPrevNode();
+      }
       auto first = dyn_cast_or_null<memref::CopyOp>(before);
       if (!first || first.getTarget() != second.getSource())
         continue;
@@ -658,6 +665,10 @@ struct FP8CopiesToGPUPass
           }))
         continue;
       second.getSourceMutable().assign(first.getSource());
+      Value source = getViewedBuffer(first.getSource());
+      for (memref::DeallocOp free : frees)
+        if (free.getMemref() == source)
+          free->moveAfter(second);
       for (Operation *user : temporary.getUsers())
         if (user != second)
           dead.push_back(user);

@@ -87,6 +87,34 @@ func.func @through_temporary(%new: memref<16xf32>, %state: memref<16xf32>, %othe
   return %x : f32
 }
 
+// Frees between the two copies (fp8-free-after-last-use frees each buffer
+// after its last use) do not stop the forwarding; the free of the first
+// copy's own source moves after the one copy left.
+// CHECK-LABEL: func.func @frees_between
+// CHECK-NEXT: %[[SRC:.+]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT: %[[OTHER:.+]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: memref.dealloc %[[OTHER]]
+// CHECK-NEXT: %[[W:.+]] = gpu.wait async
+// CHECK-NEXT: %[[C:.+]] = gpu.memcpy async [%[[W]]] %arg0, %[[SRC]]
+// CHECK-NEXT: gpu.wait [%[[C]]]
+// CHECK-NEXT: memref.dealloc %[[SRC]]
+// CHECK-NEXT: return
+func.func @frees_between(%state: memref<16xf32>, %v: f32) {
+  %src = memref.alloc() : memref<16xf32>
+  %other = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%v : f32) outs(%src : memref<16xf32>)
+  linalg.fill ins(%v : f32) outs(%other : memref<16xf32>)
+  %tmp = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  memref.copy %src, %tmp : memref<16xf32> to memref<16xf32>
+  memref.dealloc %src : memref<16xf32>
+  memref.dealloc %other : memref<16xf32>
+  memref.copy %tmp, %state : memref<16xf32> to memref<16xf32>
+  memref.dealloc %tmp : memref<16xf32>
+  return
+}
+
 // A state setter (fp8-compile's state_set_<global>): the argument copied
 // into a temporary, the global's address taken, the temporary copied into
 // it. Taking an address touches no memory: one copy. A store in between

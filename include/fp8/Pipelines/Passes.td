@@ -328,6 +328,27 @@ def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FP8FreeAfterLastUse : Pass<"fp8-free-after-last-use"> {
+  let summary = "Free each buffer right after its last use, not at the end "
+                "of its block";
+  let description = [{
+    Last step of the tensor-to-buffer passes of `fp8-lower-to-cpu` and
+    `fp8-lower-to-gpu`. Ownership-based buffer deallocation frees what a
+    block allocates at the block's end: in a whole model's one-block
+    function every intermediate buffer lives until the function returns,
+    and a call's peak memory is the sum of all of them. This pass moves
+    each `memref.dealloc` of a `memref.alloc` of the same block right after
+    the op of the block that holds the last use of the buffer's memory:
+    through views (view-like ops, `extract_strided_metadata`'s base buffer)
+    and inside nested regions (a loop that uses it). A use may only read or
+    write the memory (an op with memory effects on it and no memref or
+    pointer results, `memref.dim`, `gpu.launch_func`, `gpu.memcpy`,
+    `gpu.memset`); anything that may hand the address on (a call, a store
+    of the buffer, its address taken as an integer, a loop or branch that
+    carries it, a terminator) leaves the free where it was.
+  }];
+}
+
 def FP8SplitBlocksAtSCF : Pass<"fp8-split-blocks-at-scf"> {
   let summary = "End a function's block after each scf op, so that "
                 "convert-scf-to-cf takes linear time";
