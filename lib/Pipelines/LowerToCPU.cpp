@@ -31,7 +31,6 @@
 #include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
@@ -235,7 +234,20 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
   // allocations, freed without run-time alias checks.
   if (forGPU)
     pm.addPass(fp8::createFP8InlineGPULaunchers());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  // Upstream's buffer-deallocation-pipeline, with each fresh allocation
+  // freed by a dealloc of its own before the simplification, which is
+  // quadratic in the memrefs of one dealloc (a whole model's thousands).
+  memref::ExpandReallocPassOptions expandRealloc;
+  expandRealloc.emitDeallocs = false;
+  pm.addPass(memref::createExpandReallocPass(expandRealloc));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(fp8::createFP8SplitDeallocs());
+  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Frees where the last use is, not at the end of the function.
   pm.addPass(fp8::createFP8FreeAfterLastUse());

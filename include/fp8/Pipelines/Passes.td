@@ -328,6 +328,25 @@ def FP8AsyncGPUHost : Pass<"fp8-async-gpu-host", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FP8SplitDeallocs : Pass<"fp8-split-deallocs"> {
+  let summary = "Free each fresh allocation with a bufferization.dealloc of "
+                "its own";
+  let description = [{
+    Part of the buffer deallocation passes of `fp8-lower-to-cpu` and
+    `fp8-lower-to-gpu`, between `ownership-based-buffer-deallocation` and
+    `buffer-deallocation-simplification`. The former frees everything a
+    block allocates with one `bufferization.dealloc` at its end, thousands
+    of memrefs in a whole model; the latter compares each memref of a
+    dealloc with every other for aliasing, quadratic: seconds. Here every
+    memref that is a `memref.alloc` result and not the buffer of a retained
+    value goes to a dealloc of its own, with its condition and nothing
+    retained: distinct allocations never alias, and one no retained value
+    views cannot change what the dealloc reports for them. When a retained
+    value's buffer is unknown (not an allocation or a function argument:
+    a call result, a block argument) the dealloc stays whole.
+  }];
+}
+
 def FP8FreeAfterLastUse : Pass<"fp8-free-after-last-use"> {
   let summary = "Free each buffer right after its last use, not at the end "
                 "of its block";

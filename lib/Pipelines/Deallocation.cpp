@@ -1,13 +1,18 @@
-//===- FreeAfterLastUse.cpp - Free each buffer after its last use ---------===//
+//===- Deallocation.cpp - Buffer deallocation for whole models ------------===//
 //
 // Ownership-based buffer deallocation frees a block's buffers at the block's
-// end. Moving each free to right after the buffer's last use makes a call's
-// peak memory what is live at once, not everything it allocates.
+// end, with one bufferization.dealloc of all of them. In a whole model's
+// one-block function that is thousands of buffers: upstream's simplification
+// compares each with every other (quadratic), and all of them live until the
+// function returns. fp8-split-deallocs frees each fresh allocation on its own
+// (linear); fp8-free-after-last-use moves each free to right after the
+// buffer's last use, so a call's peak memory is what is live at once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -16,6 +21,7 @@
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8FREEAFTERLASTUSE
+#define GEN_PASS_DEF_FP8SPLITDEALLOCS
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
 
@@ -104,6 +110,63 @@ struct FP8FreeAfterLastUsePass
       free->moveAfter(last);
     if (moves.empty())
       markAllAnalysesPreserved();
+  }
+};
+/// The buffer `value` views (through casts, subviews, reshapes, a
+/// strided-metadata base).
+Value getViewedBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether nothing but `value` itself (and views of it) may be the memory
+/// of a fresh allocation: an argument of the function, or an allocation.
+bool isKnownBuffer(Value buffer) {
+  if (auto arg = dyn_cast<BlockArgument>(buffer))
+    return arg.getOwner()->isEntryBlock() &&
+           isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return isa_and_present<memref::AllocOp, memref::AllocaOp>(
+      buffer.getDefiningOp());
+}
+
+struct FP8SplitDeallocsPass
+    : fp8::impl::FP8SplitDeallocsBase<FP8SplitDeallocsPass> {
+  void runOnOperation() override {
+    getOperation()->walk([](bufferization::DeallocOp dealloc) {
+      if (dealloc.getMemrefs().size() < 2)
+        return;
+      // The retained values' buffers; an unknown one (a call's result, a
+      // block argument) may be any of the memrefs: leave it all to
+      // upstream.
+      llvm::SmallDenseSet<Value> retained;
+      for (Value value : dealloc.getRetained()) {
+        Value buffer = getViewedBuffer(value);
+        if (!isKnownBuffer(buffer))
+          return;
+        retained.insert(buffer);
+      }
+      SmallVector<Value> keptMemrefs, keptConditions;
+      OpBuilder builder(dealloc);
+      for (auto [memref, condition] :
+           llvm::zip_equal(dealloc.getMemrefs(), dealloc.getConditions())) {
+        // Distinct allocations never alias one another; one that no
+        // retained value views is freed (if its condition holds) on its
+        // own.
+        if (memref.getDefiningOp<memref::AllocOp>() &&
+            !retained.contains(memref)) {
+          bufferization::DeallocOp::create(builder, dealloc.getLoc(),
+                                           ValueRange{memref},
+                                           ValueRange{condition},
+                                           ValueRange{});
+          continue;
+        }
+        keptMemrefs.push_back(memref);
+        keptConditions.push_back(condition);
+      }
+      dealloc.getMemrefsMutable().assign(keptMemrefs);
+      dealloc.getConditionsMutable().assign(keptConditions);
+    });
   }
 };
 } // namespace
