@@ -277,26 +277,44 @@ struct FP8PackContractionsForCPUPass
         contractions.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    llvm::SmallPtrSet<Operation *, 8> packs;
     for (linalg::LinalgOp op : contractions)
-      if (Operation *pack = packRhs(rewriter, op))
-        packs.insert(pack);
+      if (linalg::GenericOp pack = packRhs(rewriter, op))
+        fuseProducers(rewriter, pack);
+  }
 
-    // The element-wise producer of a packed operand (an FP8 decode) is
-    // computed inside the copy.
-    RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [&](OpOperand *operand) {
-          Operation *producer = operand->get().getDefiningOp();
-          return packs.contains(operand->getOwner()) && producer &&
-                 producer->hasOneUse();
-        });
-    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+  /// Computes the element-wise producers of `pack`'s operand (an FP8
+  /// decode, and the quantization before it) inside the copy, one after
+  /// the other while one has no other user: the operand is written once.
+  static void fuseProducers(RewriterBase &rewriter, linalg::GenericOp pack) {
+    while (true) {
+      OpOperand *fusable = nullptr;
+      for (OpOperand *input : pack.getDpsInputOperands()) {
+        Operation *producer = input->get().getDefiningOp();
+        if (producer && producer->hasOneUse() &&
+            linalg::areElementwiseOpsFusable(input)) {
+          fusable = input;
+          break;
+        }
+      }
+      if (!fusable)
+        return;
+      Operation *producer = fusable->get().getDefiningOp();
+      rewriter.setInsertionPoint(pack);
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, fusable);
+      if (failed(fused))
+        return;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
+      rewriter.eraseOp(pack);
+      rewriter.eraseOp(producer);
+      pack = cast<linalg::GenericOp>(fused->fusedOp);
+    }
   }
 
   /// Copies B of `op` into [.., K, N] when K is its innermost dimension;
   /// returns the copy.
-  Operation *packRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
+  linalg::GenericOp packRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
     ContractionLoops loops = *inferContractionLoops(op);
     unsigned rhs = getRhsIndex(op, loops);
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();

@@ -75,3 +75,62 @@ func.func @dynamic_nk(%x: tensor<?x64xf32>, %w: tensor<?x64xf32>, %c: tensor<?x?
       ins(%x, %w : tensor<?x64xf32>, tensor<?x64xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
+
+// -----
+
+// A chain of element-wise producers (a scaling, then a negation) is computed
+// inside the copy, one after the other, while each has no other user: the
+// copy reads the argument and nothing else is left. A producer with another
+// user stays, and the copy reads its result.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: %{{.+}}: tensor<16x64xf32>, %[[W:.+]]: tensor<32x64xf32>
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<32x64xf32>) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[S:.+]] = arith.mulf %[[IN]]
+// CHECK-NEXT: %[[N:.+]] = arith.negf %[[S]]
+// CHECK-NEXT: linalg.yield %[[N]] : f32
+// CHECK: ins(%{{.+}}, %[[P]] : tensor<16x64xf32>, tensor<64x32xf32>)
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<32x64xf32>) outs(%{{.+}} : tensor<32x64xf32>)
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<32x64xf32>) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @chain(%x: tensor<16x64xf32>, %w: tensor<32x64xf32>) -> tensor<16x32xf32> {
+  %two = arith.constant 2.0 : f32
+  %e0 = tensor.empty() : tensor<32x64xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<32x64xf32>) outs(%e0 : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<32x64xf32>) outs(%e0 : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %n : tensor<16x64xf32>, tensor<32x64xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+func.func @shared(%x: tensor<16x64xf32>, %w: tensor<32x64xf32>) -> (tensor<16x32xf32>, tensor<32x64xf32>) {
+  %two = arith.constant 2.0 : f32
+  %e0 = tensor.empty() : tensor<32x64xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<32x64xf32>) outs(%e0 : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %s : tensor<16x64xf32>, tensor<32x64xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r, %s : tensor<16x32xf32>, tensor<32x64xf32>
+}
