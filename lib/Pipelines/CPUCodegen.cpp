@@ -285,12 +285,15 @@ struct FP8PackContractionsForCPUPass
   /// Computes the element-wise producers of `pack`'s operand (an FP8
   /// decode, and the quantization before it) inside the copy, one after
   /// the other while one has no other user: the operand is written once.
+  /// Only producers of a whole operand: one read through a broadcast (a
+  /// scale computed from an amax) would be recomputed for every element.
   static void fuseProducers(RewriterBase &rewriter, linalg::GenericOp pack) {
     while (true) {
       OpOperand *fusable = nullptr;
       for (OpOperand *input : pack.getDpsInputOperands()) {
         Operation *producer = input->get().getDefiningOp();
         if (producer && producer->hasOneUse() &&
+            pack.getMatchingIndexingMap(input).isPermutation() &&
             linalg::areElementwiseOpsFusable(input)) {
           fusable = input;
           break;

@@ -29,16 +29,31 @@ namespace mlir::fp8 {
 using namespace mlir;
 
 namespace {
-/// Whether `user` only reads or writes the memory of `buffer`: it has
-/// read or write effects on it, and hands no address on (no memref or
-/// pointer results).
+/// Whether a result of this type may still hold or use a buffer after its
+/// op: a view, an address, a tensor over it (bufferization.to_tensor), or
+/// the token of GPU work that may still be running on it.
+bool mayOutliveItsOp(Type type) {
+  return isa<BaseMemRefType, TensorType, LLVM::LLVMPointerType,
+             gpu::AsyncTokenType>(type);
+}
+
+/// Whether `user` only reads or writes the memory of `buffer`, and is done
+/// with it when it returns: read or write effects on it (or a synchronous
+/// GPU launch, copy or memset), and no result that may carry it on.
 bool onlyAccesses(Operation *user, Value buffer) {
+  if (llvm::any_of(user->getResultTypes(), mayOutliveItsOp))
+    return false;
+  // Without a token these wait for their work (a launch given a stream
+  // does not).
+  if (auto launch = dyn_cast<gpu::LaunchFuncOp>(user))
+    return !launch.getAsyncObject();
+  if (isa<gpu::MemcpyOp, gpu::MemsetOp>(user))
+    return true;
+  // Reads and writes that go on after it (a DMA: until its dma_wait).
+  if (isa<memref::DmaStartOp>(user))
+    return false;
   auto effects = dyn_cast<MemoryEffectOpInterface>(user);
   if (!effects)
-    return false;
-  if (llvm::any_of(user->getResultTypes(), [](Type type) {
-        return isa<BaseMemRefType, LLVM::LLVMPointerType>(type);
-      }))
     return false;
   SmallVector<MemoryEffects::EffectInstance> instances;
   effects.getEffectsOnValue(buffer, instances);
@@ -83,9 +98,7 @@ Operation *findLastUse(memref::AllocOp alloc, memref::DeallocOp free) {
         follow(user->getResults());
         continue;
       }
-      if (isa<memref::DimOp, gpu::LaunchFuncOp, gpu::MemcpyOp,
-              gpu::MemsetOp>(user) ||
-          onlyAccesses(user, value))
+      if (isa<memref::DimOp>(user) || onlyAccesses(user, value))
         continue;
       return nullptr;
     }
@@ -113,6 +126,7 @@ struct FP8FreeAfterLastUsePass
       markAllAnalysesPreserved();
   }
 };
+
 /// The buffer `value` views (through casts, subviews, reshapes, a
 /// strided-metadata base).
 Value getViewedBuffer(Value value) {
@@ -121,8 +135,10 @@ Value getViewedBuffer(Value value) {
   return value;
 }
 
-/// Whether nothing but `value` itself (and views of it) may be the memory
-/// of a fresh allocation: an argument of the function, or an allocation.
+/// Whether `buffer` is memory of its own, which no other value but its
+/// views can be: an argument of the function, or an allocation (heap or
+/// stack). Not: a call's result, a block argument, a select, which may be
+/// any buffer.
 bool isKnownBuffer(Value buffer) {
   if (auto arg = dyn_cast<BlockArgument>(buffer))
     return arg.getOwner()->isEntryBlock() &&
@@ -137,9 +153,11 @@ struct FP8SplitDeallocsPass
     getOperation()->walk([](bufferization::DeallocOp dealloc) {
       if (dealloc.getMemrefs().size() < 2)
         return;
-      // The retained values' buffers; an unknown one (a call's result, a
-      // block argument) may be any of the memrefs: leave it all to
-      // upstream.
+      // Any memref or retained value that may be any buffer (a loop's
+      // result, a select) may be one of the allocations: then the dealloc
+      // stays whole, for upstream's alias analysis.
+      if (!llvm::all_of(dealloc.getMemrefs(), isKnownBuffer))
+        return;
       llvm::SmallDenseSet<Value> retained;
       for (Value value : dealloc.getRetained()) {
         Value buffer = getViewedBuffer(value);
@@ -151,9 +169,9 @@ struct FP8SplitDeallocsPass
       OpBuilder builder(dealloc);
       for (auto [memref, condition] :
            llvm::zip_equal(dealloc.getMemrefs(), dealloc.getConditions())) {
-        // Distinct allocations never alias one another; one that no
-        // retained value views is freed (if its condition holds) on its
-        // own.
+        // Distinct buffers of their own never alias one another: an
+        // allocation that no retained value views is freed (if its
+        // condition holds) on its own.
         if (memref.getDefiningOp<memref::AllocOp>() &&
             !retained.contains(memref)) {
           bufferization::DeallocOp::create(builder, dealloc.getLoc(),

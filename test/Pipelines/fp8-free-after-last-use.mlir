@@ -86,3 +86,63 @@ func.func @escapes(%arg: memref<8xf32>, %x: f32) -> index {
   memref.dealloc %arg : memref<8xf32>
   return %p : index
 }
+
+// -----
+
+// Work that may still run when its op returns keeps the free where it was:
+// an asynchronous GPU copy (until its gpu.wait), a DMA (until its
+// dma_wait), a tensor over the buffer (read by later ops). A synchronous
+// GPU copy is done when it returns, also through the base buffer of
+// extract_strided_metadata; two frees after one op both move.
+// CHECK-LABEL: func.func @asynchronous
+// CHECK:         %[[SYNC:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    %[[META:.+]] = memref.alloc() : memref<4xf32>
+// CHECK:         gpu.memcpy %arg0, %reinterpret_cast
+// CHECK-NEXT:    memref.dealloc %[[META]]
+// CHECK-NEXT:    gpu.memcpy %arg0, %[[SYNC]]
+// CHECK-NEXT:    memref.dealloc %[[SYNC]]
+// CHECK:         %[[P:.+]] = memref.alloc() : memref<2xf32>
+// CHECK-NEXT:    %[[Q:.+]] = memref.alloc() : memref<2xf32>
+// CHECK-NEXT:    memref.copy %[[P]], %[[Q]]
+// CHECK-DAG:     memref.dealloc %[[P]]
+// CHECK-DAG:     memref.dealloc %[[Q]]
+// CHECK:         gpu.wait [%{{.+}}]
+// CHECK:         memref.dma_wait
+// CHECK:         tensor.extract
+// CHECK-NEXT:    memref.dealloc %{{.+}} : memref<5xf32>
+// CHECK-NEXT:    memref.dealloc %{{.+}} : memref<6xf32>
+// CHECK-NEXT:    memref.dealloc %{{.+}} : memref<7xf32>
+// CHECK-NEXT:    return
+func.func @asynchronous(%dst: memref<4xf32>, %tag: memref<1xi32>, %x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %sync = memref.alloc() : memref<4xf32>
+  %meta = memref.alloc() : memref<4xf32>
+  %base, %offset, %size, %stride = memref.extract_strided_metadata %meta : memref<4xf32> -> memref<f32>, index, index, index
+  %view = memref.reinterpret_cast %base to offset: [0], sizes: [4], strides: [1] : memref<f32> to memref<4xf32>
+  gpu.memcpy %dst, %view : memref<4xf32>, memref<4xf32>
+  gpu.memcpy %dst, %sync : memref<4xf32>, memref<4xf32>
+  %p = memref.alloc() : memref<2xf32>
+  %q = memref.alloc() : memref<2xf32>
+  memref.copy %p, %q : memref<2xf32> to memref<2xf32>
+  %async = memref.alloc() : memref<5xf32>
+  %sub = memref.subview %async[0] [4] [1] : memref<5xf32> to memref<4xf32, strided<[1]>>
+  %t0 = gpu.wait async
+  %t1 = gpu.memcpy async [%t0] %dst, %sub : memref<4xf32>, memref<4xf32, strided<[1]>>
+  gpu.wait [%t1]
+  %dma = memref.alloc() : memref<6xf32>
+  memref.dma_start %dma[%c0], %dst[%c0], %c4, %tag[%c0] : memref<6xf32>, memref<4xf32>, memref<1xi32>
+  memref.dma_wait %tag[%c0], %c4 : memref<1xi32>
+  %tensor = memref.alloc() : memref<7xf32>
+  memref.store %x, %tensor[%c0] : memref<7xf32>
+  %t = bufferization.to_tensor %tensor restrict : memref<7xf32> to tensor<7xf32>
+  %v = tensor.extract %t[%c0] : tensor<7xf32>
+  memref.dealloc %sync : memref<4xf32>
+  memref.dealloc %meta : memref<4xf32>
+  memref.dealloc %p : memref<2xf32>
+  memref.dealloc %q : memref<2xf32>
+  memref.dealloc %async : memref<5xf32>
+  memref.dealloc %dma : memref<6xf32>
+  memref.dealloc %tensor : memref<7xf32>
+  return %v : f32
+}

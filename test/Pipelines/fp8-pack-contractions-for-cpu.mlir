@@ -134,3 +134,37 @@ func.func @shared(%x: tensor<16x64xf32>, %w: tensor<32x64xf32>) -> (tensor<16x32
       ins(%x, %s : tensor<16x64xf32>, tensor<32x64xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %r, %s : tensor<16x32xf32>, tensor<32x64xf32>
 }
+
+// -----
+
+// A producer read through a broadcast (a scale computed from an amax) is not
+// computed inside the copy, where it would run once per element: the
+// scaling is, reading the scale.
+// CHECK-LABEL: func.func @broadcast_producer
+// CHECK:      %[[INV:.+]] = linalg.generic {{.+}} iterator_types = []} ins(%{{.+}} : tensor<f32>)
+// CHECK:      arith.divf
+// CHECK:      linalg.generic {{.+}} ins(%arg1, %[[INV]] : tensor<32x64xf32>, tensor<f32>) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK-NOT:  arith.divf
+func.func @broadcast_producer(%x: tensor<16x64xf32>, %w: tensor<32x64xf32>, %amax: tensor<f32>) -> tensor<16x32xf32> {
+  %e00 = tensor.empty() : tensor<f32>
+  %inv = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%amax : tensor<f32>) outs(%e00 : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = arith.constant 448.0 : f32
+    %m = arith.divf %c, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  %e0 = tensor.empty() : tensor<32x64xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %inv : tensor<32x64xf32>, tensor<f32>) outs(%e0 : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %k: f32, %out: f32):
+    %m = arith.mulf %in, %k : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %s : tensor<16x64xf32>, tensor<32x64xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}

@@ -82,3 +82,45 @@ func.func @blocks(%c: i1, %x: f32, %m: memref<f32>) {
   return
 }
 func.func private @external(f32)
+
+// -----
+
+// Adjacent scf ops each end a block; kernel bodies (gpu.func) are function
+// bodies too.
+// CHECK-LABEL: func.func @adjacent
+// CHECK:         scf.if %arg0 {
+// CHECK:         }
+// CHECK-NEXT:    cf.br ^[[B1:.+]]
+// CHECK-NEXT:  ^[[B1]]:
+// CHECK-NEXT:    scf.if %arg0 {
+// CHECK:         }
+// CHECK-NEXT:    cf.br ^[[B2:.+]]
+// CHECK-NEXT:  ^[[B2]]:
+// CHECK-NEXT:    memref.store
+// CHECK-NEXT:    return
+// CHECK:       gpu.func @kernel
+// CHECK:         scf.if %arg0 {
+// CHECK:         }
+// CHECK-NEXT:    cf.br ^[[K:.+]]
+// CHECK-NEXT:  ^[[K]]:
+// CHECK-NEXT:    memref.store
+// CHECK-NEXT:    gpu.return
+func.func @adjacent(%c: i1, %x: f32, %m: memref<f32>) {
+  scf.if %c {
+    memref.store %x, %m[] : memref<f32>
+  }
+  scf.if %c {
+    memref.store %x, %m[] : memref<f32>
+  }
+  memref.store %x, %m[] : memref<f32>
+  return
+}
+gpu.module @kernels {
+  gpu.func @kernel(%c: i1, %x: f32, %m: memref<f32>) kernel {
+    scf.if %c {
+      memref.store %x, %m[] : memref<f32>
+    }
+    memref.store %x, %m[] : memref<f32>
+    gpu.return
+  }
+}

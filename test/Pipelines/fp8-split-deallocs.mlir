@@ -38,3 +38,18 @@ func.func @unknown_retained(%c: i1) -> (memref<2xf32>, i1) {
   %r = bufferization.dealloc (%a, %b : memref<2xf32>, memref<3xf32>) if (%c, %c) retain (%p : memref<2xf32>)
   return %p, %r : memref<2xf32>, i1
 }
+
+// -----
+
+// A memref that may be any buffer (a select of two allocations) may be one
+// of the allocations, which the dealloc frees once: it stays whole.
+// CHECK-LABEL: func.func @may_alias
+// CHECK:      bufferization.dealloc (%{{.+}}, %{{.+}}, %{{.+}} : memref<4xf32>, memref<4xf32>, memref<4xf32>) if
+// CHECK-NOT:  bufferization.dealloc
+func.func @may_alias(%c: i1, %t: i1) {
+  %a = memref.alloc() : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  %s = arith.select %c, %a, %b : memref<4xf32>
+  bufferization.dealloc (%a, %b, %s : memref<4xf32>, memref<4xf32>, memref<4xf32>) if (%t, %t, %t)
+  return
+}

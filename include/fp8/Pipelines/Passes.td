@@ -337,13 +337,15 @@ def FP8SplitDeallocs : Pass<"fp8-split-deallocs"> {
     `buffer-deallocation-simplification`. The former frees everything a
     block allocates with one `bufferization.dealloc` at its end, thousands
     of memrefs in a whole model; the latter compares each memref of a
-    dealloc with every other for aliasing, quadratic: seconds. Here every
-    memref that is a `memref.alloc` result and not the buffer of a retained
-    value goes to a dealloc of its own, with its condition and nothing
-    retained: distinct allocations never alias, and one no retained value
-    views cannot change what the dealloc reports for them. When a retained
-    value's buffer is unknown (not an allocation or a function argument:
-    a call result, a block argument) the dealloc stays whole.
+    dealloc with every other for aliasing, quadratic: seconds. When every
+    memref of a dealloc, and the buffer every retained value views, is
+    memory of its own (an allocation or a function argument), each
+    `memref.alloc` that no retained value views goes to a dealloc of its
+    own, with its condition and nothing retained: distinct buffers never
+    alias, and one no retained value views cannot change what the dealloc
+    reports for them. A dealloc with anything that may be any buffer (a
+    loop's or a select's result, a call's, a block argument) stays whole,
+    for upstream's alias analysis.
   }];
 }
 
@@ -360,11 +362,14 @@ def FP8FreeAfterLastUse : Pass<"fp8-free-after-last-use"> {
     the op of the block that holds the last use of the buffer's memory:
     through views (view-like ops, `extract_strided_metadata`'s base buffer)
     and inside nested regions (a loop that uses it). A use may only read or
-    write the memory (an op with memory effects on it and no memref or
-    pointer results, `memref.dim`, `gpu.launch_func`, `gpu.memcpy`,
-    `gpu.memset`); anything that may hand the address on (a call, a store
-    of the buffer, its address taken as an integer, a loop or branch that
-    carries it, a terminator) leaves the free where it was.
+    write the memory and be done with it when it returns (an op with read
+    or write effects on it, `memref.dim`, a `gpu.launch_func`,
+    `gpu.memcpy` or `gpu.memset` without a token or stream), with no
+    result that may carry it on (a memref, tensor, pointer or async
+    token); anything else (a call, a store of the buffer, its address
+    taken as an integer, `bufferization.to_tensor`, asynchronous GPU work,
+    a loop or branch that carries it, a terminator) leaves the free where
+    it was.
   }];
 }
 
@@ -383,7 +388,10 @@ def FP8SplitBlocksAtSCF : Pass<"fp8-split-blocks-at-scf"> {
     rest, from the last op up, so that each split, here and in
     `convert-scf-to-cf`, moves the few ops up to the next one. Semantics and
     dominance are unchanged (each new block has one predecessor, the one
-    before it); canonicalization merges the blocks that stay straight-line.
+    before it), and the blocks are those `convert-scf-to-cf` makes anyway,
+    so later passes that work per block see the same blocks. Every
+    function body is split (`func.func`, `gpu.func`, `llvm.func`); LLVM
+    merges the straight-line ones.
   }];
   let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
 }
