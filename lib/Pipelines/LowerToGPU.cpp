@@ -711,16 +711,57 @@ struct FP8MergeGPUModulesPass
         renamed[{from.getNameAttr(), name}] = symbols.insert(kernel);
       }
     }
+    DenseMap<StringAttr, StringAttr> duplicates = eraseDuplicates(merged);
     module.walk([&](gpu::LaunchFuncOp launch) {
-      auto it = renamed.find(
-          {launch.getKernelModuleName(), launch.getKernelName()});
-      if (it == renamed.end())
+      StringAttr name = launch.getKernelName();
+      if (auto it = renamed.find({launch.getKernelModuleName(), name});
+          it != renamed.end())
+        name = it->second;
+      else if (launch.getKernelModuleName() != merged.getNameAttr())
         return;
-      launch.setKernelAttr(SymbolRefAttr::get(
-          merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
+      if (auto it = duplicates.find(name); it != duplicates.end())
+        name = it->second;
+      launch.setKernelAttr(SymbolRefAttr::get(merged.getNameAttr(),
+                                              {FlatSymbolRefAttr::get(name)}));
     });
     for (gpu::GPUModuleOp from : ArrayRef(outlined).drop_front())
       from.erase();
+  }
+
+  /// Erases each kernel of `kernels` that is the same as one before it but
+  /// for its name (and locations): the layers of a model launch the same
+  /// kernels. Returns the erased names, each with the kernel that stays.
+  static DenseMap<StringAttr, StringAttr>
+  eraseDuplicates(gpu::GPUModuleOp kernels) {
+    MLIRContext *context = kernels.getContext();
+    StringAttr placeholder = StringAttr::get(context, "__fp8_kernel");
+    llvm::StringMap<StringAttr> first;
+    DenseMap<StringAttr, StringAttr> duplicates;
+    for (auto kernel : llvm::make_early_inc_range(
+             kernels.getBody()->getOps<gpu::GPUFuncOp>())) {
+      // The kernel printed under one name is its identity: all of it (the
+      // command line's printing options may elide constants or add
+      // locations), in generic form, numbered on its own.
+      StringAttr name = kernel.getNameAttr();
+      kernel.setName(placeholder);
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+      kernel->print(os, OpPrintingFlags()
+                            .elideLargeElementsAttrs(kNoLimit)
+                            .elideLargeResourceString(kNoLimit)
+                            .enableDebugInfo(false)
+                            .skipRegions(false)
+                            .printGenericOpForm()
+                            .useLocalScope());
+      kernel.setName(name);
+      auto [it, inserted] = first.try_emplace(text, name);
+      if (inserted)
+        continue;
+      duplicates[name] = it->second;
+      kernel.erase();
+    }
+    return duplicates;
   }
 };
 

@@ -181,7 +181,11 @@ def FP8MergeGPUModules : Pass<"fp8-merge-gpu-modules", "ModuleOp"> {
     `gpu.func` kernels and have no target yet (what outlining makes; the
     project's own kernel modules keep theirs) into the first such module,
     renaming a kernel whose name is taken (`_1`, `_2`, ...) and updating
-    each `gpu.launch_func`, and erases the emptied modules.
+    each `gpu.launch_func`, and erases the emptied modules. Kernels that
+    differ only in their names and locations (printed in generic form under
+    one name) become one, the first: a model's layers launch the same
+    kernels (32 Llama blocks: 1190 kernels before, 26 after), each a PTX
+    function the back end compiles and the driver loads.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
