@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Pipelines/Pipelines.h"
+#include "BufferViews.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,6 +28,7 @@ namespace mlir::fp8 {
 } // namespace mlir::fp8
 
 using namespace mlir;
+using mlir::fp8::getViewedBuffer;
 
 namespace {
 /// Whether a result of this type may still hold or use a buffer after its
@@ -126,14 +128,6 @@ struct FP8FreeAfterLastUsePass
       markAllAnalysesPreserved();
   }
 };
-
-/// The buffer `value` views (through casts, subviews, reshapes, a
-/// strided-metadata base).
-Value getViewedBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
 
 /// Whether `buffer` is memory of its own, which no other value but its
 /// views can be: an argument of the function, or an allocation (heap or

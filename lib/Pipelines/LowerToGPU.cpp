@@ -19,6 +19,7 @@
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
+#include "BufferViews.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -79,6 +80,7 @@ namespace mlir::fp8 {
 } // namespace mlir::fp8
 
 using namespace mlir;
+using mlir::fp8::getViewedBuffer;
 
 namespace {
 struct FP8TileParallelLoopsForGPUPass
@@ -160,13 +162,6 @@ struct FP8TileParallelLoopsForGPUPass
 /// bufferization must not write; read (and removed) by
 /// fp8-stage-buffers-for-gpu.
 constexpr StringLiteral kReadOnlyArguments = "fp8_read_only_arguments";
-
-/// The buffer `value` views (through casts, subviews, reshapes).
-Value getViewedBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
 
 /// Whether anything may write `buffer` or a view of it.
 bool mayWrite(Value buffer) {
