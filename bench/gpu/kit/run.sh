@@ -24,7 +24,13 @@ set -uo pipefail
 kit="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT:-$kit/results}"
 mkdir -p "$out"
-exec > >(tee "$out/run.log") 2>&1
+# Everything goes to $out/run.log as well. A pipeline, not `exec > >(tee)`:
+# bash does not wait for a process substitution, so whoever read our output
+# right after we exited could miss its end (a CI run read only the first line).
+if [ -z "${FP8_KIT_TEED:-}" ]; then
+  FP8_KIT_TEED=1 bash "${BASH_SOURCE[0]}" "$@" 2>&1 | tee "$out/run.log"
+  exit "${PIPESTATUS[0]}"
+fi
 
 echo "== 0. completeness"
 if ! (cd "$kit" && sha256sum --quiet -c MANIFEST); then
