@@ -26,6 +26,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -260,6 +262,79 @@ struct ArgumentState {
 };
 } // namespace
 
+/// Whether `attr` is a resource whose data the file does not hold: what
+/// MLIR prints as `dense_resource<__elided__>` (exports printed with
+/// -mlir-elide-resource-strings-if-larger) or a handle with no blob.
+static bool isElidedResource(Attribute attr) {
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr);
+  return resource && !resource.getRawHandle().getBlob();
+}
+
+/// Constants and globals whose values the file does not hold become extern
+/// globals, which the runner draws like any other (weights N(0, 1/K) for
+/// their GEMM's K, boolean masks causal before a softmax): a graph exported
+/// without its weights still runs, and its FP8 accuracy means what it does
+/// for drawn weights. Float and boolean tensors only: other integers
+/// (indices, shapes) cannot be made up, and are an error at their location.
+/// Returns how many constants were replaced.
+static FailureOr<unsigned> externalizeElidedConstants(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  context->getOrLoadDialect<ml_program::MLProgramDialect>();
+  auto drawable = [](Operation *op, Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.hasStaticShape() &&
+        (isa<FloatType>(tensor.getElementType()) ||
+         tensor.getElementType().isInteger(1)))
+      return true;
+    mlir::emitError(op->getLoc(), "the values of this ")
+        << type << " are elided in the file (dense_resource<__elided__>); "
+        << "fp8-run draws elided values of static float and boolean "
+           "tensors only";
+    return false;
+  };
+  SmallVector<Operation *> constants;
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (op->getParentOfType<ModuleOp>() != module)
+      return WalkResult::advance(); // Another program's.
+    if (auto global = dyn_cast<ml_program::GlobalOp>(op)) {
+      if (!isElidedResource(global.getValueAttr()))
+        return WalkResult::advance();
+      if (!drawable(op, global.getType()))
+        return WalkResult::interrupt();
+      global.setValueAttr(
+          ml_program::ExternAttr::get(context, global.getType()));
+      return WalkResult::advance();
+    }
+    Attribute value;
+    if (op->getNumResults() != 1 || !matchPattern(op, m_Constant(&value)) ||
+        !isElidedResource(value))
+      return WalkResult::advance();
+    if (!drawable(op, op->getResult(0).getType()))
+      return WalkResult::interrupt();
+    constants.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  SymbolTable symbols(module);
+  // The globals at the top of the module, in the constants' order.
+  auto globals = OpBuilder::atBlockBegin(module.getBody());
+  OpBuilder builder(context);
+  for (Operation *op : constants) {
+    Type type = op->getResult(0).getType();
+    auto global = ml_program::GlobalOp::create(
+        globals, op->getLoc(), "elided", type, /*is_mutable=*/false,
+        ml_program::ExternAttr::get(context, type),
+        builder.getStringAttr("private"));
+    symbols.insert(global); // Renamed to be unique.
+    builder.setInsertionPoint(op);
+    op->getResult(0).replaceAllUsesWith(ml_program::GlobalLoadConstOp::create(
+        builder, op->getLoc(), type, FlatSymbolRefAttr::get(global)));
+    op->erase();
+  }
+  return constants.size();
+}
+
 /// Globals without a value in the module (`#ml_program.extern`: weights that
 /// fp8-gen --weights=globals leaves to the caller) get one from the runner:
 /// they become public mutable globals, read with global_load, which the
@@ -388,20 +463,29 @@ static llvm::StringMap<InputDefault> chooseInputDefaults(ModuleOp module,
           std::nullopt, extent,
           "indexes a dimension of " + std::to_string(*extent)};
   }
-  for (BlockArgument arg : func.getArguments()) {
-    if (!getElementTypeOrSelf(arg.getType()).isInteger(1))
-      continue;
+  auto chooseMask = [](Value value) {
     bool sawSelect;
-    bool causal = selectsSoftmaxInput(arg, sawSelect) &&
-                  cast<ShapedType>(arg.getType()).getRank() >= 2;
+    bool causal = selectsSoftmaxInput(value, sawSelect) &&
+                  cast<ShapedType>(value.getType()).getRank() >= 2;
     InputDefault mask;
     mask.mask = causal ? InputDefault::Mask::Causal
                        : InputDefault::Mask::AllTrue;
     mask.why = causal      ? "selects what a softmax reads"
                : sawSelect ? "selects, but not before a softmax"
                            : "a boolean";
-    defaults["arg" + std::to_string(arg.getArgNumber())] = mask;
-  }
+    return mask;
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (getElementTypeOrSelf(arg.getType()).isInteger(1))
+      defaults["arg" + std::to_string(arg.getArgNumber())] = chooseMask(arg);
+  // Boolean globals (a causal mask exported without its values): the
+  // first load the function reads decides.
+  func.walk([&](ml_program::GlobalLoadOp load) {
+    if (getElementTypeOrSelf(load.getType()).isInteger(1))
+      defaults.try_emplace(
+          ("global @" + load.getGlobal().getLeafReference().getValue()).str(),
+          chooseMask(load.getResult()));
+  });
   return defaults;
 }
 
@@ -420,6 +504,48 @@ static void fillMask(HostTensor &tensor, bool causal) {
     int64_t key = i % keys, query = (i / keys) % queries;
     tensor.set(i, !causal || key <= query + keys - queries ? 1 : 0);
   }
+}
+
+/// What an input of `type` is drawn from when nothing names it: its
+/// default from the analysis, if any, else --dist/--scale or --int-range.
+static std::string describeDefault(const InputDefault *byDefault, Type type) {
+  if (byDefault && byDefault->scale)
+    return llvm::formatv("{0}(0, {1:f4}^2): {2}", distribution,
+                         *byDefault->scale, byDefault->why);
+  if (byDefault && byDefault->integerRange)
+    return llvm::formatv("uniform [0, {0}): {1}", *byDefault->integerRange,
+                         byDefault->why);
+  if (byDefault && byDefault->mask != InputDefault::Mask::None)
+    return llvm::formatv("{0} mask: {1}",
+                         byDefault->mask == InputDefault::Mask::Causal
+                             ? "causal"
+                             : "all-true",
+                         byDefault->why);
+  if (!isa<FloatType>(getElementTypeOrSelf(type)))
+    return llvm::formatv("uniform [0, {0})", integerRange.getValue());
+  return llvm::formatv("{0}(0, {1:f4}^2)", distribution, scale.getValue());
+}
+
+/// Draws `tensor` as `byDefault` says: a mask, or --dist with the default's
+/// scale or integer range (else --scale and --int-range).
+static void drawDefault(HostTensor &tensor, const InputDefault *byDefault,
+                        Distribution dist, std::mt19937_64 &rng) {
+  if (byDefault && byDefault->mask != InputDefault::Mask::None) {
+    fillMask(tensor, byDefault->mask == InputDefault::Mask::Causal);
+    return;
+  }
+  fill(tensor, dist,
+       byDefault ? byDefault->scale.value_or(scale) : double(scale),
+       byDefault ? byDefault->integerRange.value_or(integerRange)
+                 : int64_t(integerRange),
+       rng);
+}
+
+/// The default of `key` ("arg<i>", "global @name"), or null.
+static const InputDefault *
+lookupDefault(const llvm::StringMap<InputDefault> &defaults, StringRef key) {
+  auto it = defaults.find(key);
+  return it == defaults.end() ? nullptr : &it->second;
 }
 
 static FailureOr<SmallVector<HostTensor>>
@@ -468,19 +594,13 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
     if (tensorType)
       for (int64_t size : tensorType.getShape())
         shape.push_back(ShapedType::isDynamic(size) ? dynamicSize : size);
+    const InputDefault *byDefault =
+        lookupDefault(defaults, "arg" + std::to_string(index));
     Distribution argDist = dist;
-    double argScale = scale;
-    int64_t argRange = integerRange;
-    InputDefault::Mask mask = InputDefault::Mask::None;
-    if (auto it = defaults.find("arg" + std::to_string(index));
-        it != defaults.end()) {
-      argScale = it->second.scale.value_or(argScale);
-      argRange = it->second.integerRange.value_or(argRange);
-      mask = it->second.mask;
-    }
+    // --arg: its distribution and scale, the default's integer range.
+    InputDefault given;
     if (auto it = overrides.find(index); it != overrides.end()) {
       StringRef what = it->second.source;
-      argScale = it->second.scale;
       if (what.ends_with(".npy")) {
         std::string error;
         FailureOr<HostTensor> tensor =
@@ -506,12 +626,12 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
         return failure();
       }
       argDist = *parsed;
+      given.scale = it->second.scale;
+      given.integerRange = byDefault ? byDefault->integerRange : std::nullopt;
+      byDefault = &given;
     }
     HostTensor tensor(elementType, shape);
-    if (mask != InputDefault::Mask::None && !overrides.count(index))
-      fillMask(tensor, mask == InputDefault::Mask::Causal);
-    else
-      fill(tensor, argDist, argScale, argRange, rng);
+    drawDefault(tensor, byDefault, argDist, rng);
     addSpike(tensor);
     inputs.push_back(std::move(tensor));
   }
@@ -583,10 +703,11 @@ static HostTensor convertTo(const HostTensor &tensor, Type elementType) {
 }
 
 /// What each argument was drawn from, for the report (the JSON "inputs"
-/// and the table's header), unless --arg named it.
+/// and the table's header), unless --arg named it; then each extern global.
 static llvm::json::Array
 describeInputs(func::FuncOp func,
-               const llvm::StringMap<InputDefault> &defaults) {
+               const llvm::StringMap<InputDefault> &defaults,
+               ArrayRef<std::pair<std::string, RankedTensorType>> globals) {
   DenseSet<unsigned> overridden;
   for (StringRef spec : argOverrides) {
     unsigned index;
@@ -596,31 +717,20 @@ describeInputs(func::FuncOp func,
   llvm::json::Array inputs;
   for (BlockArgument arg : func.getArguments()) {
     unsigned index = arg.getArgNumber();
-    std::string text;
-    auto it = defaults.find("arg" + std::to_string(index));
-    bool isInteger = !isa<FloatType>(getElementTypeOrSelf(arg.getType()));
-    if (overridden.contains(index))
-      text = "--arg";
-    else if (it != defaults.end() && it->second.scale)
-      text = llvm::formatv("{0}(0, {1:f4}^2): {2}", distribution,
-                           *it->second.scale, it->second.why);
-    else if (it != defaults.end() && it->second.integerRange)
-      text = llvm::formatv("uniform [0, {0}): {1}", *it->second.integerRange,
-                           it->second.why);
-    else if (it != defaults.end() &&
-             it->second.mask != InputDefault::Mask::None)
-      text = llvm::formatv("{0} mask: {1}",
-                           it->second.mask == InputDefault::Mask::Causal
-                               ? "causal"
-                               : "all-true",
-                           it->second.why);
-    else if (isInteger)
-      text = llvm::formatv("uniform [0, {0})", integerRange.getValue());
-    else
-      text = llvm::formatv("{0}(0, {1:f4}^2)", distribution, scale.getValue());
+    std::string text =
+        overridden.contains(index)
+            ? "--arg"
+            : describeDefault(
+                  lookupDefault(defaults, "arg" + std::to_string(index)),
+                  arg.getType());
     inputs.push_back(llvm::json::Object{{"argument", int64_t(index)},
                                         {"drawn_from", text}});
   }
+  for (const auto &[global, type] : globals)
+    inputs.push_back(llvm::json::Object{
+        {"global", "@" + global},
+        {"drawn_from",
+         describeDefault(lookupDefault(defaults, "global @" + global), type)}});
   return inputs;
 }
 
@@ -787,6 +897,13 @@ int main(int argc, char **argv) {
                  << " returns nothing: both versions run, but there is no "
                     "output to compare\n";
   stubUnresolvedExternals(*module);
+  FailureOr<unsigned> elided = externalizeElidedConstants(*module);
+  if (failed(elided))
+    return 1;
+  if (*elided)
+    llvm::errs() << "fp8-run: note: " << *elided
+                 << " constants are elided in the file "
+                    "(dense_resource<__elided__>); they run as extern globals\n";
   SmallVector<std::pair<std::string, RankedTensorType>> externGlobals =
       materializeExternGlobals(*module);
   if (failed(checkMemoryBudget(*module, func, budget, "as written")))
@@ -887,12 +1004,8 @@ int main(int argc, char **argv) {
     std::mt19937_64 rng(seed ^ 0x5eedf00dULL);
     for (auto &[global, type] : externGlobals) {
       HostTensor value(type.getElementType(), type.getShape());
-      double globalScale = scale;
-      if (auto it = inputDefaults.find("global @" + global);
-          it != inputDefaults.end())
-        globalScale = it->second.scale.value_or(globalScale);
-      fill(value, *parseDistribution(distribution), globalScale, integerRange,
-           rng);
+      drawDefault(value, lookupDefault(inputDefaults, "global @" + global),
+                  *parseDistribution(distribution), rng);
       if (failed(referenceFn->writeGlobal(global, value, error)) ||
           failed(fp8Fn->writeGlobal(global, value, error)) ||
           (gpuFn && failed(gpuFn->writeGlobal(global, value, error))) ||
@@ -904,8 +1017,11 @@ int main(int argc, char **argv) {
     }
     if (!externGlobals.empty())
       llvm::errs() << "fp8-run: note: " << externGlobals.size()
-                   << " extern globals drawn from --dist=" << distribution
-                   << " --scale=" << scale << "\n";
+                   << " extern globals drawn (weights N(0, 1/K), masks by "
+                      "their use, the rest --dist="
+                   << distribution << " --scale="
+                   << llvm::format("%g", scale.getValue())
+                   << "; --json says how each was drawn)\n";
   }
 
   llvm::json::Array stepRecords;
@@ -1026,7 +1142,7 @@ int main(int argc, char **argv) {
       {"fp8_pipeline", pipelineOptions},
       {"device", device},
       {"golden", goldenDescription},
-      {"inputs", describeInputs(func, inputDefaults)},
+      {"inputs", describeInputs(func, inputDefaults, externGlobals)},
       {"reference_compile_seconds", referenceCompileSeconds},
       {"fp8_compile_seconds", fp8CompileSeconds},
       {"reference_run_seconds", referenceSeconds / steps},
@@ -1043,9 +1159,13 @@ int main(int argc, char **argv) {
   llvm::outs() << "inputs:";
   for (const llvm::json::Value &input : *report.getArray("inputs")) {
     const llvm::json::Object &object = *input.getAsObject();
-    llvm::outs() << "  arg" << *object.getInteger("argument") << " "
-                 << *object.getString("drawn_from") << ";";
+    if (std::optional<int64_t> argument = object.getInteger("argument"))
+      llvm::outs() << "  arg" << *argument << " "
+                   << *object.getString("drawn_from") << ";";
   }
+  if (!externGlobals.empty())
+    llvm::outs() << "  " << externGlobals.size()
+                 << " extern globals (--json says how each was drawn);";
   llvm::outs() << "\n"
                << llvm::formatv("compile: reference {0:f2} s, fp8 {1:f2} s; "
                                 "run per step: reference {2:f4} s, fp8 "
