@@ -57,11 +57,12 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory runCategory("fp8-run options");
 
-static cl::opt<std::string> inputFile(cl::cat(runCategory), cl::Positional, cl::desc("<input.mlir>"),
-                                      cl::Required);
+static cl::opt<std::string> inputFile(cl::cat(runCategory), cl::Positional,
+                                      cl::desc("<input.mlir>"), cl::Required);
 static cl::opt<std::string>
-    functionName(cl::cat(runCategory), "function", cl::desc("Function to run (default: the only "
-                                      "public function with a body)"));
+    functionName(cl::cat(runCategory), "function",
+                 cl::desc("Function to run (default: the only "
+                          "public function with a body)"));
 static cl::opt<std::string>
     pipelineOptions(cl::cat(runCategory), "fp8-pipeline",
                     cl::desc("Options for fp8-pipeline, as in fp8-opt "
@@ -76,9 +77,11 @@ static cl::opt<double> scale(cl::cat(runCategory), "scale",
                              cl::desc("Generator scale (std dev, or bound)"),
                              cl::init(1.0));
 static cl::list<std::string>
-    argOverrides(cl::cat(runCategory), "arg", cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy for "
-                                 "one argument (repeatable)"));
-static cl::opt<uint64_t> seed(cl::cat(runCategory), "seed", cl::desc("Random seed"), cl::init(42));
+    argOverrides(cl::cat(runCategory), "arg",
+                 cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy for "
+                          "one argument (repeatable)"));
+static cl::opt<uint64_t> seed(cl::cat(runCategory), "seed",
+                              cl::desc("Random seed"), cl::init(42));
 static cl::opt<int64_t> integerRange(cl::cat(runCategory), "int-range",
                                      cl::desc("Integer inputs are uniform in "
                                               "[0, N)"),
@@ -96,9 +99,11 @@ static cl::opt<int> spikeStep(cl::cat(runCategory), "spike-step",
                               cl::desc("Multiply the float inputs of this "
                                        "step by --spike-factor"),
                               cl::init(-1));
-static cl::opt<double> spikeFactor(cl::cat(runCategory), "spike-factor", cl::init(1000.0),
+static cl::opt<double> spikeFactor(cl::cat(runCategory), "spike-factor",
+                                   cl::init(1000.0),
                                    cl::desc("See --spike-step"));
-static cl::opt<bool> json(cl::cat(runCategory), "json", cl::desc("Print JSON instead of a table"));
+static cl::opt<bool> json(cl::cat(runCategory), "json",
+                          cl::desc("Print JSON instead of a table"));
 static cl::opt<std::string>
     device(cl::cat(runCategory), "device",
            cl::desc("cpu | cuda: cuda also runs the FP8 version on the GPU "
@@ -901,9 +906,10 @@ int main(int argc, char **argv) {
   if (failed(elided))
     return 1;
   if (*elided)
-    llvm::errs() << "fp8-run: note: " << *elided
-                 << " constants are elided in the file "
-                    "(dense_resource<__elided__>); they run as extern globals\n";
+    llvm::errs()
+        << "fp8-run: note: " << *elided
+        << " constants are elided in the file "
+           "(dense_resource<__elided__>); they run as extern globals\n";
   SmallVector<std::pair<std::string, RankedTensorType>> externGlobals =
       materializeExternGlobals(*module);
   if (failed(checkMemoryBudget(*module, func, budget, "as written")))
@@ -1009,10 +1015,12 @@ int main(int argc, char **argv) {
       if (failed(referenceFn->writeGlobal(global, value, error)) ||
           failed(fp8Fn->writeGlobal(global, value, error)) ||
           (gpuFn && failed(gpuFn->writeGlobal(global, value, error))) ||
-          (goldenFn && failed(goldenFn->writeGlobal(
-                           global, convertTo(value, getGoldenType(type.getElementType(),
-                                                    getGoldenTarget(&context))),
-                           error))))
+          (goldenFn &&
+           failed(goldenFn->writeGlobal(
+               global,
+               convertTo(value, getGoldenType(type.getElementType(),
+                                              getGoldenTarget(&context))),
+               error))))
         return fail(error);
     }
     if (!externGlobals.empty())
@@ -1128,9 +1136,10 @@ int main(int argc, char **argv) {
                                   checkGpuOutputs(*actual, *onGpu));
       gpuMismatch |= !gpuRecord.getBoolean("ok").value_or(false);
     }
-    stepRecords.push_back(llvm::json::Object{{"step", step},
-                                             {"outputs", std::move(outputs)},
-                                             {"quantized", std::move(tensors)}});
+    stepRecords.push_back(
+        llvm::json::Object{{"step", step},
+                           {"outputs", std::move(outputs)},
+                           {"quantized", std::move(tensors)}});
     if (gpuFn)
       stepRecords.back().getAsObject()->try_emplace("gpu",
                                                     std::move(gpuRecord));
