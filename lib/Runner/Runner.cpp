@@ -30,7 +30,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sys/resource.h>
@@ -467,6 +469,43 @@ static bool loadOpenMPRuntime() {
   return loaded;
 }
 
+namespace {
+/// What a failed `cf.assert` reports. Its lowering prints the message with
+/// `puts` and calls `abort`; the compiled code gets these two instead, so
+/// that the message says which function failed and is not lost in a
+/// redirected stdout's buffer, and no signal handler dumps a stack as if the
+/// compiler had crashed.
+std::atomic<const char *> runningFunction{nullptr};
+std::atomic<const char *> assertMessage{nullptr};
+
+int recordAssertMessage(const char *message) {
+  assertMessage.store(message);
+  return 0;
+}
+
+[[noreturn]] void stopAtFailedAssertion() {
+  std::fflush(stdout);
+  const char *name = runningFunction.load();
+  const char *message = assertMessage.load();
+  std::fprintf(stderr,
+               "error: @%s: an assertion failed in the compiled code: %s\n",
+               name ? name : "?", message ? message : "(no message)");
+  std::fflush(stderr);
+  std::_Exit(EXIT_FAILURE);
+}
+
+llvm::orc::SymbolMap assertionSymbols(llvm::orc::MangleAndInterner mangle) {
+  llvm::orc::SymbolMap symbols;
+  symbols[mangle("puts")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&recordAssertMessage),
+      llvm::JITSymbolFlags::Exported};
+  symbols[mangle("abort")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&stopAtFailedAssertion),
+      llvm::JITSymbolFlags::Exported};
+  return symbols;
+}
+} // namespace
+
 std::unique_ptr<CompiledFunction>
 CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
                           const CompileOptions &compileOptions) {
@@ -567,6 +606,7 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
     return nullptr;
   }
   compiled->engine = std::move(*engine);
+  compiled->engine->registerSymbols(assertionSymbols);
   compiled->freeBuffer = std::free;
   if (gpu) {
     // Loaded for good by the engine: its functions are in the process.
@@ -710,6 +750,7 @@ CompiledFunction::call(ArrayRef<HostTensor> inputs, std::string &error) {
   if (!resultsByPointer && !resultTypes.empty())
     params.push_back(resultStorage.data());
 
+  runningFunction.store(name.c_str());
   if (llvm::Error callError =
           engine->invokePacked("_mlir_ciface_" + name, params)) {
     error = "call failed: " + llvm::toString(std::move(callError));

@@ -120,7 +120,10 @@ public:
   FunctionType getSignature() const { return signature; }
 
   /// Calls the function. Inputs must match the signature (dynamic sizes are
-  /// taken from the inputs); results come back as host tensors.
+  /// taken from the inputs); results come back as host tensors. A failed
+  /// `cf.assert` in the compiled code (an index out of bounds, say) cannot
+  /// be unwound: it ends the process with status 1 after printing
+  /// "error: @<name>: an assertion failed in the compiled code: <message>".
   FailureOr<SmallVector<HostTensor>> call(ArrayRef<HostTensor> inputs,
                                           std::string &error);
 
