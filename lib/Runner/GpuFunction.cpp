@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Runner/GpuFunction.h"
+#include "fp8/Runner/JSON.h"
 #include "fp8/Runtime/CudaRuntime.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -150,10 +151,8 @@ llvm::json::Object runner::gpuChecksToJSON(StringRef device,
         {"mode", c.mode},
         {"mismatches", c.mismatches},
         {"elements", c.elements},
-        {"max_abs_error", c.maxAbsError},
-        {"max_normalized_error", std::isinf(c.maxNormalizedError)
-                                     ? llvm::json::Value(nullptr)
-                                     : llvm::json::Value(c.maxNormalizedError)},
+        {"max_abs_error", jsonNumber(c.maxAbsError)},
+        {"max_normalized_error", jsonNumber(c.maxNormalizedError)},
         {"ok", c.ok}};
     if (!c.note.empty())
       record["note"] = c.note;

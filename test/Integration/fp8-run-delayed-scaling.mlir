@@ -7,6 +7,7 @@
 // RUN: %python %S/Inputs/npy.py %t.x.npy --shape 16x32 --normal 1 1.0
 // RUN: %python %S/Inputs/npy.py %t.w.npy --shape 32x16 --normal 2 0.05
 // RUN: %python %S/Inputs/npy.py %t.nan.npy --shape 16x32 --normal 1 1.0 --set 37=nan
+// RUN: %python %S/Inputs/npy.py %t.inf.npy --shape 16x32 --normal 1 1.0 --set 37=inf
 // DEFINE: %{run} = fp8-run %s --arg=0:%t.x.npy --arg=1:%t.w.npy --json
 // DEFINE: %{check} = %python %S/Inputs/check_json.py
 //
@@ -90,6 +91,17 @@
 // RUN:   'steps.1.quantized[tensor=fp8.gemm.arg0].next_scale ~= f32(448 / amax("%t.nan.npy"))' \
 // RUN:   'steps.1.quantized[tensor=fp8.gemm.arg0].amax_history ~= [0, 0, amax("%t.nan.npy"), amax("%t.nan.npy")]' \
 // RUN:   'steps.1.outputs.0.non_finite == 0'
+//
+// An inf in the input: the amax is inf (null in the report: JSON has no
+// inf, and check_json.py refuses a report that writes one), and TE keeps
+// the scale while a non-finite amax is in the history: 1, from the start.
+// The reference's row 1 (element 37) is all inf or NaN; the FP8 cast
+// saturates the inf to 448.
+// RUN: fp8-run -O0 %s --arg=0:%t.inf.npy --arg=1:%t.w.npy --fp8-pipeline="history=4" --steps=2 --json > %t.inf.json
+// RUN: %{check} %t.inf.json \
+// RUN:   'steps.1.quantized[tensor=fp8.gemm.arg0].amax_history == [0, 0, None, None]' \
+// RUN:   'steps.1.quantized[tensor=fp8.gemm.arg0].next_scale == 1' \
+// RUN:   'steps.1.outputs.0.reference_non_finite == 16' 'steps.1.outputs.0.non_finite == 0'
 
 func.func @gemm(%x: tensor<16x32xf32>, %w: tensor<32x16xf32>) -> tensor<16x16xf32> {
   %zero = arith.constant 0.0 : f32

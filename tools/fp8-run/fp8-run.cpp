@@ -16,6 +16,7 @@
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Runner/Golden.h"
 #include "fp8/Runner/GpuFunction.h"
+#include "fp8/Runner/JSON.h"
 #include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
 
@@ -785,8 +786,7 @@ private:
 /// JSON has no inf or NaN: a non-finite SQNR is null under `<name>_db`, and
 /// `<name>` says which ("exact", "broken_output" or "not_comparable").
 static void putSqnr(llvm::json::Object &record, StringRef name, double db) {
-  record[(name + "_db").str()] =
-      std::isfinite(db) ? llvm::json::Value(db) : llvm::json::Value(nullptr);
+  record[(name + "_db").str()] = jsonNumber(db);
   if (std::isnan(db))
     record[name] = "not_comparable";
   else if (std::isinf(db))
@@ -1080,8 +1080,8 @@ int main(int argc, char **argv) {
       double asWritten =
           goldenFn ? compare(ref, written).sqnrDb : double(INFINITY);
       llvm::json::Object record{{"output", static_cast<int64_t>(index)},
-                                {"max_abs_error", c.maxAbsError},
-                                {"max_rel_error", c.maxRelError},
+                                {"max_abs_error", jsonNumber(c.maxAbsError)},
+                                {"max_rel_error", jsonNumber(c.maxRelError)},
                                 {"non_finite", c.nonFinite},
                                 {"reference_non_finite", c.referenceNonFinite}};
       putSqnr(record, "sqnr", c.sqnrDb);
@@ -1116,12 +1116,12 @@ int main(int argc, char **argv) {
           continue;
         }
         if (field == "scale") {
-          record["next_scale"] = value->get(0);
+          record["next_scale"] = jsonNumber(value->get(0));
           continue;
         }
         llvm::json::Array rows;
         for (int64_t i = 0, e = value->getNumElements(); i < e; ++i)
-          rows.push_back(value->get(i));
+          rows.push_back(jsonNumber(value->get(i)));
         record["amax_history"] = std::move(rows);
       }
       tensors.push_back(std::move(record));

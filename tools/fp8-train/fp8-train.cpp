@@ -18,6 +18,7 @@
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Runner/Golden.h"
+#include "fp8/Runner/JSON.h"
 #include "fp8/Runner/Mpi.h"
 #include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
@@ -936,11 +937,6 @@ static std::string percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof(text), "%+.2f%%", 100 * fraction);
   return text;
-}
-
-/// A JSON number, or null when not finite (JSON has no NaN).
-static llvm::json::Value jsonNumber(double value) {
-  return std::isfinite(value) ? llvm::json::Value(value) : nullptr;
 }
 
 static std::string number(double value) {

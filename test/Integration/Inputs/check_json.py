@@ -70,7 +70,11 @@ def read_report(path):
         text = f.read()
     if not text.lstrip().startswith("{"):
         text = text[text.rindex("\n{") + 1:]
-    return json.loads(text)
+    return json.loads(text, parse_constant=refuse_constant)
+
+
+def refuse_constant(name):
+    raise ValueError(f"the report writes {name}, which is not JSON")
 
 
 def other_report(path, key):
