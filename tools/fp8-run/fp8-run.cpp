@@ -901,6 +901,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "fp8-run: note: @" << *name
                  << " returns nothing: both versions run, but there is no "
                     "output to compare\n";
+  if (failed(checkNoUndefinedReads(*module)))
+    return 1;
   stubUnresolvedExternals(*module);
   FailureOr<unsigned> elided = externalizeElidedConstants(*module);
   if (failed(elided))

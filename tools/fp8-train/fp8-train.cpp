@@ -1136,7 +1136,7 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  if (!module || failed(checkNoUndefinedReads(*module)))
     return 1;
   FailureOr<Contract> contract = readContract(*module, error);
   if (failed(contract))

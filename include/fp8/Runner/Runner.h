@@ -88,6 +88,14 @@ std::string formatBytes(uint64_t bytes);
 /// fp8-lower-to-cpu needs: what fp8-run and fp8-train parse with.
 void registerRunnerDialects(DialectRegistry &registry);
 
+/// Fails, with an error at the reading op and a note at the tensor, when an
+/// op under `root` reads the contents of a `tensor.empty` (or of an
+/// `bufferization.alloc_tensor` without a copy), through views: they are
+/// undefined, and so is everything computed from them. The reads seen are
+/// a linalg op's operands that its payload uses (a reduction's or
+/// matmul's init included) and `tensor.extract`.
+LogicalResult checkNoUndefinedReads(Operation *root);
+
 /// How a CompiledFunction is compiled.
 struct CompileOptions {
   /// fp8-lower-to-cpu tiles, vectorizes and threads; off: plain scalar loops
