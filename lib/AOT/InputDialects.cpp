@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 using namespace mlir;
 
@@ -29,4 +30,27 @@ void fp8::aot::registerInputDialects(DialectRegistry &registry) {
                   tensor::TensorDialect, tosa::TosaDialect,
                   vector::VectorDialect>();
   registerAllFP8Dialects(registry);
+}
+
+bool fp8::aot::isElidedResource(Attribute attr) {
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr);
+  return resource && !resource.getRawHandle().getBlob();
+}
+
+LogicalResult fp8::aot::checkNoElidedResources(ModuleOp module) {
+  WalkResult walk = module.walk([](Operation *op) {
+    WalkResult found = op->getAttrDictionary().walk([](Attribute attr) {
+      return isElidedResource(attr) ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+    });
+    if (!found.wasInterrupted())
+      return WalkResult::advance();
+    emitError(op->getLoc())
+        << "the values of this '" << op->getName()
+        << "' are elided in the file (dense_resource<__elided__>): a "
+           "compiled library cannot hold them; export the graph with its "
+           "weights, or take them as arguments or ml_program globals";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
 }

@@ -198,6 +198,8 @@ int linkSharedLibrary(StringRef object) {
 }
 
 int compile(MLIRContext &context, ModuleOp module) {
+  if (failed(fp8::aot::checkNoElidedResources(module)))
+    return 1;
   if (pipelineOptions.getNumOccurrences()) {
     auto options = fp8::FP8PipelineOptions::createFromString(pipelineOptions);
     if (!options)

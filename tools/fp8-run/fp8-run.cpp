@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/AOT/InputDialects.h"
 #include "fp8/Dialect/FP8/Analysis/GemmAnalysis.h"
 #include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
@@ -27,7 +28,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
@@ -268,14 +268,6 @@ struct ArgumentState {
 };
 } // namespace
 
-/// Whether `attr` is a resource whose data the file does not hold: what
-/// MLIR prints as `dense_resource<__elided__>` (exports printed with
-/// -mlir-elide-resource-strings-if-larger) or a handle with no blob.
-static bool isElidedResource(Attribute attr) {
-  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr);
-  return resource && !resource.getRawHandle().getBlob();
-}
-
 /// Constants and globals whose values the file does not hold become extern
 /// globals, which the runner draws like any other (weights N(0, 1/K) for
 /// their GEMM's K, boolean masks causal before a softmax): a graph exported
@@ -303,7 +295,7 @@ static FailureOr<unsigned> externalizeElidedConstants(ModuleOp module) {
     if (op->getParentOfType<ModuleOp>() != module)
       return WalkResult::advance(); // Another program's.
     if (auto global = dyn_cast<ml_program::GlobalOp>(op)) {
-      if (!isElidedResource(global.getValueAttr()))
+      if (!aot::isElidedResource(global.getValueAttr()))
         return WalkResult::advance();
       if (!drawable(op, global.getType()))
         return WalkResult::interrupt();
@@ -313,7 +305,7 @@ static FailureOr<unsigned> externalizeElidedConstants(ModuleOp module) {
     }
     Attribute value;
     if (op->getNumResults() != 1 || !matchPattern(op, m_Constant(&value)) ||
-        !isElidedResource(value))
+        !aot::isElidedResource(value))
       return WalkResult::advance();
     if (!drawable(op, op->getResult(0).getType()))
       return WalkResult::interrupt();

@@ -3,6 +3,7 @@
 #ifndef FP8_AOT_INPUTDIALECTS_H
 #define FP8_AOT_INPUTDIALECTS_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::fp8::aot {
@@ -11,6 +12,15 @@ namespace mlir::fp8::aot {
 /// fp8 dialect (with everything registerAllFP8Dialects brings), linalg on
 /// tensors, TOSA, ml_program state, and what their lowerings produce.
 void registerInputDialects(DialectRegistry &registry);
+
+/// Whether `attr` is a resource whose data the file does not hold: what
+/// MLIR prints as `dense_resource<__elided__>` (exports printed with
+/// -mlir-elide-resource-strings-if-larger), or a handle with no blob.
+bool isElidedResource(Attribute attr);
+
+/// Fails, with an error at the first op that has one, when an attribute
+/// under `module` is an elided resource: its values cannot be compiled in.
+LogicalResult checkNoElidedResources(ModuleOp module);
 
 } // namespace mlir::fp8::aot
 
