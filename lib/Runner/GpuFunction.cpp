@@ -185,7 +185,8 @@ void runner::printGpuChecks(const llvm::json::Object &record,
                         o.getString("type").value_or(""),
                         o.getString("mode") == "bits" ? "bit-exact"
                                                       : "tolerance",
-                        counts, o.getNumber("max_abs_error").value_or(0),
+                        counts,
+                        o.getNumber("max_abs_error").value_or(INFINITY),
                         passed ? "ok" : "FAIL");
     if (std::optional<StringRef> note = o.getString("note"))
       os << "  (" << *note << ")";

@@ -13,6 +13,7 @@
 
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -470,37 +471,60 @@ static bool loadOpenMPRuntime() {
 }
 
 namespace {
-/// What a failed `cf.assert` reports. Its lowering prints the message with
-/// `puts` and calls `abort`; the compiled code gets these two instead, so
-/// that the message says which function failed and is not lost in a
-/// redirected stdout's buffer, and no signal handler dumps a stack as if the
-/// compiler had crashed.
+/// The function being run, for the report of a failed assertion.
 std::atomic<const char *> runningFunction{nullptr};
-std::atomic<const char *> assertMessage{nullptr};
 
-int recordAssertMessage(const char *message) {
-  assertMessage.store(message);
-  return 0;
-}
+/// What a failed `cf.assert` of the compiled code calls instead of `puts`
+/// then `abort` (its lowering): one line that names the function, on
+/// stderr, then exit status 1. Not a message lost in a redirected stdout's
+/// buffer, nor a stack dump as if the compiler had crashed. The first
+/// thread to fail reports; others (OpenMP workers) wait for the exit.
+constexpr llvm::StringLiteral kAssertFailed = "fp8_runner_assert_failed";
 
-[[noreturn]] void stopAtFailedAssertion() {
+[[noreturn]] void reportFailedAssertion(const char *message) {
+  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
+  if (reported.test_and_set())
+    for (;;)
+      ::pause();
   std::fflush(stdout);
   const char *name = runningFunction.load();
-  const char *message = assertMessage.load();
   std::fprintf(stderr,
                "error: @%s: an assertion failed in the compiled code: %s\n",
-               name ? name : "?", message ? message : "(no message)");
+               name ? name : "?", message);
   std::fflush(stderr);
   std::_Exit(EXIT_FAILURE);
 }
 
+/// Points the `puts` of each failed `cf.assert` at reportFailedAssertion:
+/// convert-cf-to-llvm prints the message with puts and calls abort right
+/// after (canonicalization may merge the failure blocks of several
+/// asserts, the message a block argument). Other calls of puts and abort
+/// are left alone.
+void retargetAssertions(ModuleOp module) {
+  SmallVector<LLVM::CallOp> calls;
+  module.walk([&](LLVM::CallOp call) {
+    auto next = dyn_cast_or_null<LLVM::CallOp>(call->getNextNode());
+    if (call.getCallee() == "puts" && call.getNumOperands() == 1 && next &&
+        next.getCallee() == "abort" &&
+        isa_and_present<LLVM::UnreachableOp>(next->getNextNode()))
+      calls.push_back(call);
+  });
+  if (calls.empty() || module.lookupSymbol(kAssertFailed))
+    return;
+  auto builder = OpBuilder::atBlockEnd(module.getBody());
+  MLIRContext *context = module.getContext();
+  LLVM::LLVMFuncOp::create(
+      builder, module.getLoc(), kAssertFailed,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                  {LLVM::LLVMPointerType::get(context)}));
+  for (LLVM::CallOp call : calls)
+    call.setCallee(kAssertFailed);
+}
+
 llvm::orc::SymbolMap assertionSymbols(llvm::orc::MangleAndInterner mangle) {
   llvm::orc::SymbolMap symbols;
-  symbols[mangle("puts")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&recordAssertMessage),
-      llvm::JITSymbolFlags::Exported};
-  symbols[mangle("abort")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&stopAtFailedAssertion),
+  symbols[mangle(kAssertFailed)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&reportFailedAssertion),
       llvm::JITSymbolFlags::Exported};
   return symbols;
 }
@@ -561,6 +585,8 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
       return nullptr;
     }
   }
+
+  retargetAssertions(*clone);
 
   std::string runtimeLibrary;
   if (gpu) {

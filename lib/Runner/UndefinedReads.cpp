@@ -11,8 +11,11 @@
 
 #include "fp8/Runner/Runner.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 
@@ -39,8 +42,18 @@ static bool isEmptyShape(Type type) {
   return shaped && shaped.hasStaticShape() && shaped.getNumElements() == 0;
 }
 
-LogicalResult fp8::runner::checkNoUndefinedReads(Operation *root) {
-  WalkResult walk = root->walk([](Operation *op) {
+/// Errs at the first op of `func` (outside nested calls) that reads
+/// undefined contents, and collects the functions it calls.
+static LogicalResult checkFunction(func::FuncOp func,
+                                   SmallVectorImpl<func::FuncOp> &callees) {
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto call = dyn_cast<CallOpInterface>(op))
+      if (auto callee =
+              dyn_cast_or_null<func::FuncOp>(call.resolveCallable()))
+        callees.push_back(callee);
+    // A read whose results nobody uses computes nothing.
+    if (isOpTriviallyDead(op))
+      return WalkResult::advance();
     SmallVector<OpOperand *> reads;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       for (OpOperand &operand : op->getOpOperands())
@@ -66,4 +79,18 @@ LogicalResult fp8::runner::checkNoUndefinedReads(Operation *root) {
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+LogicalResult fp8::runner::checkNoUndefinedReads(func::FuncOp entry) {
+  SmallVector<func::FuncOp> worklist{entry};
+  DenseSet<Operation *> seen{entry};
+  while (!worklist.empty()) {
+    SmallVector<func::FuncOp> callees;
+    if (failed(checkFunction(worklist.pop_back_val(), callees)))
+      return failure();
+    for (func::FuncOp callee : callees)
+      if (seen.insert(callee).second)
+        worklist.push_back(callee);
+  }
+  return success();
 }

@@ -21,6 +21,9 @@
 
 namespace mlir {
 class ExecutionEngine;
+namespace func {
+class FuncOp;
+} // namespace func
 } // namespace mlir
 
 namespace mlir::fp8::runner {
@@ -88,13 +91,13 @@ std::string formatBytes(uint64_t bytes);
 /// fp8-lower-to-cpu needs: what fp8-run and fp8-train parse with.
 void registerRunnerDialects(DialectRegistry &registry);
 
-/// Fails, with an error at the reading op and a note at the tensor, when an
-/// op under `root` reads the contents of a `tensor.empty` (or of an
-/// `bufferization.alloc_tensor` without a copy), through views: they are
-/// undefined, and so is everything computed from them. The reads seen are
-/// a linalg op's operands that its payload uses (a reduction's or
-/// matmul's init included) and `tensor.extract`.
-LogicalResult checkNoUndefinedReads(Operation *root);
+/// Fails, with an error at the reading op and a note at the tensor, when
+/// `entry` or a function it calls reads the contents of a `tensor.empty`
+/// (or of a `bufferization.alloc_tensor` without a copy), through views:
+/// they are undefined, and so is everything computed from them. The reads
+/// seen are a linalg op's operands that its payload uses (a reduction's or
+/// matmul's init included) and `tensor.extract`, where the result is used.
+LogicalResult checkNoUndefinedReads(func::FuncOp entry);
 
 /// How a CompiledFunction is compiled.
 struct CompileOptions {
@@ -131,7 +134,8 @@ public:
   /// taken from the inputs); results come back as host tensors. A failed
   /// `cf.assert` in the compiled code (an index out of bounds, say) cannot
   /// be unwound: it ends the process with status 1 after printing
-  /// "error: @<name>: an assertion failed in the compiled code: <message>".
+  /// "error: @<name>: an assertion failed in the compiled code: <message>"
+  /// on stderr.
   FailureOr<SmallVector<HostTensor>> call(ArrayRef<HostTensor> inputs,
                                           std::string &error);
 
