@@ -901,10 +901,12 @@ int main(int argc, char **argv) {
   if (failed(elided))
     return 1;
   if (*elided)
-    llvm::errs()
-        << "fp8-run: note: " << *elided
-        << " constants are elided in the file "
-           "(dense_resource<__elided__>); they run as extern globals\n";
+    llvm::errs() << "fp8-run: note: "
+                 << (*elided == 1 ? "1 constant is"
+                                  : std::to_string(*elided) + " constants are")
+                 << " elided in the file (dense_resource<__elided__>); "
+                 << (*elided == 1 ? "it runs as an extern global\n"
+                                  : "they run as extern globals\n");
   SmallVector<std::pair<std::string, RankedTensorType>> externGlobals =
       materializeExternGlobals(*module);
   if (failed(checkMemoryBudget(*module, func, budget, "as written")))
@@ -1020,7 +1022,9 @@ int main(int argc, char **argv) {
     }
     if (!externGlobals.empty())
       llvm::errs() << "fp8-run: note: " << externGlobals.size()
-                   << " extern globals drawn (weights N(0, 1/K), masks by "
+                   << (externGlobals.size() == 1 ? " extern global"
+                                                 : " extern globals")
+                   << " drawn (weights N(0, 1/K), masks by "
                       "their use, the rest --dist="
                    << distribution << " --scale="
                    << llvm::format("%g", scale.getValue())
