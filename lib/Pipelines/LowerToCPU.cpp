@@ -16,7 +16,7 @@
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MPIToLLVM/MPIToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -264,11 +264,15 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
     pm.addPass(createCanonicalizerPass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  fp8::addMathToCallsPasses(pm);
   // Before lower-affine: the dynamic sizes and strides of reshaped memrefs
   // come out of expand-strided-metadata as affine.apply.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   if (threads) {
+    // One function per parallel loop nest: translating each OpenMP region
+    // scans the function it is in.
+    pm.addPass(fp8::createFP8OutlineParallelLoops());
     pm.addPass(createConvertSCFToOpenMPPass());
     // Inlines the memref.alloca_scope that wraps each parallel loop body
     // when it allocates nothing (always, for the tiles above): a scope
@@ -282,22 +286,23 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   if (threads)
     pm.addPass(createConvertOpenMPToLLVMPass());
   // MPI calls on memref descriptors, through the mpi dialect's
-  // convert-to-llvm interface (it has no pass of its own).
+  // convert-to-llvm interface (it has no pass of its own), while their
+  // sizes are still constants.
   ConvertToLLVMPassOptions mpiToLLVM;
   mpiToLLVM.filterDialects = {"mpi"};
   pm.addPass(createConvertToLLVMPass(mpiToLLVM));
+  // memref next: convert-to-llvm's memref patterns leave a memref.reshape
+  // to a dynamic shape. Then vector, with its vector-to-vector lowerings
+  // (masks, n-D broadcasts; vector.print from exported graphs' timers),
+  // and one conversion of the rest through each dialect's
+  // ConvertToLLVMPatternInterface (arith, math, index, ub, cf, func): one
+  // walk of the module where a pass per dialect took one each.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // vector.print (timers in exported graphs) and any vector code.
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  // Poison vectors that the vector lowerings start their results from.
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(fp8::createFP8FixOpenMPISymbols());
+  pm.addPass(fp8::createFP8CheckLLVMLowering());
 }
 
 void mlir::fp8::registerLowerToCPUPipeline() {
@@ -323,6 +328,14 @@ void mlir::fp8::registerLowerToCPUDialectExtensions(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // What convert-to-llvm lowers.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
   mpi::registerConvertMPIToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
   registerMPIMemoryEffects(registry);
 }

@@ -20,6 +20,7 @@
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
 #include "BufferViews.h"
+#include "SymbolIdentity.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -728,29 +729,12 @@ struct FP8MergeGPUModulesPass
   /// kernels. Returns the erased names, each with the kernel that stays.
   static DenseMap<StringAttr, StringAttr>
   eraseDuplicates(gpu::GPUModuleOp kernels) {
-    MLIRContext *context = kernels.getContext();
-    StringAttr placeholder = StringAttr::get(context, "__fp8_kernel");
     llvm::StringMap<StringAttr> first;
     DenseMap<StringAttr, StringAttr> duplicates;
     for (auto kernel : llvm::make_early_inc_range(
              kernels.getBody()->getOps<gpu::GPUFuncOp>())) {
-      // The kernel printed under one name is its identity: all of it (the
-      // command line's printing options may elide constants or add
-      // locations), in generic form, numbered on its own.
       StringAttr name = kernel.getNameAttr();
-      kernel.setName(placeholder);
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
-      kernel->print(os, OpPrintingFlags()
-                            .elideLargeElementsAttrs(kNoLimit)
-                            .elideLargeResourceString(kNoLimit)
-                            .enableDebugInfo(false)
-                            .skipRegions(false)
-                            .printGenericOpForm()
-                            .useLocalScope());
-      kernel.setName(name);
-      auto [it, inserted] = first.try_emplace(text, name);
+      auto [it, inserted] = first.try_emplace(fp8::printIdentity(kernel), name);
       if (inserted)
         continue;
       duplicates[name] = it->second;
@@ -1024,6 +1008,8 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   binary.compilationTarget = options.format;
   binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  // Math left on the host (scalar code between kernels).
+  addMathToCallsPasses(pm);
 
   // The host: runtime calls, and every allocation managed memory.
   // memref first: gpu-to-llvm would lower the allocations with malloc.
@@ -1034,6 +1020,7 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(fp8::createFP8CheckLLVMLowering());
 }
 
 void mlir::fp8::registerLowerToGPUDialectExtensions(

@@ -43,6 +43,12 @@ void buildLowerToCPUPipeline(OpPassManager &pm);
 void addTensorToBufferPasses(OpPassManager &pm, bool packContractionsForCPU,
                              bool forGPU = false);
 
+/// Math ops that have no LLVM intrinsic as calls, for CPU code (the CPU
+/// program, the GPU program's host): libm (fp8-math-to-libm) for erf and
+/// the like, upstream's outlined implementation for math.ipowi. Before
+/// convert-scf-to-cf and the LLVM conversions.
+void addMathToCallsPasses(OpPassManager &pm);
+
 /// Registers `fp8-lower-to-cpu`.
 void registerLowerToCPUPipeline();
 
@@ -51,8 +57,9 @@ void registerLowerToCPUPipeline();
 void registerMPIMemoryEffects(DialectRegistry &registry);
 
 /// The external interface models the CPU pipeline needs in the context:
-/// bufferization of arith, linalg, tensor, scf, func and ml_program, and
-/// buffer deallocation.
+/// bufferization of arith, linalg, tensor, scf, func and ml_program,
+/// buffer deallocation, and the ConvertToLLVMPatternInterface of every
+/// dialect its one convert-to-llvm lowers.
 void registerLowerToCPUDialectExtensions(DialectRegistry &registry);
 
 } // namespace mlir::fp8

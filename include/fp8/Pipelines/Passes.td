@@ -528,4 +528,61 @@ def FP8FixOpenMPISymbols : Pass<"fp8-fix-openmpi-symbols", "ModuleOp"> {
   }];
 }
 
+def FP8MathToLibm : Pass<"fp8-math-to-libm", "ModuleOp"> {
+  let summary = "Call libm for the math ops that LLVM has no intrinsic for";
+  let description = [{
+    Part of `fp8-lower-to-cpu` and of the host side of `fp8-lower-to-gpu`,
+    before the LLVM conversions. `convert-math-to-llvm` lowers most math ops
+    to LLVM intrinsics (which the backend turns into instructions or libm
+    calls), but `math.erf` (exact GELU, in BERT, CLIP and torch exports
+    generally), `math.erfc`, `math.cbrt`, `math.acosh`, `math.asinh` and
+    `math.atanh` have none, and would be left behind. These become calls of
+    libm's `erff`, `erf`, ... (upstream's math-to-libm patterns, applied to
+    these ops only): f32 and f64 directly, f16 and bf16 through f32,
+    vectors element by element. Other element types are left alone (and
+    refused by `fp8-check-llvm-lowering`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def FP8CheckLLVMLowering : Pass<"fp8-check-llvm-lowering", "ModuleOp"> {
+  let summary = "Refuse a module that is not all LLVM dialect after the "
+                "lowering";
+  let description = [{
+    Last pass of `fp8-lower-to-cpu` and `fp8-lower-to-gpu`. The dialect
+    conversions to LLVM are partial: an op that nothing lowers stays, with
+    `builtin.unrealized_conversion_cast`s around it, and the module only
+    fails much later, in translation to LLVM IR, without saying what was
+    missing. Every op must be of the LLVM or OpenMP dialect (or a
+    `gpu.binary` or `gpu.launch_func`, which the GPU dialect's offloading
+    translation handles, or a nested `builtin.module`); the first op that
+    is not is an error at its location, naming it, and one
+    `builtin.unrealized_conversion_cast` left between converted values is
+    an error naming the types it failed to convert between.
+  }];
+}
+
+def FP8OutlineParallelLoops : Pass<"fp8-outline-parallel-loops", "ModuleOp"> {
+  let summary = "Move each outermost scf.parallel into a function of its own";
+  let description = [{
+    Part of `fp8-lower-to-cpu` with threads, before `convert-scf-to-openmp`.
+    A whole model is one function with a parallel loop nest per tiled op,
+    about fifty per layer. The translation of each `omp.parallel` to LLVM
+    IR (OpenMPIRBuilder's outlining with LLVM's CodeExtractor) scans the
+    whole function it is in: for a one-function model that is quadratic,
+    86 of the 90 seconds of translating a 32-layer model. Each outermost
+    `scf.parallel` becomes a call of a new private function (internal
+    linkage, next to its caller) that holds the loop: the values it uses
+    from above are the function's arguments, except constants, which are
+    cloned into it (loop bounds and steps stay constants for LLVM). The
+    loop's results are the function's. Functions that are the same but for
+    their names (the layers of a model run the same loop nests on other
+    buffers) are one: LLVM compiles each nest once. Nothing else changes.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FP8_PIPELINES_PASSES_TD

@@ -1,0 +1,115 @@
+//===- OutlineParallelLoops.cpp - A function per parallel loop nest -------===//
+//
+// OpenMPIRBuilder outlines each omp.parallel region with LLVM's
+// CodeExtractor, whose analysis scans the whole enclosing function: in a
+// model lowered to one function with thousands of parallel loop nests,
+// translation to LLVM IR is quadratic. Moving each nest into a function of
+// its own first keeps every scan to one nest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Pipelines/Pipelines.h"
+#include "SymbolIdentity.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8OUTLINEPARALLELLOOPS
+#include "fp8/Pipelines/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+
+namespace {
+/// Replaces `loop` with a call of a new function `name`, placed after
+/// `after`, that holds it; returns the call.
+func::CallOp outline(scf::ParallelOp loop, StringRef name, Operation *after,
+                     SymbolTable &symbols) {
+  MLIRContext *context = loop.getContext();
+  Location loc = loop.getLoc();
+  llvm::SetVector<Value> used(llvm::from_range, loop->getOperands());
+  getUsedValuesDefinedAbove(loop->getRegions(), used);
+  SmallVector<Value> arguments;
+  SmallVector<Operation *> constants;
+  for (Value value : used) {
+    Operation *producer = value.getDefiningOp();
+    if (producer && producer->hasTrait<OpTrait::ConstantLike>() &&
+        producer->getNumResults() == 1)
+      constants.push_back(producer);
+    else
+      arguments.push_back(value);
+  }
+
+  OpBuilder builder(context);
+  builder.setInsertionPointAfter(after);
+  auto type = FunctionType::get(context, ValueRange(arguments).getTypes(),
+                                loop.getResultTypes());
+  auto outlined = func::FuncOp::create(builder, loc, name, type);
+  outlined.setPrivate();
+  // convert-func-to-llvm gives an llvm.func this linkage (otherwise
+  // external: every nest would be exported from a compiled library).
+  outlined->setAttr(
+      "llvm.linkage",
+      LLVM::LinkageAttr::get(context, LLVM::linkage::Linkage::Internal));
+  symbols.insert(outlined);
+
+  Block *entry = outlined.addEntryBlock();
+  IRMapping mapping;
+  mapping.map(arguments, entry->getArguments());
+  builder.setInsertionPointToStart(entry);
+  for (Operation *constant : constants)
+    builder.clone(*constant, mapping);
+  Operation *copy = builder.clone(*loop, mapping);
+  func::ReturnOp::create(builder, loc, copy->getResults());
+
+  builder.setInsertionPoint(loop);
+  auto call = func::CallOp::create(builder, loc, outlined, arguments);
+  loop->replaceAllUsesWith(call.getResults());
+  loop->erase();
+  return call;
+}
+
+struct FP8OutlineParallelLoopsPass
+    : fp8::impl::FP8OutlineParallelLoopsBase<FP8OutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::CallOp> calls;
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      SmallVector<scf::ParallelOp> loops;
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+          loops.push_back(loop);
+          return WalkResult::skip();
+        }
+        return WalkResult::advance();
+      });
+      // In order, after the function.
+      Operation *after = func;
+      for (auto [index, loop] : llvm::enumerate(loops)) {
+        calls.push_back(outline(
+            loop, (func.getSymName() + "_parallel_" + Twine(index)).str(),
+            after, symbols));
+        after = symbols.lookup(calls.back().getCallee());
+      }
+    }
+    // The layers of a model run the same loop nests on other buffers: one
+    // function of each, so that LLVM compiles it once.
+    llvm::StringMap<FlatSymbolRefAttr> first;
+    for (func::CallOp call : calls) {
+      auto outlined = symbols.lookup<func::FuncOp>(call.getCallee());
+      auto [it, inserted] = first.try_emplace(fp8::printIdentity(outlined),
+                                              call.getCalleeAttr());
+      if (inserted)
+        continue;
+      call.setCalleeAttr(it->second);
+      outlined.erase();
+    }
+  }
+};
+} // namespace

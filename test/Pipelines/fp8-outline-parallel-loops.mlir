@@ -1,0 +1,96 @@
+// RUN: fp8-opt %s --fp8-outline-parallel-loops | FileCheck %s
+
+// Two layers' loop nests, the same but for their buffers: one function,
+// called twice. Constants are cloned into it; buffers are its arguments.
+// A different nest gets its own function; one inside a sequential loop is
+// outlined too, and a nest inside a nest stays where it is.
+
+// CHECK-LABEL: func.func @layers
+// CHECK-SAME: (%[[A:.*]]: memref<64xf32>, %[[B:.*]]: memref<64xf32>, %[[C:.*]]: memref<64xf32>, %[[D:.*]]: memref<64xf32>)
+// CHECK-NOT: scf.parallel
+// CHECK: call @layers_parallel_0(%[[A]], %[[B]]) : (memref<64xf32>, memref<64xf32>) -> ()
+// CHECK-NEXT: call @layers_parallel_0(%[[C]], %[[D]]) : (memref<64xf32>, memref<64xf32>) -> ()
+// CHECK-NEXT: call @layers_parallel_2(%[[A]], %[[D]])
+// CHECK: scf.for
+// CHECK-NEXT: call @layers_parallel_3(%[[B]])
+// CHECK-NOT: scf.parallel
+// CHECK: return
+
+// CHECK: func.func private @layers_parallel_0(%[[X:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64xf32>)
+// CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[N:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: scf.parallel (%[[I:.*]]) = (%[[ZERO]]) to (%[[N]]) step (%[[ONE]])
+// CHECK: memref.load %[[X]][%[[I]]]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[I]]]
+// CHECK: return
+// CHECK-NOT: func.func private @layers_parallel_1
+// CHECK: func.func private @layers_parallel_2(
+// CHECK: arith.mulf
+// CHECK: func.func private @layers_parallel_3(
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: return
+func.func @layers(%a: memref<64xf32>, %b: memref<64xf32>,
+                  %c: memref<64xf32>, %d: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %c[%i] : memref<64xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %d[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %d[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.for %step = %c0 to %c4 step %c1 {
+    scf.parallel (%i) = (%c0) to (%c64) step (%c16) {
+      scf.parallel (%j) = (%c0) to (%c16) step (%c1) {
+        %k = arith.addi %i, %j : index
+        %x = memref.load %b[%k] : memref<64xf32>
+        %y = arith.addf %x, %x : f32
+        memref.store %y, %b[%k] : memref<64xf32>
+        scf.reduce
+      }
+      scf.reduce
+    }
+  }
+  return
+}
+
+// A loop with a result (a reduction) returns it.
+// CHECK-LABEL: func.func @sum
+// CHECK: %[[S:.*]] = call @sum_parallel_0(%{{.*}}) : (memref<64xf32>) -> f32
+// CHECK: return %[[S]]
+// CHECK: func.func private @sum_parallel_0(%{{.*}}: memref<64xf32>) -> f32
+// CHECK: %[[R:.*]] = scf.parallel
+// CHECK: return %[[R]] : f32
+func.func @sum(%a: memref<64xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %s = scf.parallel (%i) = (%c0) to (%c64) step (%c1) init (%zero) -> f32 {
+    %x = memref.load %a[%i] : memref<64xf32>
+    scf.reduce(%x : f32) {
+    ^bb0(%l: f32, %r: f32):
+      %t = arith.addf %l, %r : f32
+      scf.reduce.return %t : f32
+    }
+  }
+  return %s : f32
+}
