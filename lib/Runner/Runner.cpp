@@ -564,6 +564,7 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   MLIRContext *context = clone->getContext();
   bool gpu = compileOptions.target == CompileOptions::Target::CUDA;
   PassManager pm(context);
+  pm.enableVerifier(compileOptions.verifyEachPass);
   if (gpu) {
     buildLowerToGPUPipeline(pm, LowerToGPUOptions());
   } else {
@@ -579,7 +580,7 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
       os << diag.getLocation() << ": " << diag << "\n";
       return success();
     });
-    if (failed(pm.run(*clone))) {
+    if (failed(pm.run(*clone)) || failed(verify(*clone))) {
       error = std::string(gpu ? "lowering to the GPU" : "lowering to the CPU") +
               " failed:\n" + diagnostics;
       return nullptr;

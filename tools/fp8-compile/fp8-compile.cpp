@@ -94,6 +94,11 @@ cl::opt<std::string> mcpu("mcpu",
 cl::opt<std::string> mattr("mattr",
                            cl::desc("Extra target features, e.g. +avx2"),
                            cl::cat(category));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass of the lowering, as fp8-opt "
+             "does (slower; by default once, at the end)"),
+    cl::cat(category));
 cl::opt<bool> scalarLoops(
     "scalar-loops",
     cl::desc("Scalar loops on one thread (fp8-lower-to-cpu{vectorize=false "
@@ -239,6 +244,7 @@ int compile(MLIRContext &context, ModuleOp module) {
   }
 
   PassManager pm(&context);
+  pm.enableVerifier(verifyEach);
   if (target == "cuda") {
     fp8::LowerToGPUOptions lowering;
     lowering.chip = chip;
@@ -249,7 +255,7 @@ int compile(MLIRContext &context, ModuleOp module) {
     lowering.threads = !scalarLoops && threads;
     fp8::buildLowerToCPUPipeline(pm, lowering);
   }
-  if (failed(pm.run(module)))
+  if (failed(pm.run(module)) || failed(verify(module)))
     return 1;
 
   auto machine = fp8::aot::createTargetMachine(mcpu, mattr, optLevel);

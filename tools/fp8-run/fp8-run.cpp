@@ -123,6 +123,10 @@ static cl::opt<bool> scalarLoops(
     cl::desc("Compile every version as scalar loops on one thread "
              "(fp8-lower-to-cpu{vectorize=false threads=false}), to compare "
              "with the tiled, vectorized, threaded code; same FP8 bits"));
+static cl::opt<bool> verifyEach(
+    cl::cat(runCategory), "verify-each",
+    cl::desc("Verify the IR after every pass of the lowering, as fp8-opt "
+             "does (slower; by default once, at the end)"));
 static cl::opt<unsigned> optLevel(
     "O", cl::Prefix, cl::init(3), cl::cat(runCategory), cl::value_desc("0-3"),
     cl::desc("LLVM optimization level of the JIT (default -O3); results do "
@@ -930,6 +934,7 @@ int main(int argc, char **argv) {
   CompileOptions compileOptions;
   compileOptions.vectorize = !scalarLoops;
   compileOptions.optLevel = optLevel;
+  compileOptions.verifyEachPass = verifyEach;
   std::unique_ptr<CompiledFunction> referenceFn =
       CompiledFunction::compile(*reference, *name, error, compileOptions);
   if (!referenceFn)

@@ -123,6 +123,10 @@ static cl::opt<unsigned> optLevel(
     "O", cl::Prefix, cl::init(3), cl::cat(trainCategory), cl::value_desc("0-3"),
     cl::desc("LLVM optimization level of the JIT (default -O3); results do "
              "not depend on it"));
+static cl::opt<bool> verifyEach(
+    "verify-each", cl::cat(trainCategory),
+    cl::desc("Verify the IR after every pass of the lowering, as fp8-opt "
+             "does (slower; by default once, at the end)"));
 static cl::opt<bool> quiet("quiet", cl::cat(trainCategory),
                            cl::desc("No progress lines on stderr"));
 
@@ -462,6 +466,7 @@ static LogicalResult prepare(ModuleOp input, const Contract &contract,
   }
   CompileOptions compileOptions;
   compileOptions.optLevel = optLevel;
+  compileOptions.verifyEachPass = verifyEach;
   run.fn = CompiledFunction::compile(*module, contract.name, error,
                                      compileOptions);
   return success(run.fn != nullptr);

@@ -113,6 +113,10 @@ struct CompileOptions {
   /// (fp8-lower-to-gpu: kernels as PTX that the driver JIT-compiles, the
   /// host JIT-compiled on libfp8_gpu_runtime.so, MLIR's GPU runtime ABI).
   enum class Target { CPU, CUDA } target = Target::CPU;
+  /// Verify the module after every pass of the lowering, as fp8-opt does,
+  /// instead of once at its end: about half the lowering time of a whole
+  /// model (LLVM dialect modules of a million ops), for debugging a pass.
+  bool verifyEachPass = false;
 };
 
 /// A function of a module lowered to LLVM and compiled in-process.
