@@ -187,6 +187,13 @@ std::optional<int64_t> runner::findIndexedExtent(Value root) {
           worklist.push_back(linalgOp.getMatchingBlockArgument(&use));
         continue;
       }
+      // Out of an element-wise conversion (TOSA's cast of i64 ids to i32
+      // before its gather): the op's result.
+      if (auto yield = dyn_cast<linalg::YieldOp>(user)) {
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(yield->getParentOp()))
+          worklist.push_back(linalgOp->getResult(use.getOperandNumber()));
+        continue;
+      }
       if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
               arith::ExtUIOp, arith::TruncIOp, tensor::CollapseShapeOp,
               tensor::ExpandShapeOp, tensor::CastOp, tensor::ExtractSliceOp>(
