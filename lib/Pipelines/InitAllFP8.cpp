@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -20,6 +21,9 @@ void mlir::fp8::registerAllFP8Dialects(DialectRegistry &registry) {
   registry.insert<FP8Dialect>();
   // Data-parallel programs: grids and collectives, and what they lower to.
   registry.insert<DLTIDialect, mpi::MPIDialect, shard::ShardDialect>();
+  // What fp8-lower-to-cpu's threads leave in its output, so that fp8-opt
+  // reads back what it writes.
+  registry.insert<omp::OpenMPDialect>();
   registerLowerToCPUDialectExtensions(registry);
   registerFP8ToNVVMDialectExtensions(registry);
   registerLowerToGPUDialectExtensions(registry);

@@ -269,10 +269,10 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
   // come out of expand-strided-metadata as affine.apply.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // One function per loop nest, one of each: translating each OpenMP
+  // region scans the function it is in, and the layers share their nests.
+  pm.addPass(fp8::createFP8OutlineLoopNests());
   if (threads) {
-    // One function per parallel loop nest: translating each OpenMP region
-    // scans the function it is in.
-    pm.addPass(fp8::createFP8OutlineParallelLoops());
     pm.addPass(createConvertSCFToOpenMPPass());
     // Inlines the memref.alloca_scope that wraps each parallel loop body
     // when it allocates nothing (always, for the tiles above): a scope

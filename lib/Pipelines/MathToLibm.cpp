@@ -34,7 +34,12 @@ bool callsLibm(Operation *op) {
   if (!isa<math::ErfOp, math::ErfcOp, math::CbrtOp, math::AcoshOp,
            math::AsinhOp, math::AtanhOp>(op))
     return false;
-  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  // Scalars and vectors (the patterns' domain; tensors are bufferized
+  // before the pipelines get here).
+  Type type = op->getResult(0).getType();
+  if (!type.isIntOrFloat() && !isa<VectorType>(type))
+    return false;
+  Type element = getElementTypeOrSelf(type);
   return element.isF16() || element.isBF16() || element.isF32() ||
          element.isF64();
 }

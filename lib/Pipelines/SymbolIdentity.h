@@ -20,7 +20,10 @@ namespace mlir::fp8 {
 /// `symbol` printed under a placeholder name: two symbols that print the
 /// same are the same but for their names (and locations). All of it is
 /// printed (the command line's printing options may elide constants or add
-/// locations), in generic form, numbered on its own.
+/// locations), in generic form, numbered on its own. (Distinct attributes,
+/// LLVM's access groups and alias scopes, print numbered per print: two
+/// functions with different ones would compare equal. Neither the outlined
+/// loop nests nor the kernels have them when they are compared.)
 inline std::string printIdentity(Operation *symbol) {
   StringAttr name = SymbolTable::getSymbolName(symbol);
   SymbolTable::setSymbolName(symbol, "__fp8_identity");

@@ -190,7 +190,9 @@ std::optional<int64_t> runner::findIndexedExtent(Value root) {
       // Out of an element-wise conversion (TOSA's cast of i64 ids to i32
       // before its gather): the op's result.
       if (auto yield = dyn_cast<linalg::YieldOp>(user)) {
-        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(yield->getParentOp()))
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(yield->getParentOp());
+        // On buffers an op has no results: nothing to follow.
+        if (linalgOp && use.getOperandNumber() < linalgOp->getNumResults())
           worklist.push_back(linalgOp->getResult(use.getOperandNumber()));
         continue;
       }

@@ -1,14 +1,18 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-check-llvm-lowering | FileCheck %s
 
-// All LLVM dialect (a nested module, a GPU binary and its launch
+// All LLVM dialect (OpenMP, a nested module, a GPU binary and its launch
 // included): unchanged.
 // CHECK-LABEL: llvm.func @lowered
+// CHECK: omp.parallel
 // CHECK: gpu.launch_func @kernels::@k
 // CHECK: gpu.binary @kernels
 // CHECK: module @nested
 module attributes {gpu.container_module} {
   llvm.func @lowered(%x: f32) -> f32 {
     %c1 = llvm.mlir.constant(1 : index) : i64
+    omp.parallel {
+      omp.terminator
+    }
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) : i64
     %y = llvm.fadd %x, %x : f32
     llvm.return %y : f32

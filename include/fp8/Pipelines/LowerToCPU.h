@@ -45,8 +45,9 @@ void addTensorToBufferPasses(OpPassManager &pm, bool packContractionsForCPU,
 
 /// Math ops that have no LLVM intrinsic as calls, for CPU code (the CPU
 /// program, the GPU program's host): libm (fp8-math-to-libm) for erf and
-/// the like, upstream's outlined implementation for math.ipowi. Before
-/// convert-scf-to-cf and the LLVM conversions.
+/// the like, upstream's outlined implementation for math.ipowi (control
+/// flow in cf, so after convert-scf-to-cf too). Before the LLVM
+/// conversions.
 void addMathToCallsPasses(OpPassManager &pm);
 
 /// Registers `fp8-lower-to-cpu`.

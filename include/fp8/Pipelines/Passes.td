@@ -539,7 +539,7 @@ def FP8MathToLibm : Pass<"fp8-math-to-libm", "ModuleOp"> {
     `math.atanh` have none, and would be left behind. These become calls of
     libm's `erff`, `erf`, ... (upstream's math-to-libm patterns, applied to
     these ops only): f32 and f64 directly, f16 and bf16 through f32,
-    vectors element by element. Other element types are left alone (and
+    vectors element by element. Other types are left alone (and
     refused by `fp8-check-llvm-lowering`).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -564,22 +564,29 @@ def FP8CheckLLVMLowering : Pass<"fp8-check-llvm-lowering", "ModuleOp"> {
   }];
 }
 
-def FP8OutlineParallelLoops : Pass<"fp8-outline-parallel-loops", "ModuleOp"> {
-  let summary = "Move each outermost scf.parallel into a function of its own";
+def FP8OutlineLoopNests : Pass<"fp8-outline-loop-nests", "ModuleOp"> {
+  let summary = "Move each loop nest into a function of its own, one of "
+                "each";
   let description = [{
-    Part of `fp8-lower-to-cpu` with threads, before `convert-scf-to-openmp`.
-    A whole model is one function with a parallel loop nest per tiled op,
-    about fifty per layer. The translation of each `omp.parallel` to LLVM
-    IR (OpenMPIRBuilder's outlining with LLVM's CodeExtractor) scans the
-    whole function it is in: for a one-function model that is quadratic,
-    86 of the 90 seconds of translating a 32-layer model. Each outermost
-    `scf.parallel` becomes a call of a new private function (internal
-    linkage, next to its caller) that holds the loop: the values it uses
-    from above are the function's arguments, except constants, which are
-    cloned into it (loop bounds and steps stay constants for LLVM). The
-    loop's results are the function's. Functions that are the same but for
-    their names (the layers of a model run the same loop nests on other
-    buffers) are one: LLVM compiles each nest once. Nothing else changes.
+    Part of `fp8-lower-to-cpu`, before `convert-scf-to-openmp`. A whole
+    model is one function with a loop nest per op, about fifty per layer.
+    Translating each `omp.parallel` to LLVM IR (OpenMPIRBuilder's
+    outlining with LLVM's CodeExtractor) scans the whole function it is
+    in: for a one-function model that is quadratic, 86 of the 90 seconds of
+    translating a 32-layer model. And LLVM compiles every layer's copy of
+    the same nest.
+
+    In the module's own functions (nested modules have their own run of
+    the pipeline), each outermost `scf.parallel`, and each outermost
+    `scf.for` with no `scf.parallel` inside (a sequential loop around
+    parallel ones, a training loop, stays, and its parallel nests are
+    outlined), becomes a call of a new private function with internal
+    linkage, after its caller, that holds the loop: the values it uses from
+    above are the function's arguments, except constants, which are cloned
+    into it (loop bounds and steps stay constants for LLVM). The loop's
+    results are the function's. Functions that are the same but for their
+    names (the layers of a model run the same nests on other buffers) are
+    one. Nothing else changes.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];

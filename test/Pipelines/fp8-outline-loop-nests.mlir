@@ -1,22 +1,24 @@
-// RUN: fp8-opt %s --fp8-outline-parallel-loops | FileCheck %s
+// RUN: fp8-opt %s -split-input-file --fp8-outline-loop-nests | FileCheck %s
 
 // Two layers' loop nests, the same but for their buffers: one function,
 // called twice. Constants are cloned into it; buffers are its arguments.
-// A different nest gets its own function; one inside a sequential loop is
-// outlined too, and a nest inside a nest stays where it is.
+// A nest that differs (in an op, or only in a constant) gets its own
+// function. A sequential loop around a parallel one stays, and the
+// parallel one inside it is outlined; a nest inside a nest stays in it.
 
 // CHECK-LABEL: func.func @layers
 // CHECK-SAME: (%[[A:.*]]: memref<64xf32>, %[[B:.*]]: memref<64xf32>, %[[C:.*]]: memref<64xf32>, %[[D:.*]]: memref<64xf32>)
 // CHECK-NOT: scf.parallel
-// CHECK: call @layers_parallel_0(%[[A]], %[[B]]) : (memref<64xf32>, memref<64xf32>) -> ()
-// CHECK-NEXT: call @layers_parallel_0(%[[C]], %[[D]]) : (memref<64xf32>, memref<64xf32>) -> ()
-// CHECK-NEXT: call @layers_parallel_2(%[[A]], %[[D]])
+// CHECK: call @layers_nest_0(%[[A]], %[[B]]) : (memref<64xf32>, memref<64xf32>) -> ()
+// CHECK-NEXT: call @layers_nest_0(%[[C]], %[[D]]) : (memref<64xf32>, memref<64xf32>) -> ()
+// CHECK-NEXT: call @layers_nest_2(%[[A]], %[[D]])
+// CHECK-NEXT: call @layers_nest_3(%[[A]], %[[D]])
 // CHECK: scf.for
-// CHECK-NEXT: call @layers_parallel_3(%[[B]])
+// CHECK-NEXT: call @layers_nest_4(%[[B]])
 // CHECK-NOT: scf.parallel
 // CHECK: return
 
-// CHECK: func.func private @layers_parallel_0(%[[X:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64xf32>)
+// CHECK: func.func private @layers_nest_0(%[[X:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64xf32>)
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[N:.*]] = arith.constant 64 : index
@@ -25,10 +27,14 @@
 // CHECK: memref.load %[[X]][%[[I]]]
 // CHECK: memref.store %{{.*}}, %[[Y]][%[[I]]]
 // CHECK: return
-// CHECK-NOT: func.func private @layers_parallel_1
-// CHECK: func.func private @layers_parallel_2(
+// CHECK-NOT: func.func private @layers_nest_1
+// CHECK: func.func private @layers_nest_2(
+// CHECK: arith.constant 2.000000e+00
 // CHECK: arith.mulf
-// CHECK: func.func private @layers_parallel_3(
+// CHECK: func.func private @layers_nest_3(
+// CHECK: arith.constant 3.000000e+00
+// CHECK: arith.mulf
+// CHECK: func.func private @layers_nest_4(
 // CHECK: scf.parallel
 // CHECK: scf.parallel
 // CHECK: return
@@ -39,6 +45,8 @@ func.func @layers(%a: memref<64xf32>, %b: memref<64xf32>,
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
   scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
     %x = memref.load %a[%i] : memref<64xf32>
     %y = arith.addf %x, %x : f32
@@ -53,7 +61,13 @@ func.func @layers(%a: memref<64xf32>, %b: memref<64xf32>,
   }
   scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
     %x = memref.load %a[%i] : memref<64xf32>
-    %y = arith.mulf %x, %x : f32
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %d[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.mulf %x, %three : f32
     memref.store %y, %d[%i] : memref<64xf32>
     scf.reduce
   }
@@ -72,25 +86,29 @@ func.func @layers(%a: memref<64xf32>, %b: memref<64xf32>,
   return
 }
 
-// A loop with a result (a reduction) returns it.
+// -----
+
+// Sequential nests (scalar loops) too, with their results; a name that is
+// taken is not reused.
 // CHECK-LABEL: func.func @sum
-// CHECK: %[[S:.*]] = call @sum_parallel_0(%{{.*}}) : (memref<64xf32>) -> f32
+// CHECK: %[[S:.*]] = call @sum_nest_0_0(%{{.*}}) : (memref<64xf32>) -> f32
 // CHECK: return %[[S]]
-// CHECK: func.func private @sum_parallel_0(%{{.*}}: memref<64xf32>) -> f32
-// CHECK: %[[R:.*]] = scf.parallel
+// CHECK: func.func private @sum_nest_0_0(%{{.*}}: memref<64xf32>) -> f32
+// CHECK: %[[R:.*]] = scf.for
 // CHECK: return %[[R]] : f32
+// CHECK: func.func @sum_nest_0()
 func.func @sum(%a: memref<64xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   %zero = arith.constant 0.0 : f32
-  %s = scf.parallel (%i) = (%c0) to (%c64) step (%c1) init (%zero) -> f32 {
+  %s = scf.for %i = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> f32 {
     %x = memref.load %a[%i] : memref<64xf32>
-    scf.reduce(%x : f32) {
-    ^bb0(%l: f32, %r: f32):
-      %t = arith.addf %l, %r : f32
-      scf.reduce.return %t : f32
-    }
+    %t = arith.addf %acc, %x : f32
+    scf.yield %t : f32
   }
   return %s : f32
+}
+func.func @sum_nest_0() {
+  return
 }

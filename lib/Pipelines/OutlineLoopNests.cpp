@@ -1,10 +1,11 @@
-//===- OutlineParallelLoops.cpp - A function per parallel loop nest -------===//
+//===- OutlineLoopNests.cpp - A function per loop nest, one of each -------===//
 //
 // OpenMPIRBuilder outlines each omp.parallel region with LLVM's
 // CodeExtractor, whose analysis scans the whole enclosing function: in a
 // model lowered to one function with thousands of parallel loop nests,
 // translation to LLVM IR is quadratic. Moving each nest into a function of
-// its own first keeps every scan to one nest.
+// its own first keeps every scan to one nest, and lets the layers share
+// one copy of each nest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::fp8 {
-#define GEN_PASS_DEF_FP8OUTLINEPARALLELLOOPS
+#define GEN_PASS_DEF_FP8OUTLINELOOPNESTS
 #include "fp8/Pipelines/Passes.h.inc"
 } // namespace mlir::fp8
 
@@ -28,10 +29,10 @@ using namespace mlir;
 namespace {
 /// Replaces `loop` with a call of a new function `name`, placed after
 /// `after`, that holds it; returns the call.
-func::CallOp outline(scf::ParallelOp loop, StringRef name, Operation *after,
+func::CallOp outline(Operation *loop, StringRef name, Operation *after,
                      SymbolTable &symbols) {
-  MLIRContext *context = loop.getContext();
-  Location loc = loop.getLoc();
+  MLIRContext *context = loop->getContext();
+  Location loc = loop->getLoc();
   llvm::SetVector<Value> used(llvm::from_range, loop->getOperands());
   getUsedValuesDefinedAbove(loop->getRegions(), used);
   SmallVector<Value> arguments;
@@ -48,7 +49,7 @@ func::CallOp outline(scf::ParallelOp loop, StringRef name, Operation *after,
   OpBuilder builder(context);
   builder.setInsertionPointAfter(after);
   auto type = FunctionType::get(context, ValueRange(arguments).getTypes(),
-                                loop.getResultTypes());
+                                loop->getResultTypes());
   auto outlined = func::FuncOp::create(builder, loc, name, type);
   outlined.setPrivate();
   // convert-func-to-llvm gives an llvm.func this linkage (otherwise
@@ -74,27 +75,43 @@ func::CallOp outline(scf::ParallelOp loop, StringRef name, Operation *after,
   return call;
 }
 
-struct FP8OutlineParallelLoopsPass
-    : fp8::impl::FP8OutlineParallelLoopsBase<FP8OutlineParallelLoopsPass> {
+/// The loop nests of `func` to outline: outermost scf.parallel ops, and
+/// outermost scf.for ops with none inside (the loops inside one that has
+/// are looked at instead).
+SmallVector<Operation *> findLoopNests(func::FuncOp func) {
+  SmallVector<Operation *> nests;
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<scf::ParallelOp>(op)) {
+      nests.push_back(op);
+      return WalkResult::skip();
+    }
+    if (isa<scf::ForOp>(op)) {
+      WalkResult parallel = op->walk([](scf::ParallelOp) {
+        return WalkResult::interrupt();
+      });
+      if (parallel.wasInterrupted())
+        return WalkResult::advance();
+      nests.push_back(op);
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  return nests;
+}
+
+struct FP8OutlineLoopNestsPass
+    : fp8::impl::FP8OutlineLoopNestsBase<FP8OutlineLoopNestsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<func::CallOp> calls;
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      SmallVector<scf::ParallelOp> loops;
-      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-        if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-          loops.push_back(loop);
-          return WalkResult::skip();
-        }
-        return WalkResult::advance();
-      });
       // In order, after the function.
       Operation *after = func;
-      for (auto [index, loop] : llvm::enumerate(loops)) {
+      for (auto [index, nest] : llvm::enumerate(findLoopNests(func))) {
         calls.push_back(outline(
-            loop, (func.getSymName() + "_parallel_" + Twine(index)).str(),
-            after, symbols));
+            nest, (func.getSymName() + "_nest_" + Twine(index)).str(), after,
+            symbols));
         after = symbols.lookup(calls.back().getCallee());
       }
     }
