@@ -891,6 +891,31 @@ struct RoundHalfAwayFromZero : OpRewritePattern<math::RoundOp> {
   }
 };
 
+/// log10(x) = log(x) * log10(e), in f32 (f16 and bf16 through it): upstream
+/// has no approximation of log10, and log's is within a few ulp.
+struct Log10ThroughLog : OpRewritePattern<math::Log10Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::Log10Op op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<FloatType>(op.getType());
+    if (!type || !(type.isF32() || type.isF16() || type.isBF16()))
+      return failure();
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    Value x = op.getOperand();
+    if (type != f32)
+      x = arith::ExtFOp::create(rewriter, loc, f32, x);
+    Value log = math::LogOp::create(rewriter, loc, x);
+    Value log10e = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getF32FloatAttr(0.43429448190325182f));
+    Value result = arith::MulFOp::create(rewriter, loc, log, log10e);
+    if (type != f32)
+      result = arith::TruncFOp::create(rewriter, loc, type, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// rsqrt(x) = 1 / sqrt(x), both correctly rounded.
 struct RsqrtToDivSqrt : OpRewritePattern<math::RsqrtOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -916,7 +941,7 @@ struct FP8ExpandMathForGPUPass
     math::populateExpansionPatterns(patterns);
     populateMathF32ExpansionPatterns(patterns, all);
     populateMathPolynomialApproximationPatterns(patterns, all);
-    patterns.add<RsqrtToDivSqrt>(context, /*benefit=*/2);
+    patterns.add<RsqrtToDivSqrt, Log10ThroughLog>(context, /*benefit=*/2);
     fp8::populateExactRoundingPatterns(patterns);
     patterns.add<ToLLVMIntrinsic<arith::MaxNumFOp, LLVM::MaxNumOp>,
                  ToLLVMIntrinsic<arith::MinNumFOp, LLVM::MinNumOp>>(context);

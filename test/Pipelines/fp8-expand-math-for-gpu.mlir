@@ -18,6 +18,9 @@
 // CHECK-DAG: llvm.inline_asm "abs.f32 $0, $1;", "=f,f"
 // CHECK-DAG: llvm.inline_asm "sqrt.rn.f64 $0, $1;", "=d,d"
 
+// log10 is log's approximation times log10(e) (upstream has none of its own).
+// CHECK-DAG: arith.constant 0.434294492 : f32
+
 // rsqrt is 1 / sqrt, both correctly rounded.
 // CHECK-DAG: %[[ROOT:.+]] = llvm.inline_asm "sqrt.rn.f32 $0, $1;", "=f,f" %arg1
 // CHECK-DAG: arith.divf %{{.+}}, %[[ROOT]] : f32
@@ -58,6 +61,9 @@ module attributes {gpu.container_module} {
       memref.store %g, %out[%c5] : memref<8xf32>
       %l = math.log %y : f32
       memref.store %l, %out[%c6] : memref<8xf32>
+      %c7 = arith.constant 7 : index
+      %l10 = math.log10 %y : f32
+      memref.store %l10, %out[%c7] : memref<8xf32>
       %s = math.sqrt %d : f64
       memref.store %s, %out64[] : memref<f64>
       %he = math.exp %h : bf16

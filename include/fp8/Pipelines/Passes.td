@@ -201,7 +201,8 @@ def FP8ExpandMathForGPU : Pass<"fp8-expand-math-for-gpu"> {
     the driver cannot resolve. Upstream's expansions (`math-expand-ops`:
     tanh, sinh, ... through exp), polynomial approximations (exp, log,
     tanh, erf, sin, cos, atan, ...; bf16 and f16 through f32) replace them
-    with arithmetic; what is left becomes one PTX instruction each, as
+    with arithmetic (log10 as log's approximation times log10(e), which
+    upstream lacks); what is left becomes one PTX instruction each, as
     inline assembly (sqrt.rn; rsqrt as 1 / sqrt.rn; abs; floor, ceil,
     trunc and round-to-even as cvt.rmi/rpi/rzi/rni; f32 `arith.maxnumf` /
     `minnumf` as LLVM's maxnum / minnum, i.e. max.f32 / min.f32). The
