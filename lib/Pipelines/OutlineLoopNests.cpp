@@ -14,9 +14,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::fp8 {
@@ -27,6 +29,27 @@ namespace mlir::fp8 {
 using namespace mlir;
 
 namespace {
+/// Whether `value` is computed from constants alone, by ops without
+/// effects or regions (lower-affine's bounds arithmetic, not yet folded):
+/// such values are recomputed in an outlined function, not passed, so that
+/// LLVM sees constant trip counts. The ops computing them go to `ops`,
+/// operands first.
+bool isConstantExpression(Value value, SetVector<Operation *> &ops,
+                          unsigned depth = 0) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer || producer->getNumRegions() != 0 || depth > 8 ||
+      !isMemoryEffectFree(producer))
+    return false;
+  if (ops.contains(producer))
+    return true;
+  if (!producer->hasTrait<OpTrait::ConstantLike>())
+    for (Value operand : producer->getOperands())
+      if (!isConstantExpression(operand, ops, depth + 1))
+        return false;
+  ops.insert(producer);
+  return true;
+}
+
 /// Replaces `loop` with a call of a new function `name`, placed after
 /// `after`, that holds it; returns the call.
 func::CallOp outline(Operation *loop, StringRef name, Operation *after,
@@ -36,12 +59,11 @@ func::CallOp outline(Operation *loop, StringRef name, Operation *after,
   llvm::SetVector<Value> used(llvm::from_range, loop->getOperands());
   getUsedValuesDefinedAbove(loop->getRegions(), used);
   SmallVector<Value> arguments;
-  SmallVector<Operation *> constants;
+  SetVector<Operation *> constants;
   for (Value value : used) {
-    Operation *producer = value.getDefiningOp();
-    if (producer && producer->hasTrait<OpTrait::ConstantLike>() &&
-        producer->getNumResults() == 1)
-      constants.push_back(producer);
+    SetVector<Operation *> expression;
+    if (isConstantExpression(value, expression))
+      constants.insert_range(expression);
     else
       arguments.push_back(value);
   }
@@ -75,26 +97,42 @@ func::CallOp outline(Operation *loop, StringRef name, Operation *after,
   return call;
 }
 
+/// Whether `loop` is one loop nest rather than a loop around several (a
+/// training step's or a layer's loop): no scf.parallel inside, and at most
+/// one loop directly in its body.
+bool isOneNest(scf::ForOp loop) {
+  if (loop->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    return false;
+  return llvm::count_if(loop.getBody()->getOperations(), [](Operation &op) {
+           return isa<scf::ForOp, scf::WhileOp>(op);
+         }) <= 1;
+}
+
+/// Whether `loop` may move into a function of its own: not when a memref
+/// it returns could be stack memory of its body (a memref.alloca), which
+/// the callee's return would free.
+bool isMovable(Operation *loop) {
+  bool returnsMemRef = llvm::any_of(loop->getResultTypes(), [](Type type) {
+    return isa<BaseMemRefType>(type);
+  });
+  return !returnsMemRef ||
+         !loop->walk([](memref::AllocaOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+}
+
 /// The loop nests of `func` to outline: outermost scf.parallel ops, and
-/// outermost scf.for ops with none inside (the loops inside one that has
+/// outermost scf.for nests (the loops inside a loop around several nests
 /// are looked at instead).
 SmallVector<Operation *> findLoopNests(func::FuncOp func) {
   SmallVector<Operation *> nests;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<scf::ParallelOp>(op)) {
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (!isa<scf::ParallelOp>(op) && !(loop && isOneNest(loop)))
+      return WalkResult::advance();
+    if (isMovable(op))
       nests.push_back(op);
-      return WalkResult::skip();
-    }
-    if (isa<scf::ForOp>(op)) {
-      WalkResult parallel = op->walk([](scf::ParallelOp) {
-        return WalkResult::interrupt();
-      });
-      if (parallel.wasInterrupted())
-        return WalkResult::advance();
-      nests.push_back(op);
-      return WalkResult::skip();
-    }
-    return WalkResult::advance();
+    return WalkResult::skip();
   });
   return nests;
 }
@@ -125,7 +163,7 @@ struct FP8OutlineLoopNestsPass
       if (inserted)
         continue;
       call.setCalleeAttr(it->second);
-      outlined.erase();
+      symbols.erase(outlined);
     }
   }
 };

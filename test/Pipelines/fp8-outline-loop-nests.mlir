@@ -112,3 +112,50 @@ func.func @sum(%a: memref<64xf32>) -> f32 {
 func.func @sum_nest_0() {
   return
 }
+
+// -----
+
+// A sequential loop around several nests (a layer or training-step loop,
+// scalar code) stays; the nests inside it are outlined. A bound computed
+// from constants is recomputed in the function, not passed. A loop that
+// may return stack memory of its body stays where it is.
+// CHECK-LABEL: func.func @steps
+// CHECK-SAME: (%[[A:.*]]: memref<64xf32>)
+// CHECK: scf.for
+// CHECK-NEXT: call @steps_nest_0(%[[A]]) : (memref<64xf32>) -> ()
+// CHECK-NEXT: call @steps_nest_1(%[[A]]) : (memref<64xf32>) -> ()
+// CHECK: scf.for {{.*}} -> (memref<4xf32>)
+// CHECK: memref.alloca
+// CHECK: return
+// CHECK: func.func private @steps_nest_0(%{{.*}}: memref<64xf32>)
+// CHECK-DAG: %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[N:.*]] = arith.muli %[[EIGHT]], %[[EIGHT]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]]
+// CHECK: func.func private @steps_nest_1(
+// CHECK: arith.mulf
+// CHECK-NOT: func.func private
+func.func @steps(%a: memref<64xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %n = arith.muli %c8, %c8 : index
+  scf.for %step = %c0 to %c4 step %c1 {
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %a[%i] : memref<64xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %a[%i] : memref<64xf32>
+    }
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %a[%i] : memref<64xf32>
+      %y = arith.mulf %x, %x : f32
+      memref.store %y, %a[%i] : memref<64xf32>
+    }
+  }
+  %init = memref.alloc() : memref<4xf32>
+  %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%buf = %init) -> (memref<4xf32>) {
+    %tmp = memref.alloca() : memref<4xf32>
+    scf.yield %tmp : memref<4xf32>
+  }
+  return %last : memref<4xf32>
+}

@@ -578,16 +578,20 @@ def FP8OutlineLoopNests : Pass<"fp8-outline-loop-nests", "ModuleOp"> {
     the same nest.
 
     In the module's own functions (nested modules have their own run of
-    the pipeline), each outermost `scf.parallel`, and each outermost
-    `scf.for` with no `scf.parallel` inside (a sequential loop around
-    parallel ones, a training loop, stays, and its parallel nests are
-    outlined), becomes a call of a new private function with internal
-    linkage, after its caller, that holds the loop: the values it uses from
-    above are the function's arguments, except constants, which are cloned
-    into it (loop bounds and steps stay constants for LLVM). The loop's
-    results are the function's. Functions that are the same but for their
-    names (the layers of a model run the same nests on other buffers) are
-    one. Nothing else changes.
+    the pipeline), each outermost loop nest becomes a call of a new private
+    function with internal linkage, after its caller, that holds it: an
+    `scf.parallel`, or an `scf.for` with no `scf.parallel` inside and at
+    most one loop directly in its body. A loop around several nests (a
+    layer's or a training step's, or one around parallel loops) stays,
+    and the nests inside it are outlined. The values a nest uses from above
+    are the function's arguments, except constants and what is computed
+    from constants alone by ops without effects (lower-affine's bounds),
+    which are recomputed in it: LLVM sees constant trip counts. The loop's
+    results are the function's. A loop that returns a memref and allocates
+    stack memory (`memref.alloca`) stays: the callee's return would free
+    it. Functions that are the same but for their names (the layers of a
+    model run the same nests on other buffers) are one. Nothing else
+    changes.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];
