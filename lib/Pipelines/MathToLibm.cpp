@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -47,11 +49,10 @@ bool callsLibm(Operation *op) {
 struct FP8MathToLibmPass : fp8::impl::FP8MathToLibmBase<FP8MathToLibmPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    // Everything is legal but the ops libm is called for (the patterns'
+    // scalar and f32 forms of them included, until they are calls).
     ConversionTarget target(*context);
-    target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
-                           math::MathDialect, vector::VectorDialect>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    target.addDynamicallyLegalDialect<math::MathDialect>(
+    target.markUnknownOpDynamicallyLegal(
         [](Operation *op) { return !callsLibm(op); });
     RewritePatternSet patterns(context);
     populateMathToLibmConversionPatterns(patterns);
