@@ -2,6 +2,7 @@
 
 #include "fp8/AOT/CInterface.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -158,6 +159,69 @@ aot::getExportedFunctions(ModuleOp module) {
   return functions;
 }
 
+static constexpr StringLiteral kInternalPrefix = "fp8.fn.";
+static constexpr StringLiteral kCInterfacePrefix = "_mlir_ciface_";
+
+/// Renames `op` to `name` in `symbols`, or fails with an error at the
+/// symbol that holds `name`.
+static LogicalResult renameSymbol(SymbolTable &symbols, Operation *op,
+                                  const Twine &name) {
+  auto newName = StringAttr::get(op->getContext(), name);
+  StringRef oldName = SymbolTable::getSymbolName(op).getValue();
+  if (Operation *taken = symbols.lookup(newName))
+    return taken->emitError()
+           << "@" << newName.getValue() << " is the name that @" << oldName
+           << " gets in the library: rename this symbol";
+  if (failed(symbols.rename(op, newName)))
+    return op->emitError() << "cannot rename @" << oldName;
+  return success();
+}
+
+LogicalResult aot::renameFunctionsForLowering(ModuleOp module) {
+  SymbolTable symbols(module);
+  SmallVector<func::FuncOp> functions;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      functions.push_back(func);
+  for (func::FuncOp func : functions)
+    if (failed(renameSymbol(symbols, func, kInternalPrefix + func.getSymName())))
+      return failure();
+  return success();
+}
+
+LogicalResult aot::renameInternalFunctions(ModuleOp module) {
+  SymbolTable symbols(module);
+  // The lowering declares the external functions it calls (malloc, free,
+  // the GPU runtime's); where a graph function holds the name, MLIR gives
+  // the declaration a unique one, "malloc_0", which no library defines.
+  for (auto decl : module.getOps<LLVM::LLVMFuncOp>()) {
+    auto [base, suffix] = decl.getName().rsplit('_');
+    if (!decl.isExternal() || suffix.empty() ||
+        !llvm::all_of(suffix, llvm::isDigit))
+      continue;
+    if (auto func = symbols.lookup<LLVM::LLVMFuncOp>(base);
+        func && !func.isExternal())
+      return func.emitError()
+             << "@" << base << " has the name of an external function that "
+             << "the compiled code calls: rename the function";
+  }
+  SmallVector<LLVM::LLVMFuncOp> functions;
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal() && !func.getName().starts_with(kInternalPrefix))
+      functions.push_back(func);
+  for (LLVM::LLVMFuncOp func : functions) {
+    StringRef name = func.getName();
+    if (!name.consume_front(kCInterfacePrefix)) {
+      if (failed(renameSymbol(symbols, func, kInternalPrefix + name)))
+        return failure();
+    } else if (name.consume_front(kInternalPrefix)) {
+      if (failed(renameSymbol(symbols, func, kCInterfacePrefix + name)))
+        return failure();
+    }
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // The C header
 //===----------------------------------------------------------------------===//
@@ -215,6 +279,72 @@ static std::string getCType(Type type) {
   return getCElement(type).cType.str();
 }
 
+/// `type` as the header's comments spell it: generated here from the shape
+/// and the element type (one of isCInterfaceType's), never MLIR's printed
+/// form, whose tensor encodings are arbitrary attributes (their text could
+/// close the comment).
+static std::string getCommentType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor) {
+    os << "tensor<";
+    for (int64_t size : tensor.getShape()) {
+      if (ShapedType::isDynamic(size))
+        os << "?";
+      else
+        os << size;
+      os << "x";
+    }
+    type = tensor.getElementType();
+  }
+  if (isCInterfaceType(type))
+    type.print(os);
+  else
+    os << "?";
+  if (tensor)
+    os << ">";
+  return text;
+}
+
+/// `text` safe inside a C block comment: characters outside printable ASCII
+/// become '?', and a space separates '*' and '/' wherever they would meet
+/// (so that neither "*/" nor "/*" appears).
+static std::string sanitizeComment(StringRef text) {
+  std::string safe;
+  for (char c : text) {
+    if (c < 0x20 || c > 0x7e)
+      c = '?';
+    if (!safe.empty() && ((safe.back() == '*' && c == '/') ||
+                          (safe.back() == '/' && c == '*')))
+      safe.push_back(' ');
+    safe.push_back(c);
+  }
+  return safe;
+}
+
+/// `text` as a C string literal, quotes included: printable ASCII as it is
+/// but for '"', '\\' and '?' (trigraphs), escaped; every other byte as a
+/// three-digit octal escape.
+static std::string quoteC(StringRef text) {
+  std::string quoted = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\' || c == '?') {
+      quoted.push_back('\\');
+      quoted.push_back(c);
+    } else if (c >= 0x20 && c <= 0x7e) {
+      quoted.push_back(c);
+    } else {
+      quoted.push_back('\\');
+      quoted.push_back('0' + (c >> 6));
+      quoted.push_back('0' + ((c >> 3) & 7));
+      quoted.push_back('0' + (c & 7));
+    }
+  }
+  quoted.push_back('"');
+  return quoted;
+}
+
 static void emitDescriptor(raw_ostream &os, RankedTensorType type) {
   std::string name = getDescriptorName(type);
   std::string macro = StringRef(name).upper();
@@ -235,7 +365,9 @@ std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
                              StringRef guard, StringRef library, bool gpu) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "/* " << library
+  assert(isCIdentifier(guard) && (prefix.empty() || isCIdentifier(prefix)) &&
+         "the guard and the prefix must be C identifiers");
+  os << "/* " << sanitizeComment(library)
      << ": generated by fp8-compile; do not edit.\n"
         " *\n"
         " * MLIR's C interface. A tensor crosses as a pointer to a memref\n"
@@ -280,8 +412,20 @@ std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
     collect(accessor.type);
 
   for (func::FuncOp func : functions) {
+    assert(isCIdentifier(func.getSymName()) &&
+           "getExportedFunctions checks the names");
     FunctionType signature = func.getFunctionType();
-    os << "/* @" << func.getSymName() << signature << " */\n";
+    os << "/* @" << func.getSymName() << "(";
+    llvm::interleaveComma(signature.getInputs(), os,
+                          [&](Type type) { os << getCommentType(type); });
+    os << ") -> ";
+    if (signature.getNumResults() != 1)
+      os << "(";
+    llvm::interleaveComma(signature.getResults(), os,
+                          [&](Type type) { os << getCommentType(type); });
+    if (signature.getNumResults() != 1)
+      os << ")";
+    os << " */\n";
     std::string resultParam;
     std::string returnType = "void";
     if (signature.getNumResults() == 1 &&
@@ -325,7 +469,7 @@ std::string aot::emitCHeader(ArrayRef<func::FuncOp> functions,
        << "FOR_EACH_STATE(X)";
     for (const StateAccessor &accessor : state)
       os << " \\\n  X(_mlir_ciface_" << accessor.getName << ", _mlir_ciface_"
-         << accessor.setName << ", \"" << accessor.global << "\", "
+         << accessor.setName << ", " << quoteC(accessor.global) << ", "
          << getDescriptorName(accessor.type) << ")";
     os << "\n\n";
   }

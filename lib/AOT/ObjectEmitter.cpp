@@ -76,6 +76,17 @@ aot::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
       translateModuleToLLVMIR(module, context);
   if (!llvmModule)
     return llvm::createStringError("translation to LLVM IR failed");
+  // A library exports its C interface and nothing else: any other symbol
+  // (a graph function named like a C library's, its state, the lowering's
+  // helpers) would interpose or clash in the programs that link it.
+  for (llvm::GlobalValue &value : llvmModule->global_values()) {
+    if (value.isDeclaration() || value.hasLocalLinkage() ||
+        value.getName().starts_with("llvm.") ||
+        value.getName().starts_with("_mlir_ciface_"))
+      continue;
+    value.setLinkage(llvm::GlobalValue::InternalLinkage);
+    value.setVisibility(llvm::GlobalValue::DefaultVisibility);
+  }
   llvmModule->setTargetTriple(machine.getTargetTriple());
   llvmModule->setDataLayout(machine.createDataLayout());
   auto optimize =

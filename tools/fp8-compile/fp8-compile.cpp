@@ -138,16 +138,32 @@ std::string getStem() {
   return stem.str();
 }
 
-bool writeFile(StringRef path, StringRef contents) {
+/// Closes `file`'s stream and reports a write error (a full disk), which
+/// the stream would otherwise turn into an abort; the file is then removed
+/// when `file` goes, as on every other failure.
+bool closeOutput(llvm::ToolOutputFile &file) {
+  file.os().close();
+  if (!file.os().has_error())
+    return true;
+  fail("cannot write '" + file.getFilename() +
+       "': " + file.os().error().message());
+  file.os().clear_error();
+  return false;
+}
+
+/// `contents` in a new `path`, kept only once the caller keep()s it.
+std::unique_ptr<llvm::ToolOutputFile> writeFile(StringRef path,
+                                                StringRef contents) {
   std::string error;
   auto file = openOutputFile(path, &error);
   if (!file) {
     fail(error);
-    return false;
+    return nullptr;
   }
   file->os() << contents;
-  file->keep();
-  return true;
+  if (!closeOutput(*file))
+    return nullptr;
+  return file;
 }
 
 /// Links `object` into the shared library `output` with the C compiler.
@@ -255,7 +271,10 @@ int compile(MLIRContext &context, ModuleOp module) {
     lowering.threads = !scalarLoops && threads;
     fp8::buildLowerToCPUPipeline(pm, lowering);
   }
-  if (failed(pm.run(module)) || failed(verify(module)))
+  if (target == "cpu" && failed(fp8::aot::renameFunctionsForLowering(module)))
+    return 1;
+  if (failed(pm.run(module)) || failed(verify(module)) ||
+      failed(fp8::aot::renameInternalFunctions(module)))
     return 1;
 
   auto machine = fp8::aot::createTargetMachine(mcpu, mattr, optLevel);
@@ -271,36 +290,51 @@ int compile(MLIRContext &context, ModuleOp module) {
     std::string text;
     llvm::raw_string_ostream os(text);
     (*llvmModule)->print(os, nullptr);
-    return writeFile(outputFile, text) ? 0 : 1;
+    std::unique_ptr<llvm::ToolOutputFile> output = writeFile(outputFile, text);
+    if (!output)
+      return 1;
+    output->keep();
+    return 0;
   }
 
+  // The header first: every output is removed again if a later one fails.
   std::string headerPath = headerFile;
   if (headerPath.empty()) {
     SmallString<128> path(outputFile);
     llvm::sys::path::replace_extension(path, "h");
     headerPath = path.str().str();
   }
+  std::unique_ptr<llvm::ToolOutputFile> headerOutput =
+      writeFile(headerPath, header);
+  if (!headerOutput)
+    return 1;
 
+  // A shared library's object is temporary: removed with `object`, never
+  // kept.
   SmallString<128> objectPath(outputFile);
-  std::optional<llvm::FileRemover> removeObject;
-  if (emit == Emit::Shared) {
+  if (emit == Emit::Shared)
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "fp8-compile", "o", objectPath))
       return fail("cannot create a temporary file: " + ec.message());
-    removeObject.emplace(objectPath);
+  std::error_code ec;
+  llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write '" + objectPath + "': " + ec.message());
+  if (llvm::Error error =
+          fp8::aot::emitObject(**llvmModule, **machine, object.os())) {
+    object.os().clear_error();
+    return fail(llvm::toString(std::move(error)));
   }
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail("cannot write '" + objectPath + "': " + ec.message());
-    if (llvm::Error error = fp8::aot::emitObject(**llvmModule, **machine, os))
-      return fail(llvm::toString(std::move(error)));
-  }
-  if (emit == Emit::Shared)
+  if (!closeOutput(object))
+    return 1;
+  if (emit == Emit::Shared) {
     if (int rc = linkSharedLibrary(objectPath))
       return rc;
-  return writeFile(headerPath, header) ? 0 : 1;
+  } else {
+    object.keep();
+  }
+  headerOutput->keep();
+  return 0;
 }
 } // namespace
 

@@ -65,10 +65,37 @@ LogicalResult addStateAccessors(ModuleOp module, StringRef prefix,
 /// function and names the argument or result.
 FailureOr<SmallVector<func::FuncOp>> getExportedFunctions(ModuleOp module);
 
+/// A library's functions have names that no C library uses,
+/// "fp8.fn.<name>"; only their C interface, `_mlir_ciface_<name>`, is
+/// exported. Otherwise a graph function @memcpy or @free would receive the
+/// calls that the compiled code makes to the C library's (a copy, a
+/// deallocation), and could not be hidden from the programs linking an
+/// object.
+///
+/// Before the lowering of a CPU program: every function with a body at the
+/// top of `module` becomes "fp8.fn.<name>", so that the lowering's own
+/// declarations of the C functions it calls (malloc, free) never meet a
+/// graph function of that name. (Not for GPU programs: their kernels are
+/// named after the function, and PTX names cannot hold '.'.) Fails, with an
+/// error at the symbol, when a new name is taken.
+LogicalResult renameFunctionsForLowering(ModuleOp module);
+
+/// After the lowering to the LLVM dialect: the C interface's wrappers of
+/// renamed functions, `_mlir_ciface_fp8.fn.<name>`, become
+/// `_mlir_ciface_<name>`, and every other function with a body but the C
+/// interface becomes "fp8.fn.<name>". Fails, with an error at the function,
+/// when a name is taken, or when the lowering had to rename its declaration
+/// of an external function (malloc_0) because a graph function holds the
+/// name.
+LogicalResult renameInternalFunctions(ModuleOp module);
+
 /// A C header (C99 and C++) declaring `_mlir_ciface_<name>` of every
 /// exported function, the memref descriptor and result structs they take,
-/// and a table of the state accessors. `guard` names the include guard;
-/// `library` is quoted in its comment. `gpu`: the program runs on a GPU
+/// and a table of the state accessors. `guard` names the include guard and
+/// `prefix` the state table (both C identifiers; `prefix` may be empty);
+/// `library` is quoted in its comment. No text of the module reaches the
+/// header unchecked: function names are C identifiers (getExportedFunctions),
+/// types are spelled by the writer, global names are escaped C strings. `gpu`: the program runs on a GPU
 /// (fp8-lower-to-gpu), its buffers are managed memory that the caller frees
 /// with fp8GpuFree, and the runtime's error query is declared too.
 std::string emitCHeader(ArrayRef<func::FuncOp> functions,

@@ -28,7 +28,9 @@ namespace mlir::fp8::aot {
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(StringRef cpu, StringRef features, unsigned optLevel);
 
-/// `module` (LLVM dialect only) as optimized LLVM IR for `machine`.
+/// `module` (LLVM dialect only) as optimized LLVM IR for `machine`. Only
+/// the C interface (`_mlir_ciface_*` functions) keeps external linkage; every
+/// other definition is internal to the library or object.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                   llvm::TargetMachine &machine, unsigned optLevel);
