@@ -492,9 +492,12 @@ void inlineLaunchers(ModuleOp module, SymbolTable &symbols, bool final) {
     if (func->hasAttr(fp8::kGpuLauncherAttr))
       launchers.push_back(func);
   SmallVector<func::CallOp> calls;
+  // A call outside any function (the module's body, which nothing runs)
+  // has no entry block to take the launcher's stack allocations.
   module.walk([&](func::CallOp call) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-    if (callee && callee->hasAttr(fp8::kGpuLauncherAttr))
+    if (callee && callee->hasAttr(fp8::kGpuLauncherAttr) &&
+        call->getParentOfType<func::FuncOp>())
       calls.push_back(call);
   });
   for (func::CallOp call : calls)

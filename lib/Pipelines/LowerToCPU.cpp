@@ -186,8 +186,11 @@ struct FP8LowerNestedModulesToCPUPass
 void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm,
                                         const LowerToCPUOptions &options) {
   // A TOSA graph that did not come through fp8-pipeline (its high-precision
-  // twin) is imported here; nothing happens to one without TOSA.
-  pm.addPass(createFP8ImportTosa());
+  // twin) is imported here; nothing happens to one without TOSA. A TOSA op
+  // the import leaves is an error here: nothing after it converts TOSA.
+  FP8ImportTosaOptions tosa;
+  tosa.complete = true;
+  pm.addPass(createFP8ImportTosa(tosa));
   fp8::FP8LowerNestedModulesToCPUOptions nested;
   nested.vectorize = options.vectorize;
   nested.threads = options.threads;
@@ -207,6 +210,8 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
   // Data-parallel programs: collectives on MPI buffers, bufferized below.
   pm.addPass(fp8::createFP8LowerShardToMPI());
   pm.addPass(fp8::createConvertFP8ToLinalg());
+  // linalg.softmax, which no loop lowering takes, as structured ops.
+  pm.addPass(fp8::createFP8DecomposeAggregatedOps());
   // Element-wise arith on tensors (from the input program) has no
   // bufferization of its own.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -216,6 +221,9 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
     pm.addPass(createLinalgElementwiseOpFusionPass());
     pm.addNestedPass<func::FuncOp>(fp8::createFP8SplitReductionsForGPU());
     pm.addPass(createCanonicalizerPass());
+    // The fusion reshapes fused operands with new expand_shapes, which can
+    // have several dynamic sizes in a group again (llvm#186830).
+    pm.addPass(fp8::createFP8ReshapeDynamicExpands());
   }
   if (packContractionsForCPU)
     pm.addNestedPass<func::FuncOp>(fp8::createFP8PackContractionsForCPU());

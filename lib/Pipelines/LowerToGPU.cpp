@@ -92,7 +92,8 @@ struct FP8TileParallelLoopsForGPUPass
   void runOnOperation() override {
     if (threads < 1 || threads > 1024) {
       getOperation().emitError()
-          << "fp8-tile-parallel-loops-for-gpu: threads=" << threads
+          << "fp8-tile-parallel-loops-for-gpu: threads="
+          << static_cast<int64_t>(threads)
           << " is not a CUDA block size (1 to 1024)";
       return signalPassFailure();
     }
@@ -990,8 +991,11 @@ std::string mlir::fp8::getDeviceStateSlot(StringRef global) {
 void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
                                         const LowerToGPUOptions &options) {
   // A TOSA graph that did not come through fp8-pipeline (its high-precision
-  // twin) is imported here; nothing happens to one without TOSA.
-  pm.addPass(createFP8ImportTosa());
+  // twin) is imported here; nothing happens to one without TOSA. A TOSA op
+  // the import leaves is an error here: nothing after it converts TOSA.
+  FP8ImportTosaOptions tosa;
+  tosa.complete = true;
+  pm.addPass(createFP8ImportTosa(tosa));
   pm.addPass(fp8::createFP8ReadOnlyArguments());
   // The fp8 ops as the project's kernels: the wgmma GEMMs where the chip
   // has wgmma, the casts and scaling kernels everywhere.
@@ -1029,10 +1033,10 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(fp8::createFP8AsyncGPUHost());
   fp8::addKernelLoweringPasses(pm.nest<gpu::GPUModuleOp>());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  binary.toolkitPath = options.toolkit;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  fp8::FP8GpuModuleToBinaryOptions binary;
+  binary.format = options.format;
+  binary.toolkit = options.toolkit;
+  pm.addPass(fp8::createFP8GpuModuleToBinary(binary));
   // Math left on the host (scalar code between kernels).
   addMathToCallsPasses(pm);
 

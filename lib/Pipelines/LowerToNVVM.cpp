@@ -58,10 +58,10 @@ void mlir::fp8::addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
 
   if (format == "llvm")
     return;
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = format.str();
-  binary.toolkitPath = toolkit.str();
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  FP8GpuModuleToBinaryOptions binary;
+  binary.format = format.str();
+  binary.toolkit = toolkit.str();
+  pm.addPass(createFP8GpuModuleToBinary(binary));
 }
 
 void mlir::fp8::registerLowerToNVVMPipeline() {

@@ -42,9 +42,9 @@ void addKernelToBinaryPasses(OpPassManager &pm, StringRef format,
                              StringRef toolkit);
 
 /// Registers an NVVM pipeline whose target and format options are checked
-/// (checkNVVMTarget, checkNVVMFormat) before it is built: a bad chip, PTX
-/// version or format is an option error, never an LLVM abort or a module
-/// printed after a failed serialization.
+/// (checkNVVMTarget, checkNVVMFormat, checkNVVMToolkit) before it is built:
+/// a bad chip, PTX version, format or toolkit is an option error, never an
+/// LLVM abort or a module printed after a failed serialization.
 template <typename Options>
 void registerCheckedNVVMPipeline(StringRef arg, StringRef description,
                                  void (*builder)(OpPassManager &,
@@ -60,6 +60,9 @@ void registerCheckedNVVMPipeline(StringRef arg, StringRef description,
                 options.chip, options.features, /*needsWgmma=*/false))
           return errorHandler(*error);
         if (std::optional<std::string> error = checkNVVMFormat(options.format))
+          return errorHandler(*error);
+        if (std::optional<std::string> error =
+                checkNVVMToolkit(options.format, options.toolkit))
           return errorHandler(*error);
         builder(pm, options);
         return success();

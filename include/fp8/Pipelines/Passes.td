@@ -12,17 +12,70 @@ def FP8ImportTosa : Pass<"fp8-import-tosa", "ModuleOp"> {
     upstream's TOSA to linalg / arith / tensor conversions (the sequence that
     converts real exports completely in MLIR 22, whose stock
     `tosa-to-linalg-pipeline` rejects `tosa.cast` i64 -> f32), then
-    canonicalize and CSE. On a module without TOSA it does nothing, so linalg
-    input pays nothing for it.
+    canonicalize and CSE. The conversions to linalg are partial
+    (`fp8-tosa-to-linalg-named`, `fp8-tosa-to-linalg`): a TOSA op none of
+    them converts (`tosa.custom`) is left as it was and the rest of the
+    graph is imported around it. On a module without TOSA it does nothing,
+    so linalg input pays nothing for it.
+
+    With `complete` (the lowerings, which nothing after converts TOSA), a
+    TOSA op the import leaves is a located error naming it, where
+    bufferization would only say "op was not bufferized".
   }];
+  let options = [
+    Option<"complete", "complete", "bool", /*default=*/"false",
+           "A TOSA op the import cannot convert is an error">,
+  ];
+}
+
+def FP8TosaToLinalgNamed
+    : InterfacePass<"fp8-tosa-to-linalg-named", "::mlir::FunctionOpInterface"> {
+  let summary = "Upstream's tosa-to-linalg-named, leaving what it cannot "
+                "convert";
+  let description = [{
+    Part of `fp8-import-tosa`. Upstream's named-op patterns (convolutions,
+    pooling, `tosa.matmul`, `tosa.transpose`) under a partial conversion:
+    each op they convert is converted; one they cannot (an unsupported type,
+    a shape no pattern takes) is left exactly as it was, where upstream's
+    `tosa-to-linalg-named` fails the whole module.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FP8TosaToLinalg
+    : InterfacePass<"fp8-tosa-to-linalg", "::mlir::FunctionOpInterface"> {
+  let summary = "Upstream's tosa-to-linalg, leaving what it cannot convert";
+  let description = [{
+    Part of `fp8-import-tosa`. Upstream's TOSA to linalg patterns
+    (element-wise ops, reductions, casts, gathers, ...) under a partial
+    conversion: every TOSA op they convert is converted, and one they
+    cannot is left exactly as it was (DESIGN.md decision 8). A graph with a
+    foreign op (`tosa.custom`, which nothing lowers, as a paged-attention
+    export fetches its KV pages) is imported around it, where upstream's
+    `tosa-to-linalg` fails the whole module on it ("failed to legalize
+    operation"). The ops upstream leaves to later passes (constants,
+    control flow, reshapes, slices, concatenations, pads, apply_scale) are
+    left to them here too.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::index::IndexDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FP8ReshapeDynamicExpands : Pass<"fp8-reshape-dynamic-expands"> {
   let summary = "Turn expand_shapes that split one dimension into several "
                 "dynamic ones into tensor.reshape";
   let description = [{
-    Part of `fp8-lower-to-cpu`, before bufferization. A `tensor.expand_shape`
-    with two or more dynamic sizes in one reassociation group (`[?, 32]` to
+    Part of `fp8-lower-to-cpu` and `fp8-lower-to-gpu`, before
+    bufferization (on the GPU path again after the element-wise fusion,
+    which makes new expand_shapes). A `tensor.expand_shape` with two or more dynamic sizes in one reassociation group (`[?, 32]` to
     `[?, ?, 32]`: a batch and a sequence, both dynamic) makes upstream
     `expand-strided-metadata` crash in MLIR 22 (llvm#186830: it builds a
     `memref.reinterpret_cast` from a null static size). The same reshape as
@@ -32,6 +85,27 @@ def FP8ReshapeDynamicExpands : Pass<"fp8-reshape-dynamic-expands"> {
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def FP8DecomposeAggregatedOps : Pass<"fp8-decompose-aggregated-ops"> {
+  let summary = "Decompose linalg.softmax and every other aggregated linalg "
+                "op into the structured ops it stands for";
+  let description = [{
+    Part of `fp8-lower-to-cpu` and `fp8-lower-to-gpu`, before
+    bufferization. `linalg.softmax` (a Stable Diffusion export uses the
+    named op for its attention) is not a structured op: neither
+    `convert-linalg-to-loops` nor the GPU path's parallel loops take it,
+    and it was left after the lowering. Every op with upstream's
+    `AggregatedOpInterface` is replaced by its `decomposeOperation`: a
+    softmax by a max reduction, the exponentials of the shifted input,
+    their sum and the division, each a `linalg.generic` that both
+    lowerings take. An op whose decomposition fails is left (the
+    lowering's check then names it).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FP8DefineExternGlobals : Pass<"fp8-define-extern-globals", "ModuleOp"> {
@@ -546,6 +620,26 @@ def FP8MathToLibm : Pass<"fp8-math-to-libm", "ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def FP8GpuModuleToBinary : Pass<"fp8-gpu-module-to-binary", "ModuleOp"> {
+  let summary = "Upstream's gpu-module-to-binary, failing on every error it "
+                "reports";
+  let description = [{
+    The serialization step of `fp8-lower-to-nvvm`, `fp8-lower-gemm-to-nvvm`
+    and `fp8-lower-to-gpu`. Upstream's NVVM serializer reports some errors
+    and carries on (in MLIR 22 a `toolkit` that is not a directory: "CUDA
+    path: ... does not exist", then a cubin made by whichever `ptxas` is on
+    the PATH, and exit status 0). This pass runs `gpu-module-to-binary` and
+    fails when it failed or reported an error; the diagnostics are
+    printed as upstream wrote them.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"isa\"",
+           "isa | bin | fatbin (upstream's compilation target)">,
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "CUDA toolkit path">,
+  ];
 }
 
 def FP8CheckLLVMLowering : Pass<"fp8-check-llvm-lowering", "ModuleOp"> {

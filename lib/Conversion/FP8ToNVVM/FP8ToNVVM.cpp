@@ -310,8 +310,9 @@ LogicalResult HostLowering::checkSupported() {
     if (isa<ScaledMatmulOp>(op))
       return op.emitOpError()
              << "is not lowered by fp8-lower-to-nvvm: the Hopper wgmma GEMM is "
-                "fp8-lower-gemm-to-nvvm's, and one program for a whole graph "
-                "is issue 11; use fp8-lower-to-cpu for reference runs";
+                "fp8-lower-gemm-to-nvvm's, and a whole graph (GEMMs and every "
+                "other op) is fp8-lower-to-gpu's; use fp8-lower-to-cpu for "
+                "reference runs";
     if (isa_and_present<FP8Dialect>(op.getDialect()) || isa<func::ReturnOp>(op))
       continue;
     if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -319,7 +320,9 @@ LogicalResult HostLowering::checkSupported() {
         continue;
     return op.emitOpError()
            << "cannot run in a function lowered by fp8-lower-to-nvvm: only "
-              "fp8 ops and f32 constants become GPU kernels";
+              "fp8 ops and f32 constants become GPU kernels; "
+              "--fp8-lower-to-gpu lowers a whole program (every op) to the "
+              "GPU";
   }
   return success();
 }

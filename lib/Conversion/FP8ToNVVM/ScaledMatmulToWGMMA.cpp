@@ -1766,11 +1766,14 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
     }
     SmallVector<ScaledMatmulOp> gemms;
     module.walk([&](ScaledMatmulOp op) { gemms.push_back(op); });
-    // In a whole program, the high-precision contractions too.
+    // In a whole program, the high-precision contractions too; not one
+    // outside any function, which nothing runs (fp8-classify's
+    // outside_function): a launch there would be the only op left of it.
     SmallVector<linalg::LinalgOp> contractions;
     if (wholeGraph)
       module.walk([&](linalg::LinalgOp op) {
         if (!op->getParentOfType<gpu::GPUModuleOp>() &&
+            op->getParentOfType<FunctionOpInterface>() &&
             linalg::isaContractionOpInterface(op))
           contractions.push_back(op);
       });

@@ -5,7 +5,10 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 
@@ -66,6 +69,32 @@ std::optional<std::string> mlir::fp8::checkNVVMFormat(llvm::StringRef format) {
     return std::nullopt;
   return ("unknown format '" + format + "' (expected isa, bin, fatbin or llvm)")
       .str();
+}
+
+std::optional<std::string>
+mlir::fp8::checkNVVMToolkit(llvm::StringRef format, llvm::StringRef toolkit) {
+  if (toolkit.empty() || format == "llvm")
+    return std::nullopt;
+  if (!llvm::sys::fs::is_directory(toolkit))
+    return ("toolkit=" + toolkit +
+            " is not a directory (the CUDA toolkit's root, holding "
+            "bin/ptxas)")
+        .str();
+  // Upstream would take the tool from the PATH instead, silently.
+  llvm::SmallVector<llvm::StringRef, 2> tools;
+  if (format == "bin" || format == "fatbin")
+    tools.push_back("ptxas");
+  if (format == "fatbin")
+    tools.push_back("fatbinary");
+  for (llvm::StringRef tool : tools) {
+    llvm::SmallString<128> path(toolkit);
+    llvm::sys::path::append(path, "bin", tool);
+    if (!llvm::sys::fs::can_execute(path))
+      return ("toolkit=" + toolkit + " has no " + tool + " (" + path +
+              ") for format=" + format)
+          .str();
+  }
+  return std::nullopt;
 }
 
 FailureOr<gpu::GPUModuleOp>

@@ -53,6 +53,14 @@ FailureOr<gpu::GPUModuleOp> getOrCreateKernelModule(ModuleOp module,
 /// fatbin, llvm), or nullopt.
 std::optional<std::string> checkNVVMFormat(llvm::StringRef format);
 
+/// Why `toolkit` (a CUDA toolkit's root; empty: upstream looks for one)
+/// cannot serialize to `format`, or nullopt: it must be a directory, and
+/// for bin and fatbin hold bin/ptxas (and bin/fatbinary). Upstream's
+/// serializer reports a missing directory without failing and takes the
+/// tools from the PATH.
+std::optional<std::string> checkNVVMToolkit(llvm::StringRef format,
+                                            llvm::StringRef toolkit);
+
 } // namespace mlir::fp8
 
 #endif // FP8_CONVERSION_FP8TONVVM_FP8TONVVM_H
