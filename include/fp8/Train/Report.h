@@ -1,0 +1,42 @@
+//===- Report.h - The runs' losses as a table, JSON, CSV and a plot -*- C++
+//-*-===//
+
+#ifndef FP8_TRAIN_REPORT_H
+#define FP8_TRAIN_REPORT_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::fp8::train {
+
+struct Run;
+
+/// "+0.30%": a relative gap as a signed percentage.
+std::string formatPercent(double fraction);
+
+/// A number in CSV and plot data ("%.7g"); "" when not finite.
+std::string formatNumber(double value);
+
+/// The relative gap of `run`'s final validation loss to the BF16 run's.
+std::optional<double> gapToBF16(const Run &run, ArrayRef<Run> runs);
+
+/// The summary table of `runs` and their events, then (with `json`) one
+/// JSON object of the runs (`ranks` data-parallel ranks trained them).
+void printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
+                  int64_t ranks);
+
+/// Writes every run and step to the CSV file `path`, and the per-tensor
+/// statistics to `path`.tensors.csv.
+LogicalResult writeCsv(StringRef path, ArrayRef<Run> runs, std::string &error);
+
+/// Draws the train and validation curves of every run into the PNG file
+/// `path` with gnuplot, `title` in the plot's title.
+LogicalResult writePlot(StringRef path, StringRef title, ArrayRef<Run> runs,
+                        std::string &error);
+
+} // namespace mlir::fp8::train
+
+#endif // FP8_TRAIN_REPORT_H

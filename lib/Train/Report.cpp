@@ -1,0 +1,117 @@
+//===- Report.cpp - The runs' losses as a table, JSON and CSV -------------===//
+
+#include "fp8/Train/Report.h"
+
+#include "fp8/Runner/JSON.h"
+#include "fp8/Train/Run.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::runner;
+using namespace mlir::fp8::train;
+
+std::string train::formatPercent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.2f%%", 100 * fraction);
+  return text;
+}
+
+std::string train::formatNumber(double value) {
+  if (!std::isfinite(value))
+    return "";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.7g", value);
+  return text;
+}
+
+std::optional<double> train::gapToBF16(const Run &run, ArrayRef<Run> runs) {
+  auto *bf16 = llvm::find_if(
+      runs, [](const Run &r) { return r.recipe.kind == Recipe::BF16; });
+  if (bf16 == runs.end() || !std::isfinite(bf16->finalValLoss) ||
+      !std::isfinite(run.finalValLoss))
+    return std::nullopt;
+  return (run.finalValLoss - bf16->finalValLoss) / bf16->finalValLoss;
+}
+
+void train::printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
+                         int64_t ranks) {
+  os << llvm::formatv("{0,-14} {1,6} {2,11} {3,11} {4,12} {5,9}\n", "recipe",
+                      "steps", "final loss", "final val", "val vs bf16",
+                      "s/step");
+  llvm::json::Array jsonRuns;
+  for (const Run &run : runs) {
+    double seconds = 0;
+    for (const Run::Row &row : run.rows)
+      seconds += row.seconds;
+    seconds /= std::max<size_t>(1, run.rows.size());
+    std::optional<double> gap = gapToBF16(run, runs);
+    os << llvm::formatv("{0,-14} {1,6} {2,11:f4} {3,11:f4} {4,12} {5,9:f3}\n",
+                        run.recipe.label, run.lastStep, run.finalLoss,
+                        run.finalValLoss,
+                        gap ? formatPercent(*gap) : std::string("-"), seconds);
+    llvm::json::Object entry{{"recipe", run.recipe.label},
+                             {"final_loss", jsonNumber(run.finalLoss)},
+                             {"final_val_loss", jsonNumber(run.finalValLoss)},
+                             {"steps", run.lastStep},
+                             {"seconds_per_step", seconds},
+                             {"stopped", run.stopped}};
+    if (!run.recipe.pipeline.empty()) {
+      entry["fp8_pipeline"] = run.recipe.pipeline;
+      entry["amax_collectives_per_step"] = int64_t(run.amaxCollectives);
+    }
+    if (gap)
+      entry["val_gap_to_bf16"] = jsonNumber(*gap);
+    llvm::json::Array events;
+    for (const std::string &event : run.events)
+      events.push_back(event);
+    entry["events"] = std::move(events);
+    jsonRuns.push_back(std::move(entry));
+  }
+  for (const Run &run : runs)
+    for (const std::string &event : run.events)
+      os << "event: " << event << "\n";
+  if (json) {
+    // With several ranks, their parameters and FP8 state were checked equal
+    // bit for bit after every run.
+    llvm::json::Object result{{"ranks", ranks}, {"runs", std::move(jsonRuns)}};
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(result))) << "\n";
+  }
+}
+
+LogicalResult train::writeCsv(StringRef path, ArrayRef<Run> runs,
+                              std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = ("cannot write '" + path + "': " + ec.message()).str();
+    return failure();
+  }
+  os << "recipe,step,train_loss,val_loss,grad_norm,seconds\n";
+  for (const Run &run : runs)
+    for (const Run::Row &row : run.rows)
+      os << run.recipe.label << "," << row.step << "," << formatNumber(row.loss)
+         << "," << formatNumber(row.valLoss) << ","
+         << formatNumber(row.gradNorm) << "," << formatNumber(row.seconds)
+         << "\n";
+  std::string tensorsPath = (path + ".tensors.csv").str();
+  llvm::raw_fd_ostream tensors(tensorsPath, ec);
+  if (ec) {
+    error = "cannot write '" + tensorsPath + "': " + ec.message();
+    return failure();
+  }
+  tensors << "recipe,step,tensor,amax,scale,saturated,flushed\n";
+  for (const Run &run : runs)
+    for (const Run::TensorRow &row : run.tensorRows)
+      tensors << run.recipe.label << "," << row.step << "," << row.tensor << ","
+              << formatNumber(row.amax) << "," << formatNumber(row.scale) << ","
+              << formatNumber(row.saturated) << "," << formatNumber(row.flushed)
+              << "\n";
+  return success();
+}
