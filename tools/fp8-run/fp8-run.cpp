@@ -20,6 +20,7 @@
 #include "fp8/Runner/JSON.h"
 #include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
+#include "fp8/Runner/TiedDimensions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -551,16 +552,32 @@ lookupDefault(const llvm::StringMap<InputDefault> &defaults, StringRef key) {
   return it == defaults.end() ? nullptr : &it->second;
 }
 
-static FailureOr<SmallVector<HostTensor>>
-makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
-           const llvm::StringMap<InputDefault> &defaults) {
-  Distribution dist = *parseDistribution(distribution);
-  std::mt19937_64 rng(seed + (sameInputs ? 0 : step));
-  struct Override {
-    std::string source;
-    double scale;
-  };
-  DenseMap<unsigned, Override> overrides;
+namespace {
+/// What --arg says of one argument: a distribution and scale, or a file.
+struct ArgOverride {
+  std::string source;
+  double scale;
+};
+
+/// The arguments' inputs as far as they are fixed before the first step:
+/// the --arg overrides, the .npy files (read once), and every argument's
+/// shape, with the dynamic sizes that the graph ties to a file's (or to a
+/// static size) taken from it; the results' shapes that follow.
+struct InputPlan {
+  DenseMap<unsigned, ArgOverride> overrides;
+  DenseMap<unsigned, HostTensor> files;
+  uint64_t fileBytes = 0;
+  SmallVector<SmallVector<int64_t>> argumentShapes, resultShapes;
+};
+} // namespace
+
+/// Reads --arg, loads its .npy files and chooses the arguments' shapes for
+/// `reference` (the graph as written, through the TOSA front end: its
+/// linalg ops say which dimensions are tied).
+static FailureOr<InputPlan> planInputs(func::FuncOp reference,
+                                       uint64_t budgetBytes) {
+  FunctionType signature = reference.getFunctionType();
+  InputPlan plan;
   for (StringRef spec : argOverrides) {
     auto [index, what] = spec.split(':');
     auto [source, scaleText] = what.split(':');
@@ -576,8 +593,60 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
            std::to_string(signature.getNumInputs()) + ")");
       return failure();
     }
-    overrides[i] = {source.str(), argScale};
+    if (!source.ends_with(".npy") && !parseDistribution(source)) {
+      fail("unknown distribution '" + source + "' in --arg");
+      return failure();
+    }
+    plan.overrides[i] = {source.str(), argScale};
   }
+
+  SmallVector<std::optional<GivenShape>> given(signature.getNumInputs());
+  for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
+    auto it = plan.overrides.find(index);
+    if (it == plan.overrides.end() || !StringRef(it->second.source).ends_with(".npy"))
+      continue;
+    StringRef path = it->second.source;
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    std::string error;
+    FailureOr<HostTensor> tensor =
+        readNpy(path, getElementTypeOrSelf(type), error,
+                budgetBytes - std::min(budgetBytes, plan.fileBytes));
+    if (failed(tensor)) {
+      fail(error);
+      return failure();
+    }
+    if (!tensorType || failed(verifyCompatibleShape(tensor->getShape(),
+                                                    tensorType.getShape()))) {
+      fail("'" + path + "' does not have the shape of argument #" +
+           std::to_string(index));
+      return failure();
+    }
+    plan.fileBytes += tensor->getNumElements() * tensor->getElementBytes();
+    given[index] = GivenShape{SmallVector<int64_t>(tensor->getShape()),
+                              ("'" + path + "'").str()};
+    plan.files[index] = std::move(*tensor);
+  }
+  // Sizes that disagree where the graph ties them make its ops undefined
+  // (a matmul reading past an operand): refused, as a drawn argument that
+  // did not match a file's would be.
+  TiedDimensions tied(reference);
+  std::string error;
+  FailureOr<SmallVector<SmallVector<int64_t>>> shapes =
+      tied.getArgumentShapes(given, dynamicSize, error);
+  if (failed(shapes)) {
+    fail(error);
+    return failure();
+  }
+  plan.argumentShapes = std::move(*shapes);
+  plan.resultShapes = tied.getResultShapes(plan.argumentShapes, dynamicSize);
+  return plan;
+}
+
+static FailureOr<SmallVector<HostTensor>>
+makeInputs(FunctionType signature, unsigned step, const InputPlan &plan,
+           const llvm::StringMap<InputDefault> &defaults) {
+  Distribution dist = *parseDistribution(distribution);
+  std::mt19937_64 rng(seed + (sameInputs ? 0 : step));
 
   // The spike scales every float input of its step, .npy files included.
   auto addSpike = [&](HostTensor &tensor) {
@@ -590,50 +659,25 @@ makeInputs(FunctionType signature, unsigned step, uint64_t budgetBytes,
 
   SmallVector<HostTensor> inputs;
   for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
-    auto tensorType = dyn_cast<RankedTensorType>(type);
-    Type elementType = tensorType ? tensorType.getElementType() : type;
-    // checkMemoryBudget made sure that these sizes fit.
-    SmallVector<int64_t> shape;
-    if (tensorType)
-      for (int64_t size : tensorType.getShape())
-        shape.push_back(ShapedType::isDynamic(size) ? dynamicSize : size);
+    if (auto file = plan.files.find(index); file != plan.files.end()) {
+      HostTensor tensor = file->second;
+      addSpike(tensor);
+      inputs.push_back(std::move(tensor));
+      continue;
+    }
     const InputDefault *byDefault =
         lookupDefault(defaults, "arg" + std::to_string(index));
     Distribution argDist = dist;
     // --arg: its distribution and scale, the default's integer range.
     InputDefault given;
-    if (auto it = overrides.find(index); it != overrides.end()) {
-      StringRef what = it->second.source;
-      if (what.ends_with(".npy")) {
-        std::string error;
-        FailureOr<HostTensor> tensor =
-            readNpy(what, elementType, error, budgetBytes);
-        if (failed(tensor)) {
-          fail(error);
-          return failure();
-        }
-        if (!tensorType ||
-            failed(verifyCompatibleShape(tensor->getShape(),
-                                         tensorType.getShape()))) {
-          fail("'" + what + "' does not have the shape of argument #" +
-               std::to_string(index));
-          return failure();
-        }
-        addSpike(*tensor);
-        inputs.push_back(std::move(*tensor));
-        continue;
-      }
-      std::optional<Distribution> parsed = parseDistribution(what);
-      if (!parsed) {
-        fail("unknown distribution '" + what + "' in --arg");
-        return failure();
-      }
-      argDist = *parsed;
+    if (auto it = plan.overrides.find(index); it != plan.overrides.end()) {
+      argDist = *parseDistribution(it->second.source);
       given.scale = it->second.scale;
       given.integerRange = byDefault ? byDefault->integerRange : std::nullopt;
       byDefault = &given;
     }
-    HostTensor tensor(elementType, shape);
+    // checkMemoryBudget made sure that these sizes fit.
+    HostTensor tensor(getElementTypeOrSelf(type), plan.argumentShapes[index]);
     drawDefault(tensor, byDefault, argDist, rng);
     addSpike(tensor);
     inputs.push_back(std::move(tensor));
@@ -658,15 +702,27 @@ static std::optional<uint64_t> parseBytes(StringRef text) {
   return value << shift;
 }
 
+/// The bytes of a value of `type` with `shape` (its dynamic sizes'), or
+/// nullopt on overflow.
+static std::optional<uint64_t> getBytes(Type type, ArrayRef<int64_t> shape) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || static_cast<int64_t>(shape.size()) != tensor.getRank())
+    return getStorageBytes(type, dynamicSize);
+  return getStorageBytes(
+      RankedTensorType::get(shape, tensor.getElementType()), 0);
+}
+
 /// What running `func` of `module` holds in memory at once, estimated from
-/// types: its arguments and results (twice: the reference and the FP8
-/// version keep their own) and every global of the module.
+/// types and the planned shapes: its arguments and results (twice: the
+/// reference and the FP8 version keep their own), the .npy files kept for
+/// every step, every global of the module, and a copy of the longest amax
+/// history (read for the report after each step).
 static LogicalResult checkMemoryBudget(ModuleOp module, func::FuncOp func,
-                                       uint64_t budget, StringRef what) {
-  uint64_t total = 0;
+                                       const InputPlan &plan, uint64_t budget,
+                                       StringRef what) {
+  uint64_t total = plan.fileBytes;
   bool overflow = false;
-  auto add = [&](Type type, uint64_t copies) {
-    std::optional<uint64_t> bytes = getStorageBytes(type, dynamicSize);
+  auto add = [&](std::optional<uint64_t> bytes, uint64_t copies) {
     if (!bytes) {
       overflow = true;
       return;
@@ -675,23 +731,39 @@ static LogicalResult checkMemoryBudget(ModuleOp module, func::FuncOp func,
     total = llvm::SaturatingMultiplyAdd(*bytes, copies, total, &overflowed);
     overflow |= overflowed;
   };
-  for (Type type : func.getArgumentTypes())
-    add(type, 1);
-  for (Type type : func.getResultTypes())
-    add(type, 2);
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    add(getBytes(type, i < plan.argumentShapes.size()
+                           ? ArrayRef(plan.argumentShapes[i])
+                           : ArrayRef<int64_t>()),
+        1);
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    add(getBytes(type, i < plan.resultShapes.size()
+                           ? ArrayRef(plan.resultShapes[i])
+                           : ArrayRef<int64_t>()),
+        2);
+  uint64_t longestHistory = 0;
   module.walk([&](Operation *op) {
-    if (auto global = dyn_cast<ml_program::GlobalOp>(op))
-      add(global.getType(), 1);
-    else if (auto global = dyn_cast<memref::GlobalOp>(op))
-      add(global.getType(), 1);
+    if (auto global = dyn_cast<ml_program::GlobalOp>(op)) {
+      std::optional<uint64_t> bytes =
+          getStorageBytes(global.getType(), dynamicSize);
+      add(bytes, 1);
+      if (bytes && global.getSymName().ends_with(".amax_history"))
+        longestHistory = std::max(longestHistory, *bytes);
+    } else if (auto global = dyn_cast<memref::GlobalOp>(op)) {
+      add(getStorageBytes(global.getType(), dynamicSize), 1);
+    }
   });
+  add(longestHistory, 1);
   if (!overflow && total <= budget)
     return success();
   std::string need = overflow ? "more than 2^64 bytes" : formatBytes(total);
+  std::string sizes = "dynamic sizes " + std::to_string(dynamicSize);
+  if (!plan.files.empty())
+    sizes += " where not tied to a .npy input's";
   fail("running @" + func.getName() + " " + what + " needs " + need +
-       " for its arguments, results and globals (dynamic sizes " +
-       std::to_string(dynamicSize) + "), more than the memory budget of " +
-       formatBytes(budget) + " (--memory-budget)");
+       " for its arguments, results and globals (" + sizes +
+       "), more than the memory budget of " + formatBytes(budget) +
+       " (--memory-budget)");
   return failure();
 }
 
@@ -708,7 +780,7 @@ static HostTensor convertTo(const HostTensor &tensor, Type elementType) {
 /// What each argument was drawn from, for the report (the JSON "inputs"
 /// and the table's header), unless --arg named it; then each extern global.
 static llvm::json::Array
-describeInputs(func::FuncOp func,
+describeInputs(func::FuncOp func, const InputPlan &plan,
                const llvm::StringMap<InputDefault> &defaults,
                ArrayRef<std::pair<std::string, RankedTensorType>> globals) {
   DenseSet<unsigned> overridden;
@@ -726,7 +798,11 @@ describeInputs(func::FuncOp func,
             : describeDefault(
                   lookupDefault(defaults, "arg" + std::to_string(index)),
                   arg.getType());
+    llvm::json::Array shape;
+    for (int64_t size : plan.argumentShapes[index])
+      shape.push_back(size);
     inputs.push_back(llvm::json::Object{{"argument", int64_t(index)},
+                                        {"shape", std::move(shape)},
                                         {"drawn_from", text}});
   }
   for (const auto &[global, type] : globals)
@@ -788,6 +864,35 @@ static void putSqnr(llvm::json::Object &record, StringRef name, double db) {
     record[name] = "not_comparable";
   else if (std::isinf(db))
     record[name] = db > 0 ? "exact" : "broken_output";
+}
+
+/// Histories longer than this are summarized in the report: a record of
+/// every entry would take about 50 bytes per entry, per tensor and step
+/// (gigabytes for history=1e8, after the memory budget said yes).
+static constexpr int64_t kReportedHistory = 1024;
+
+/// The amax history after a step into `record`: its length, and all of it
+/// (`amax_history`) up to kReportedHistory entries; beyond, the most recent
+/// kReportedHistory (`amax_history_recent`, oldest first, as in the history)
+/// and the largest entry (`amax_history_max`, NaN entries skipped).
+static void summarizeHistory(const HostTensor &history,
+                             llvm::json::Object &record) {
+  int64_t length = history.getNumElements();
+  record["amax_history_length"] = length;
+  llvm::json::Array rows;
+  for (int64_t i = std::max<int64_t>(0, length - kReportedHistory);
+       i < length; ++i)
+    rows.push_back(jsonNumber(history.get(i)));
+  if (length <= kReportedHistory) {
+    record["amax_history"] = std::move(rows);
+    return;
+  }
+  record["amax_history_recent"] = std::move(rows);
+  double largest = -INFINITY;
+  for (int64_t i = 0; i < length; ++i)
+    if (double amax = history.get(i); !std::isnan(amax))
+      largest = std::max(largest, amax);
+  record["amax_history_max"] = jsonNumber(largest);
 }
 
 /// A SQNR of the report for the table: dB, or what a null stands for.
@@ -913,14 +1018,11 @@ int main(int argc, char **argv) {
                                   : "they run as extern globals\n");
   SmallVector<std::pair<std::string, RankedTensorType>> externGlobals =
       materializeExternGlobals(*module);
-  if (failed(checkMemoryBudget(*module, func, budget, "as written")))
-    return 1;
 
   // The reference: TOSA front end only. The FP8 version: the whole pipeline.
   // Compile times include these passes, the lowering and the JIT.
   std::string error;
   Progress progress;
-  progress("compiling the graph as written");
   auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> reference = module->clone();
   {
@@ -929,6 +1031,14 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*reference)))
       return fail("the TOSA front end failed on '" + inputFile + "'");
   }
+  double frontEndSeconds = seconds(compileStart);
+  FailureOr<InputPlan> plan =
+      planInputs(reference->lookupSymbol<func::FuncOp>(*name), budget);
+  if (failed(plan) ||
+      failed(checkMemoryBudget(*module, func, *plan, budget, "as written")))
+    return 1;
+  progress("compiling the graph as written");
+  compileStart = std::chrono::steady_clock::now();
   llvm::StringMap<InputDefault> inputDefaults = chooseInputDefaults(
       *reference, reference->lookupSymbol<func::FuncOp>(*name));
   CompileOptions compileOptions;
@@ -939,7 +1049,7 @@ int main(int argc, char **argv) {
       CompiledFunction::compile(*reference, *name, error, compileOptions);
   if (!referenceFn)
     return fail(error);
-  double referenceCompileSeconds = seconds(compileStart);
+  double referenceCompileSeconds = frontEndSeconds + seconds(compileStart);
 
   // The golden reference: the same graph in f32 (or f64), when that is not
   // the graph as written already. Both versions are measured against it.
@@ -958,7 +1068,7 @@ int main(int argc, char **argv) {
       progress("compiling the golden graph (" + golden + ")");
       if (failed(checkMemoryBudget(*wide,
                                    wide->lookupSymbol<func::FuncOp>(*name),
-                                   budget, "in " + golden)))
+                                   *plan, budget, "in " + golden)))
         return 1;
       goldenFn =
           CompiledFunction::compile(*wide, *name, error, compileOptions);
@@ -992,7 +1102,7 @@ int main(int argc, char **argv) {
   }
   if (failed(checkMemoryBudget(*quantized,
                                 quantized->lookupSymbol<func::FuncOp>(*name),
-                                budget, "through fp8-pipeline")))
+                                *plan, budget, "through fp8-pipeline")))
     return 1;
   FailureOr<ArgumentState> argumentState = ArgumentState::get(
       quantized->lookupSymbol<func::FuncOp>(*name), func.getNumArguments());
@@ -1042,7 +1152,7 @@ int main(int argc, char **argv) {
   std::optional<StdoutToStderr> redirect(std::in_place);
   for (unsigned step = 0; step < steps; ++step) {
     FailureOr<SmallVector<HostTensor>> inputs =
-        makeInputs(referenceFn->getSignature(), step, budget, inputDefaults);
+        makeInputs(referenceFn->getSignature(), step, *plan, inputDefaults);
     if (failed(inputs))
       return 1;
     std::string stepText =
@@ -1123,10 +1233,7 @@ int main(int argc, char **argv) {
           record["next_scale"] = jsonNumber(value->get(0));
           continue;
         }
-        llvm::json::Array rows;
-        for (int64_t i = 0, e = value->getNumElements(); i < e; ++i)
-          rows.push_back(jsonNumber(value->get(i)));
-        record["amax_history"] = std::move(rows);
+        summarizeHistory(*value, record);
       }
       tensors.push_back(std::move(record));
     }
@@ -1155,7 +1262,7 @@ int main(int argc, char **argv) {
       {"fp8_pipeline", pipelineOptions},
       {"device", device},
       {"golden", goldenDescription},
-      {"inputs", describeInputs(func, inputDefaults, externGlobals)},
+      {"inputs", describeInputs(func, *plan, inputDefaults, externGlobals)},
       {"reference_compile_seconds", referenceCompileSeconds},
       {"fp8_compile_seconds", fp8CompileSeconds},
       {"reference_run_seconds", referenceSeconds / steps},
