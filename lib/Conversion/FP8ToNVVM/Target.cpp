@@ -73,7 +73,7 @@ std::optional<std::string> mlir::fp8::checkNVVMFormat(llvm::StringRef format) {
 
 std::optional<std::string>
 mlir::fp8::checkNVVMToolkit(llvm::StringRef format, llvm::StringRef toolkit) {
-  if (toolkit.empty() || format == "llvm")
+  if (toolkit.empty())
     return std::nullopt;
   if (!llvm::sys::fs::is_directory(toolkit))
     return ("toolkit=" + toolkit +

@@ -3,7 +3,7 @@
 // The GEMM has its own pipeline (fp8-lower-gemm-to-nvvm): a located error,
 // not a crash or a silent CPU path.
 func.func @gemm(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %s: f32) -> tensor<64x64xf32> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op is not lowered by fp8-lower-to-nvvm: the Hopper wgmma GEMM is fp8-lower-gemm-to-nvvm's}}
+  // expected-error @+1 {{'fp8.scaled_matmul' op is not lowered by fp8-lower-to-nvvm: the Hopper wgmma GEMM is fp8-lower-gemm-to-nvvm's, and a whole graph (GEMMs and every other op) is fp8-lower-to-gpu's}}
   %0 = fp8.scaled_matmul %a, %b scales %s, %s
       : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
@@ -11,9 +11,10 @@ func.func @gemm(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %s: f32)
 
 // -----
 
-// Other computation in a function with fp8 ops cannot run on the host side.
+// Other computation in a function with fp8 ops cannot run on the host side;
+// the message names the whole-program pipeline (issue 36, item 6).
 func.func @mixed(%x: tensor<16xf32>, %s: f32) -> tensor<16xf8E4M3FN> {
-  // expected-error @+1 {{'arith.addf' op cannot run in a function lowered by fp8-lower-to-nvvm}}
+  // expected-error @+1 {{'arith.addf' op cannot run in a function lowered by fp8-lower-to-nvvm: only fp8 ops and f32 constants become GPU kernels; --fp8-lower-to-gpu lowers a whole program (every op) to the GPU}}
   %y = arith.addf %x, %x : tensor<16xf32>
   %q = fp8.quantize %y, %s : tensor<16xf32> -> tensor<16xf8E4M3FN>
   return %q : tensor<16xf8E4M3FN>
