@@ -337,7 +337,12 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
     error = ("cannot read '" + path + "': " + file.getError().message()).str();
     return failure();
   }
-  StringRef data = (*file)->getBuffer();
+  return parseNpy((*file)->getBuffer(), path, elementType, error, maxBytes);
+}
+
+FailureOr<HostTensor> runner::parseNpy(StringRef data, StringRef path,
+                                       Type elementType, std::string &error,
+                                       uint64_t maxBytes) {
   if (!data.starts_with("\x93NUMPY") || data.size() < 10) {
     error = ("'" + path + "' is not a .npy file").str();
     return failure();
@@ -421,9 +426,13 @@ FailureOr<HostTensor> runner::readNpy(StringRef path, Type elementType,
     error = ("'" + path + "': fewer elements than its shape says").str();
     return failure();
   }
-  std::optional<uint64_t> tensorBytes = getStorageBytes(
-      RankedTensorType::get(shape, elementType), /*dynamicSize=*/0);
-  if (!tensorBytes || *tensorBytes > maxBytes) {
+  // Without making a type of the untrusted shape (types live as long as
+  // the context); in HostTensor's order, which refuses any overflow.
+  int64_t tensorBytes = getElementStorageBytes(elementType);
+  bool tooLarge = false;
+  for (int64_t size : shape)
+    tooLarge |= llvm::MulOverflow(tensorBytes, size, tensorBytes);
+  if (tooLarge || static_cast<uint64_t>(tensorBytes) > maxBytes) {
     error = ("'" + path + "' converted to " +
              llvm::formatv("{0}", elementType).str() +
              " is larger than the memory budget (" + formatBytes(maxBytes) +

@@ -68,6 +68,13 @@ FailureOr<HostTensor> readNpy(StringRef path, Type elementType,
                               std::string &error,
                               uint64_t maxBytes = UINT64_MAX);
 
+/// Parses the bytes of a .npy file as readNpy does (`name` says which in
+/// messages): the header's shape and dtype are untrusted, and nothing larger
+/// than `maxBytes` (the converted tensor) is allocated.
+FailureOr<HostTensor> parseNpy(StringRef bytes, StringRef name,
+                               Type elementType, std::string &error,
+                               uint64_t maxBytes = UINT64_MAX);
+
 /// Writes `tensor` as a .npy file (f4 / f8 for f32 / f64, i8 / i4 / i1 for
 /// integers; bf16 and f16 widened to f4, exactly), for checkpoints that
 /// readNpy and numpy read back.
