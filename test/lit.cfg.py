@@ -46,6 +46,12 @@ config.substitutions.append(
      ",".join(os.path.join(mlir_lib_dir, lib) for lib in
               ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so",
                "libomp.so"])))
+# The same without the OpenMP runtime: what a program lowered with
+# threads=false needs.
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     ",".join(os.path.join(mlir_lib_dir, lib) for lib in
+              ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])))
 
 # fp8-train --ranks runs data-parallel steps under OpenMPI's mpirun
 # (Debian: openmpi-bin and libopenmpi-dev, scripts/setup.sh).

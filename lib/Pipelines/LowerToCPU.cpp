@@ -316,7 +316,11 @@ static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
 void mlir::fp8::registerLowerToCPUPipeline() {
   PassPipelineRegistration<LowerToCPUOptions>(
       "fp8-lower-to-cpu",
-      "Lower fp8 ops on tensors to the LLVM dialect for a CPU (mlir-runner)",
+      "Lower fp8 ops on tensors to the LLVM dialect for a CPU. With "
+      "threads (the default) the output calls LLVM's OpenMP runtime: a JIT "
+      "other than fp8-run's must load it (mlir-runner "
+      "-shared-libs=.../libomp.so, or 'Symbols not found: "
+      "__kmpc_fork_call'); threads=false needs none",
       [](OpPassManager &pm, const LowerToCPUOptions &options) {
         buildLowerToCPUPipeline(pm, options);
       });
