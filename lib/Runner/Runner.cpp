@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -55,7 +57,18 @@ static unsigned getElementStorageBytes(Type type) {
 
 HostTensor::HostTensor(Type elementType, ArrayRef<int64_t> shape)
     : elementType(elementType), shape(shape) {
-  bytes.assign(getNumElements() * getElementBytes(), 0);
+  // Callers check shapes from programs and files (getStorageBytes); one that
+  // did not must not get a wrapped, too small buffer.
+  int64_t size = getElementBytes();
+  bool overflow = false;
+  for (int64_t extent : shape)
+    overflow |= extent < 0 || llvm::MulOverflow(size, extent, size);
+  if (overflow)
+    llvm::report_fatal_error("a host tensor of " + Twine(shape.size()) +
+                                 " dimensions has a negative size or more "
+                                 "bytes than 2^63",
+                             /*gen_crash_diag=*/false);
+  bytes.assign(size, 0);
 }
 
 int64_t HostTensor::getNumElements() const {
@@ -192,6 +205,22 @@ uint64_t runner::getDefaultMemoryBudget() {
       budget = std::min<uint64_t>(budget, limit.rlim_cur);
   }
   return budget;
+}
+
+std::optional<uint64_t> runner::parseByteSize(StringRef text) {
+  // A K, M, G or T suffix: 2^10 steps.
+  unsigned shift = 0;
+  if (!text.empty())
+    if (size_t unit = StringRef("KMGT").find(llvm::toUpper(text.back()));
+        unit != StringRef::npos) {
+      shift = 10 * (unit + 1);
+      text = text.drop_back();
+    }
+  uint64_t value;
+  if (text.getAsInteger(10, value) || value == 0 ||
+      value > (UINT64_MAX >> shift))
+    return std::nullopt;
+  return value << shift;
 }
 
 std::string runner::formatBytes(uint64_t bytes) {
@@ -568,6 +597,18 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   std::unique_ptr<CompiledFunction> compiled(new CompiledFunction());
   compiled->name = name.str();
   compiled->signature = func.getFunctionType();
+  clone->walk([&](Operation *op) {
+    Type type;
+    if (auto global = dyn_cast<ml_program::GlobalOp>(op))
+      type = global.getType();
+    else if (auto global = dyn_cast<memref::GlobalOp>(op))
+      type = global.getType();
+    else
+      return;
+    if (std::optional<uint64_t> bytes = getStorageBytes(type, 0);
+        bytes && cast<ShapedType>(type).hasStaticShape())
+      compiled->globalBytes[cast<SymbolOpInterface>(op).getName()] = *bytes;
+  });
   aot::prepareForCInterface(func);
 
   MLIRContext *context = clone->getContext();
@@ -856,9 +897,33 @@ static void *lookupGlobal(ExecutionEngine &engine, StringRef global,
   return nullptr;
 }
 
+/// Fails unless the global `name` of the compiled module is a static tensor
+/// of `bytes` bytes: copying another size reads or writes past it.
+static LogicalResult checkGlobalSize(const llvm::StringMap<uint64_t> &globals,
+                                     StringRef name,
+                                     std::optional<uint64_t> bytes,
+                                     std::string &error) {
+  auto it = globals.find(name);
+  if (it == globals.end()) {
+    error = ("no tensor global @" + name + " of static shape in the module")
+                .str();
+    return failure();
+  }
+  if (bytes != it->second) {
+    error = ("@" + name + " holds " + formatBytes(it->second) + ", not " +
+             (bytes ? formatBytes(*bytes) : std::string("2^64 bytes or more")))
+                .str();
+    return failure();
+  }
+  return success();
+}
+
 FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
                                                    RankedTensorType type,
                                                    std::string &error) const {
+  if (failed(checkGlobalSize(globalBytes, global, getStorageBytes(type, 0),
+                             error)))
+    return failure();
   void *address = lookupGlobal(*engine, global, runtimeError != nullptr, error);
   if (!address)
     return failure();
@@ -871,6 +936,10 @@ FailureOr<HostTensor> CompiledFunction::readGlobal(StringRef global,
 LogicalResult CompiledFunction::writeGlobal(StringRef global,
                                             const HostTensor &value,
                                             std::string &error) {
+  if (failed(checkGlobalSize(
+          globalBytes, global,
+          uint64_t(value.getNumElements()) * value.getElementBytes(), error)))
+    return failure();
   void *address = lookupGlobal(*engine, global, runtimeError != nullptr, error);
   if (!address)
     return failure();

@@ -13,6 +13,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <memory>
 #include <random>
@@ -90,6 +91,10 @@ uint64_t getDefaultMemoryBudget();
 /// overflows 64 bits.
 std::optional<uint64_t> getStorageBytes(Type type, int64_t dynamicSize);
 
+/// "512M", "8G", "1000000": a positive byte count with an optional K, M, G
+/// or T suffix (2^10 steps), as --memory-budget takes it; nullopt otherwise.
+std::optional<uint64_t> parseByteSize(StringRef text);
+
 /// "1.5 GiB": a byte count for messages.
 std::string formatBytes(uint64_t bytes);
 
@@ -150,12 +155,14 @@ public:
   FailureOr<SmallVector<HostTensor>> call(ArrayRef<HostTensor> inputs,
                                           std::string &error);
 
-  /// Reads a tensor global (e.g. fp8 scaling state) of the given type.
+  /// Reads a tensor global (e.g. fp8 scaling state) of the given type; fails
+  /// when the global has another size.
   FailureOr<HostTensor> readGlobal(StringRef name, RankedTensorType type,
                                    std::string &error) const;
 
   /// Overwrites a tensor global (e.g. a weight) with `value`, whose element
-  /// type and static shape are the global's.
+  /// type and static shape are the global's; fails when `value` has another
+  /// size than the global.
   LogicalResult writeGlobal(StringRef name, const HostTensor &value,
                             std::string &error);
 
@@ -165,6 +172,9 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::string name;
   FunctionType signature;
+  /// The bytes of each tensor global of static shape, by name: what
+  /// readGlobal and writeGlobal may copy.
+  llvm::StringMap<uint64_t> globalBytes;
   /// How returned buffers are freed (GPU programs: managed memory).
   void (*freeBuffer)(void *) = nullptr;
   /// GPU programs: the runtime library's sticky error and its reset.
