@@ -4,13 +4,16 @@
 
 #include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/Runner/Probes.h"
+#include "fp8/Runner/Runner.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -18,12 +21,29 @@ using namespace mlir::fp8::train;
 
 FailureOr<Contract> train::readContract(ModuleOp module, StringRef functionName,
                                         std::string &error) {
-  func::FuncOp func;
+  // Every candidate, nested modules included: two steps are ambiguous, and
+  // training the last one found silently is not what the user asked for.
+  SmallVector<func::FuncOp> candidates;
   module.walk([&](func::FuncOp candidate) {
-    if (functionName.empty() ? candidate->hasAttr("fp8.train_step")
-                             : candidate.getName() == functionName)
-      func = candidate;
+    if (functionName.empty()
+            ? candidate->hasAttr("fp8.train_step")
+            : candidate.getName() == functionName && !candidate.isExternal())
+      candidates.push_back(candidate);
   });
+  if (candidates.size() > 1) {
+    SmallVector<std::string> names;
+    for (func::FuncOp candidate : candidates)
+      names.push_back(("@" + candidate.getName()).str());
+    error = functionName.empty()
+                ? "several functions are marked fp8.train_step: " +
+                      llvm::join(names, ", ") + " (--function=NAME chooses one)"
+                : llvm::formatv("{0} functions are named @{1} (in nested "
+                                "modules); rename one",
+                                candidates.size(), functionName)
+                      .str();
+    return failure();
+  }
+  func::FuncOp func = candidates.empty() ? func::FuncOp() : candidates.front();
   if (!func || func.isExternal()) {
     error = functionName.empty()
                 ? "no function is marked fp8.train_step (fp8-gen "
@@ -78,7 +98,7 @@ FailureOr<Contract> train::readContract(ModuleOp module, StringRef functionName,
     else if (what == "moment2")
       c.newMoment2.push_back(i);
     else if (what == "grad_norm")
-      c.gradNorm = i;
+      once(c.gradNorm, i, what);
     else {
       error = llvm::formatv("result #{0} has no fp8.train role", i).str();
       return failure();
@@ -133,6 +153,23 @@ FailureOr<Contract> train::readContract(ModuleOp module, StringRef functionName,
             "tensors of one type";
     return failure();
   }
+  // Token ids are read as signed integers (an embedding lookup's
+  // index_cast): bytes 128-255 need more than 8 bits.
+  if (tokensType.getElementType().getIntOrFloatBitWidth() < 9) {
+    error = llvm::formatv("'tokens' and 'targets' are {0}: byte tokens "
+                          "(0 to 255, as signed integers) need at least 9 "
+                          "bits (i16, i32 or i64; fp8-gen writes i64)",
+                          tokensType)
+                .str();
+    return failure();
+  }
+  if (!runner::getStorageBytes(tokensType, 0)) {
+    error = llvm::formatv("'tokens' and 'targets' are {0}: more than 2^64 "
+                          "bytes",
+                          tokensType)
+                .str();
+    return failure();
+  }
   c.batch = tokensType.getDimSize(0);
   c.seq = tokensType.getDimSize(1);
   // Data parallelism: the inputs are this rank's slice over every device of
@@ -153,8 +190,20 @@ FailureOr<Contract> train::readContract(ModuleOp module, StringRef functionName,
               ", which is not a shard.grid of static shape";
       return failure();
     }
+    bool overflow = false;
     for (int64_t extent : grid.getShape())
-      c.ranks *= extent;
+      overflow |= llvm::MulOverflow(c.ranks, extent, c.ranks);
+    if (overflow || c.ranks < 1 || c.ranks > INT32_MAX) {
+      error = llvm::formatv("'tokens' are sharded over @{0}, a shard.grid of "
+                            "{1} devices: a data-parallel step needs at least "
+                            "one (fp8-gen --data-parallel=N writes a grid of "
+                            "N)",
+                            gridName.getValue(),
+                            overflow ? std::string("more than 2^63")
+                                     : std::to_string(c.ranks))
+                  .str();
+      return failure();
+    }
   }
   for (unsigned i = 0; i < n; ++i) {
     Type param = type.getInput(c.parameters[i]);
@@ -174,6 +223,41 @@ FailureOr<Contract> train::readContract(ModuleOp module, StringRef functionName,
       return failure();
     }
   }
+  for (unsigned i = 0; i < n; ++i) {
+    auto tensor = cast<RankedTensorType>(type.getInput(c.parameters[i]));
+    std::optional<uint64_t> bytes = runner::getStorageBytes(tensor, 0);
+    if (!bytes || *bytes == 0) {
+      error =
+          llvm::formatv("parameter #{0} (argument #{1}) is {2}: {3}", i,
+                        c.parameters[i], tensor,
+                        bytes ? "it has no elements" : "more than 2^64 bytes")
+              .str();
+      return failure();
+    }
+  }
+  // fp8-train reads the loss and the gradient norm as one f32 and passes
+  // loss_scale and step as f32: the types fp8-gen writes.
+  Builder builder(func.getContext());
+  Type f32 = builder.getF32Type();
+  Type scalarTensor = RankedTensorType::get({}, f32);
+  auto expect = [&](Type actual, Type expected, StringRef what, bool result,
+                    unsigned index) {
+    if (actual == expected)
+      return true;
+    error = llvm::formatv("'{0}' ({1} #{2}) is {3}; the contract makes it {4} "
+                          "(docs/fp8-train.md)",
+                          what, result ? "result" : "argument", index, actual,
+                          expected)
+                .str();
+    return false;
+  };
+  if (!expect(type.getResult(c.loss), scalarTensor, "loss", true, c.loss) ||
+      (c.gradNorm && !expect(type.getResult(*c.gradNorm), scalarTensor,
+                             "grad_norm", true, *c.gradNorm)) ||
+      !expect(type.getInput(c.lossScale), scalarTensor, "loss_scale", false,
+              c.lossScale) ||
+      !expect(type.getInput(c.step), f32, "step", false, c.step))
+    return failure();
   // Byte tokens index the embedding: the vocabulary must hold 256.
   std::optional<int64_t> vocab =
       runner::findIndexedExtent(func.getArgument(c.tokens));

@@ -4,6 +4,7 @@
 
 #include "fp8/Train/Contract.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -36,7 +37,23 @@ std::pair<HostTensor, HostTensor> Corpus::batch(const std::string &text,
 }
 
 FailureOr<Corpus> train::readCorpus(StringRef path, const Contract &contract,
-                                    std::string &error) {
+                                    std::string &error, uint64_t maxBytes) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    error = ("cannot read corpus '" + path + "': " + ec.message()).str();
+    return failure();
+  }
+  if (!llvm::sys::fs::is_regular_file(status)) {
+    error = ("corpus '" + path + "' is not a regular file").str();
+    return failure();
+  }
+  if (status.getSize() > maxBytes) {
+    error = ("corpus '" + path + "' (" + formatBytes(status.getSize()) +
+             ") is larger than the memory budget leaves for it (" +
+             formatBytes(maxBytes) + "; --memory-budget)")
+                .str();
+    return failure();
+  }
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file) {
     error = ("cannot read corpus '" + path + "': " + file.getError().message())

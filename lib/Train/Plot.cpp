@@ -1,10 +1,19 @@
 //===- Plot.cpp - The runs' loss curves through gnuplot -------------------===//
+//
+// Nothing that names a file or a run is pasted into the gnuplot script as
+// code: the step file's name reaches gnuplot as an argument (ARG1 of
+// `gnuplot -c`), recipe labels as quoted strings, and gnuplot draws into a
+// temporary file of ours that is then copied to --plot's path, so a quote or
+// a newline in any of them can neither run a command nor break the plot.
+//
+//===----------------------------------------------------------------------===//
 
 #include "fp8/Train/Report.h"
 
 #include "fp8/Train/Run.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -13,6 +22,98 @@
 using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::train;
+namespace fs = llvm::sys::fs;
+
+/// `text` as a gnuplot single-quoted string: a quote doubled, control
+/// characters (a newline would end the command) replaced by '?'.
+static std::string quote(StringRef text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'')
+      quoted += "''";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      quoted += '?';
+    else
+      quoted += c;
+  }
+  return quoted + "'";
+}
+
+/// The gnuplot data of every run and the script that plots it into
+/// `outputFile` (the title's file name is ARG1).
+static LogicalResult writeScript(StringRef dataFile, StringRef scriptFile,
+                                 StringRef outputFile, ArrayRef<Run> runs,
+                                 std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream data(dataFile, ec);
+  if (ec) {
+    error = ("cannot write '" + dataFile + "': " + ec.message()).str();
+    return failure();
+  }
+  // One gnuplot data block per run (two blank lines apart): step, train
+  // loss, validation loss ("NaN" where not measured).
+  for (const Run &run : runs) {
+    for (const Run::Row &row : run.rows)
+      data << row.step << " " << row.loss << " "
+           << (std::isfinite(row.valLoss) ? formatNumber(row.valLoss) : "NaN")
+           << "\n";
+    data << "\n\n";
+  }
+  if (failed(closeOutput(data, dataFile, error)))
+    return failure();
+
+  llvm::raw_fd_ostream script(scriptFile, ec);
+  if (ec) {
+    error = ("cannot write '" + scriptFile + "': " + ec.message()).str();
+    return failure();
+  }
+  script << "set terminal pngcairo size 1100,700 noenhanced\n"
+         << "set output " << quote(outputFile) << "\n"
+         << "set title 'Training loss (' . ARG1 . ')'\n"
+         << "set xlabel 'step'\nset ylabel 'cross entropy (nats)'\n"
+         << "set key top right\nset grid\nset datafile missing 'NaN'\n"
+         << "plot ";
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    std::optional<double> gap = gapToBF16(run, runs);
+    std::string label = run.recipe.label;
+    if (gap && run.recipe.kind != Recipe::BF16)
+      label += " (val " + formatPercent(*gap) + " vs bf16)";
+    script << (i ? ", " : "") << quote(dataFile) << " index " << i
+           << " using 1:2 with lines lw 1 lc " << i + 1 << " title "
+           << quote(label + " train") << ", " << quote(dataFile) << " index "
+           << i << " using 1:3 with linespoints pt 7 ps 0.6 lw 2 lc " << i + 1
+           << " title " << quote(run.recipe.label + " val");
+  }
+  script << "\n";
+  return closeOutput(script, scriptFile, error);
+}
+
+/// Runs gnuplot on `scriptFile` and copies the PNG it drew to `plotFile`.
+static LogicalResult draw(StringRef gnuplot, StringRef scriptFile,
+                          StringRef outputFile, StringRef plotFile,
+                          StringRef title, std::string &error) {
+  std::string message;
+  int status =
+      llvm::sys::ExecuteAndWait(gnuplot, {gnuplot, "-c", scriptFile, title},
+                                std::nullopt, {}, 0, 0, &message);
+  if (status != 0) {
+    error = "gnuplot failed" + (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  auto png = llvm::MemoryBuffer::getFile(outputFile);
+  if (!png || (*png)->getBufferSize() == 0) {
+    error = "gnuplot wrote no plot";
+    return failure();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(plotFile, ec);
+  if (ec) {
+    error = ("cannot write '" + plotFile + "': " + ec.message()).str();
+    return failure();
+  }
+  os << (*png)->getBuffer();
+  return closeOutput(os, plotFile, error);
+}
 
 LogicalResult train::writePlot(StringRef plotFile, StringRef title,
                                ArrayRef<Run> runs, std::string &error) {
@@ -21,54 +122,23 @@ LogicalResult train::writePlot(StringRef plotFile, StringRef title,
     error = "--plot needs gnuplot (Debian: gnuplot-nox)";
     return failure();
   }
-  SmallString<128> dataFile, scriptFile;
-  if (llvm::sys::fs::createTemporaryFile("fp8-train", "dat", dataFile) ||
-      llvm::sys::fs::createTemporaryFile("fp8-train", "gp", scriptFile)) {
+  SmallString<128> dataFile, scriptFile, outputFile;
+  if (fs::createTemporaryFile("fp8-train", "dat", dataFile) ||
+      fs::createTemporaryFile("fp8-train", "gp", scriptFile) ||
+      fs::createTemporaryFile("fp8-train", "png", outputFile)) {
     error = "cannot create temporary files for gnuplot";
+    for (StringRef file : {dataFile, scriptFile})
+      if (!file.empty())
+        fs::remove(file);
     return failure();
   }
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream data(dataFile, ec);
-    // One gnuplot data block per run (two blank lines apart): step, train
-    // loss, validation loss ("NaN" where not measured).
-    for (const Run &run : runs) {
-      for (const Run::Row &row : run.rows)
-        data << row.step << " " << row.loss << " "
-             << (std::isfinite(row.valLoss) ? formatNumber(row.valLoss) : "NaN")
-             << "\n";
-      data << "\n\n";
-    }
-  }
-  {
-    llvm::raw_fd_ostream script(scriptFile, ec);
-    script << "set terminal pngcairo size 1100,700 noenhanced\n"
-           << "set output '" << plotFile << "'\n"
-           << "set title 'Training loss (" << title << ")'\n"
-           << "set xlabel 'step'\nset ylabel 'cross entropy (nats)'\n"
-           << "set key top right\nset grid\nset datafile missing 'NaN'\n"
-           << "plot ";
-    for (auto [i, run] : llvm::enumerate(runs)) {
-      std::optional<double> gap = gapToBF16(run, runs);
-      std::string label = run.recipe.label;
-      if (gap && run.recipe.kind != Recipe::BF16)
-        label += " (val " + formatPercent(*gap) + " vs bf16)";
-      script << (i ? ", " : "") << "'" << dataFile << "' index " << i
-             << " using 1:2 with lines lw 1 lc " << i + 1 << " title '" << label
-             << " train', '" << dataFile << "' index " << i
-             << " using 1:3 with linespoints pt 7 ps 0.6 lw 2 lc " << i + 1
-             << " title '" << run.recipe.label << " val'";
-    }
-    script << "\n";
-  }
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(*gnuplot, {*gnuplot, scriptFile},
-                                         std::nullopt, {}, 0, 0, &message);
-  llvm::sys::fs::remove(dataFile);
-  llvm::sys::fs::remove(scriptFile);
-  if (status != 0) {
-    error = "gnuplot failed" + (message.empty() ? "" : ": " + message);
-    return failure();
-  }
-  return success();
+  LogicalResult result =
+      succeeded(writeScript(dataFile, scriptFile, outputFile, runs, error)) &&
+              succeeded(draw(*gnuplot, scriptFile, outputFile, plotFile, title,
+                             error))
+          ? success()
+          : failure();
+  for (StringRef file : {dataFile, scriptFile, outputFile})
+    fs::remove(file);
+  return result;
 }

@@ -39,6 +39,15 @@ FailureOr<SmallVector<Recipe>> train::parseRecipes(StringRef list,
                   .str();
       return failure();
     }
+    // The label names the run's checkpoint directory.
+    if (r.label.empty() || r.label == "." || r.label == ".." ||
+        llvm::any_of(r.label, [](char c) {
+          return c == '/' || static_cast<unsigned char>(c) < 0x20;
+        })) {
+      error = "recipe label '" + r.label +
+              "' is not a file name (it names the run's checkpoint)";
+      return failure();
+    }
     if (llvm::any_of(result,
                      [&](const Recipe &o) { return o.label == r.label; })) {
       error = "recipe '" + r.label + "' is listed twice";

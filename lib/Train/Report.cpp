@@ -85,6 +85,16 @@ void train::printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
   }
 }
 
+LogicalResult train::closeOutput(llvm::raw_fd_ostream &os, StringRef path,
+                                 std::string &error) {
+  os.close();
+  if (!os.has_error())
+    return success();
+  error = ("cannot write '" + path + "': " + os.error().message()).str();
+  os.clear_error();
+  return failure();
+}
+
 LogicalResult train::writeCsv(StringRef path, ArrayRef<Run> runs,
                               std::string &error) {
   std::error_code ec;
@@ -100,6 +110,8 @@ LogicalResult train::writeCsv(StringRef path, ArrayRef<Run> runs,
          << "," << formatNumber(row.valLoss) << ","
          << formatNumber(row.gradNorm) << "," << formatNumber(row.seconds)
          << "\n";
+  if (failed(closeOutput(os, path, error)))
+    return failure();
   std::string tensorsPath = (path + ".tensors.csv").str();
   llvm::raw_fd_ostream tensors(tensorsPath, ec);
   if (ec) {
@@ -113,5 +125,5 @@ LogicalResult train::writeCsv(StringRef path, ArrayRef<Run> runs,
               << formatNumber(row.amax) << "," << formatNumber(row.scale) << ","
               << formatNumber(row.saturated) << "," << formatNumber(row.flushed)
               << "\n";
-  return success();
+  return closeOutput(tensors, tensorsPath, error);
 }

@@ -18,6 +18,7 @@
 #include "fp8/Train/Checkpoint.h"
 #include "fp8/Train/Contract.h"
 #include "fp8/Train/Corpus.h"
+#include "fp8/Train/MemoryBudget.h"
 #include "fp8/Train/Report.h"
 #include "fp8/Train/Run.h"
 #include "fp8/Train/Trainer.h"
@@ -111,6 +112,11 @@ static cl::opt<unsigned> ranks(
     "ranks", cl::init(1), cl::cat(trainCategory),
     cl::desc("Data-parallel ranks: runs the step (fp8-gen --data-parallel=N) "
              "under mpirun -np N, each rank on its slice of the batch"));
+static cl::opt<std::string> memoryBudget(
+    "memory-budget", cl::cat(trainCategory), cl::value_desc("bytes"),
+    cl::desc("Memory the training may hold (e.g. 512M, 8G; default: the "
+             "physical memory, or the process's limit when lower), checked "
+             "before anything large is allocated"));
 static cl::opt<unsigned> optLevel(
     "O", cl::Prefix, cl::init(3), cl::cat(trainCategory), cl::value_desc("0-3"),
     cl::desc("LLVM optimization level of the JIT (default -O3); results do "
@@ -174,12 +180,22 @@ int main(int argc, char **argv) {
                 ": the optimization level is one of -O0..-O3");
   if (onSpike != "stop" && onSpike != "skip" && onSpike != "continue")
     return fail("--on-spike must be stop, skip or continue");
-  if (steps == 0)
-    return fail("--steps must be at least 1");
+  if (steps == 0 || steps > kMaxSteps)
+    return fail("--steps must be from 1 to " + Twine(kMaxSteps) +
+                " (the step function gets the step as an f32)");
   if (valBatches == 0)
     return fail("--val-batches must be at least 1");
   if (ranks == 0)
     return fail("--ranks must be at least 1");
+  uint64_t budgetBytes = getDefaultMemoryBudget();
+  if (!memoryBudget.empty()) {
+    std::optional<uint64_t> parsed = parseByteSize(memoryBudget);
+    if (!parsed)
+      return fail("bad --memory-budget '" + memoryBudget +
+                  "' (expected a positive size such as 512M or 8G)");
+    budgetBytes = *parsed;
+  }
+  MemoryBudget budget(budgetBytes);
   std::string error;
   FailureOr<SmallVector<Recipe>> recipeList = parseRecipes(recipes, error);
   if (failed(recipeList))
@@ -202,6 +218,17 @@ int main(int argc, char **argv) {
     return 1;
   FailureOr<Contract> contract = readContract(*module, functionName, error);
   if (failed(contract))
+    return fail(error);
+  // A step in a nested module runs with that module as its program (its
+  // globals and callees are there), as fp8-run runs it.
+  if (auto parent = contract->func->getParentOfType<ModuleOp>();
+      parent != *module) {
+    module = OwningOpRef<ModuleOp>(parent.clone());
+    contract = readContract(*module, contract->name, error);
+    if (failed(contract))
+      return fail(error);
+  }
+  if (failed(reserveTraining(budget, *contract, recipeList->size(), error)))
     return fail(error);
   if (failed(checkNoUndefinedReads(contract->func)))
     return 1;
@@ -251,8 +278,12 @@ int main(int argc, char **argv) {
     }
   }
   bool lead = !mpi || mpi->getRank() == 0;
-  FailureOr<Corpus> data = readCorpus(corpus, *contract, error);
-  if (failed(data))
+  // The file's bytes and the training and validation text copied from it.
+  FailureOr<Corpus> data =
+      readCorpus(corpus, *contract, error, budget.getRemaining() / 2);
+  if (failed(data) ||
+      failed(budget.reserve(data->train.size() + data->validation.size(), 2,
+                            "the corpus", error)))
     return fail(error);
   data->rank = mpi ? mpi->getRank() : 0;
   SmallVector<HostTensor> initial = initialParameters(*contract, seed);
@@ -269,7 +300,7 @@ int main(int argc, char **argv) {
       llvm::errs() << "fp8-train: compiling " << recipe.label << "\n";
     FailureOr<OwningOpRef<ModuleOp>> step =
         transformForRecipe(*module, *contract, run, error);
-    if (failed(step) ||
+    if (failed(step) || failed(reserveRun(budget, **step, run, steps, error)) ||
         failed(compileRun(**step, *contract, run, compileOptions, error)))
       return fail(error);
   }
@@ -277,7 +308,8 @@ int main(int argc, char **argv) {
     const Recipe &recipe = run.recipe;
     startRun(run, initial);
     if (!resumeDir.empty()) {
-      FailureOr<uint64_t> done = loadCheckpoint(resumeDir, run, error);
+      FailureOr<uint64_t> done =
+          loadCheckpoint(resumeDir, run, error, budget.getLimit());
       if (failed(done))
         return fail(error);
       run.firstStep = *done + 1;

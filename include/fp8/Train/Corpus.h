@@ -33,9 +33,12 @@ struct Corpus {
 };
 
 /// Reads `path` as byte tokens, its last 10% the validation set; fails when
-/// that is too short for a batch of `contract` or a validation sequence.
+/// that is too short for a batch of `contract` or a validation sequence, and
+/// before reading when it is not a regular file (/dev/zero would be read
+/// until memory runs out) or larger than `maxBytes`.
 FailureOr<Corpus> readCorpus(StringRef path, const Contract &contract,
-                             std::string &error);
+                             std::string &error,
+                             uint64_t maxBytes = UINT64_MAX);
 
 } // namespace mlir::fp8::train
 

@@ -20,6 +20,12 @@ std::string formatPercent(double fraction);
 /// A number in CSV and plot data ("%.7g"); "" when not finite.
 std::string formatNumber(double value);
 
+/// Closes `os`, an output to `path`: fails, with `error` naming the file,
+/// when a write failed (a full disk), which the stream would otherwise
+/// report as a fatal error.
+LogicalResult closeOutput(llvm::raw_fd_ostream &os, StringRef path,
+                          std::string &error);
+
 /// The relative gap of `run`'s final validation loss to the BF16 run's.
 std::optional<double> gapToBF16(const Run &run, ArrayRef<Run> runs);
 

@@ -25,6 +25,10 @@ struct Contract;
 struct Corpus;
 struct Run;
 
+/// The most optimizer steps a training takes: the step function gets the
+/// step number as an f32 (AdamW's bias correction), exact up to 2^24.
+constexpr uint64_t kMaxSteps = uint64_t(1) << 24;
+
 /// What a loss spike or a non-finite loss or gradient does to its run.
 enum class OnSpike { Continue, Stop, Skip };
 
