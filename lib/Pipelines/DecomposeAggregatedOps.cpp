@@ -30,8 +30,8 @@ struct DecomposeAggregatedOp
                                 PatternRewriter &rewriter) const override {
     // The decompositions build tensor ops (tensor.empty): on buffers they
     // would not type-check.
-    if (!llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>) ||
-        op->getNumResults() == 0)
+    if (op->getNumResults() == 0 ||
+        !llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
       return rewriter.notifyMatchFailure(op, "not on ranked tensors");
     FailureOr<SmallVector<Value>> results = op.decomposeOperation(rewriter);
     if (failed(results))

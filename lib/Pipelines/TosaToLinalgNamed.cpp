@@ -35,10 +35,10 @@ struct FP8TosaToLinalgNamedPass
     // The ops upstream's pass converts, converted when a pattern applies
     // and left as they were when none does; other TOSA ops are the next
     // passes'.
-    target.addDynamicallyLegalOp<
-        tosa::Conv2DOp, tosa::Conv3DOp, tosa::DepthwiseConv2DOp,
-        tosa::MaxPool2dOp, tosa::AvgPool2dOp, tosa::MatMulOp,
-        tosa::TransposeOp>(
+    target.addDynamicallyLegalOp<tosa::Conv2DOp, tosa::Conv3DOp,
+                                 tosa::DepthwiseConv2DOp, tosa::MaxPool2dOp,
+                                 tosa::AvgPool2dOp, tosa::MatMulOp,
+                                 tosa::TransposeOp>(
         [](Operation *) -> std::optional<bool> { return std::nullopt; });
 
     TypeConverter converter;
