@@ -672,6 +672,9 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   auto transformer = makeOptimizingTransformer(
       compileOptions.optLevel, /*sizeLevel=*/0, host.get());
   engineOptions.transformer = transformer;
+  // No perf jitdump: every run left a file in /tmp/.debug/jit, and a write
+  // to it that failed (a full disk) ended the process with a fatal error.
+  engineOptions.enablePerfNotificationListener = false;
   SmallVector<StringRef, 1> libraries;
   if (gpu) {
     libraries.push_back(runtimeLibrary);
