@@ -199,6 +199,60 @@ bool mayWrite(Value buffer) {
   return false;
 }
 
+/// Whether the driver copies `type` in one piece (gpu.memcpy, which
+/// gpu-to-llvm lowers to mgpuMemcpy: any two addresses, device memory
+/// included).
+bool isDriverCopyable(MemRefType type) {
+  return type.getLayout().isIdentity() && !type.getMemorySpace();
+}
+
+/// Whether host code may read or write the memory of `arg`: a use, through
+/// views, metadata and address arithmetic, by anything but a kernel (an op
+/// inside a `gpu.launch`, an operand of `gpu.launch_func`), the driver
+/// (`gpu.memcpy`, `gpu.memset`), the address of a tensor map, a size
+/// (`memref.dim`) or the return. Where none does, device memory (which the
+/// host cannot address) is used in place.
+bool hostMayTouch(BlockArgument arg) {
+  SmallVector<Value> worklist{arg};
+  DenseSet<Value> seen{arg};
+  auto follow = [&](ValueRange values) {
+    for (Value value : values)
+      if (seen.insert(value).second)
+        worklist.push_back(value);
+  };
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getParentOfType<gpu::LaunchOp>() ||
+          isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::MemsetOp, memref::DimOp,
+              func::ReturnOp>(user))
+        continue;
+      // The map (operand 0) is host memory; the address is only written
+      // into it.
+      if (auto call = dyn_cast<func::CallOp>(user)) {
+        if (call.getCallee() == fp8::kEncodeTensorMapFunction &&
+            use.getOperandNumber() != 0)
+          continue;
+        return true;
+      }
+      // Sizes and strides are not addresses.
+      if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
+        follow({meta.getBaseBuffer(), meta.getOffset()});
+        continue;
+      }
+      // Views, casts, address arithmetic.
+      if (isMemoryEffectFree(user) && user->getNumRegions() == 0 &&
+          !user->hasTrait<OpTrait::IsTerminator>()) {
+        follow(user->getResults());
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 struct FP8StageBuffersForGPUPass
     : fp8::impl::FP8StageBuffersForGPUBase<FP8StageBuffersForGPUPass> {
   void runOnOperation() override {
@@ -221,10 +275,45 @@ struct FP8StageBuffersForGPUPass
       return signalPassFailure();
   }
 
-  /// A managed copy of `buffer` (a function argument, or a get_global made
-  /// at the entry) at the start of `entry`; `exclude` gets the ops that read
+  /// Who copies a staged argument: the host (memref.copy), the driver
+  /// (gpu.memcpy: device memory, which host code cannot address,
+  /// included), or the driver where the argument is device memory.
+  enum class CopyBy { Host, Driver, DriverIfDevice };
+
+  /// Copies `source` into `target` as `by` says (`isDevice`: whether the
+  /// argument is device memory, for DriverIfDevice); a strided buffer is
+  /// copied on the host. `exclude` gets the ops that read `source`.
+  static void copyBuffer(OpBuilder &builder, Location loc, Value source,
+                         Value target, CopyBy by, Value isDevice,
+                         SmallPtrSetImpl<Operation *> &exclude) {
+    if (by == CopyBy::Host ||
+        !isDriverCopyable(cast<MemRefType>(source.getType())) ||
+        !isDriverCopyable(cast<MemRefType>(target.getType()))) {
+      exclude.insert(memref::CopyOp::create(builder, loc, source, target));
+      return;
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    if (by == CopyBy::DriverIfDevice) {
+      auto ifDriver = scf::IfOp::create(builder, loc, isDevice,
+                                        /*withElseRegion=*/true);
+      builder.setInsertionPointToStart(&ifDriver.getElseRegion().front());
+      exclude.insert(memref::CopyOp::create(builder, loc, source, target));
+      builder.setInsertionPointToStart(&ifDriver.getThenRegion().front());
+    }
+    auto tokenType = gpu::AsyncTokenType::get(builder.getContext());
+    Value stream = gpu::WaitOp::create(builder, loc, tokenType, ValueRange())
+                       .getAsyncToken();
+    auto copy = gpu::MemcpyOp::create(builder, loc, tokenType,
+                                      ValueRange{stream}, target, source);
+    exclude.insert(copy);
+    gpu::WaitOp::create(builder, loc, Type(),
+                        ValueRange{copy.getAsyncToken()});
+  }
+
+  /// A managed copy of `buffer` (a function argument) at the start of
+  /// `entry`, copied as copyBuffer does; `exclude` gets the ops that read
   /// the original.
-  Value makeCopy(OpBuilder &builder, Value buffer,
+  Value makeCopy(OpBuilder &builder, Value buffer, CopyBy by, Value isDevice,
                  SmallPtrSetImpl<Operation *> &exclude) {
     auto type = cast<MemRefType>(buffer.getType());
     Location loc = buffer.getLoc();
@@ -239,7 +328,7 @@ struct FP8StageBuffersForGPUPass
     auto copy = memref::AllocOp::create(
         builder, loc, MemRefType::get(type.getShape(), type.getElementType()),
         sizes);
-    exclude.insert(memref::CopyOp::create(builder, loc, buffer, copy));
+    copyBuffer(builder, loc, buffer, copy, by, isDevice, exclude);
     if (copy.getType() == type)
       return copy;
     return memref::CastOp::create(builder, loc, type, copy);
@@ -272,22 +361,28 @@ struct FP8StageBuffersForGPUPass
     }
   }
 
-  /// `arg` itself when it is managed memory, else a managed copy (made at
-  /// the entry); and whether it was copied. `exclude` gets
-  /// the ops that read the original.
-  std::pair<Value, Value>
-  makeCopyUnlessManaged(OpBuilder &builder, BlockArgument arg,
+  /// `arg` itself where the kernels (`kernelsUse`) and the host code
+  /// (`hostTouches`) that use it can address it, else a managed copy (made
+  /// at the entry); whether it was copied; and who copies it (back). The
+  /// runtime asks the driver what the memory is (fp8GpuMemoryKind: 0
+  /// host, 1 managed, 2 device): managed memory is used in place, device
+  /// memory unless host code touches it, host memory unless kernels use
+  /// it. Device memory is copied by the driver, host memory on the host.
+  /// `exclude` gets the ops that read the original.
+  std::tuple<Value, Value, CopyBy, Value>
+  makeCopyUnlessOnDevice(OpBuilder &builder, BlockArgument arg,
+                         bool kernelsUse, bool hostTouches,
                          SmallPtrSetImpl<Operation *> &exclude) {
     Location loc = arg.getLoc();
     MLIRContext *context = builder.getContext();
     auto module = arg.getOwner()->getParentOp()->getParentOfType<ModuleOp>();
-    constexpr StringLiteral kQuery = "fp8GpuIsManagedMemory";
+    constexpr StringLiteral kQuery = "fp8GpuMemoryKind";
     auto pointerType = LLVM::LLVMPointerType::get(context);
     if (!module.lookupSymbol(kQuery)) {
       OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
       func::FuncOp::create(
           top, loc, kQuery,
-          FunctionType::get(context, {pointerType}, {builder.getI1Type()}))
+          FunctionType::get(context, {pointerType}, {builder.getI32Type()}))
           .setPrivate();
     }
     auto address =
@@ -296,25 +391,41 @@ struct FP8StageBuffersForGPUPass
     Value bits = arith::IndexCastOp::create(builder, loc,
                                             builder.getI64Type(), address);
     Value pointer = LLVM::IntToPtrOp::create(builder, loc, pointerType, bits);
-    Value onDevice =
-        func::CallOp::create(builder, loc, kQuery, builder.getI1Type(),
-                             ValueRange{pointer})
-            .getResult(0);
-    auto ifOnDevice =
-        scf::IfOp::create(builder, loc, TypeRange{arg.getType()}, onDevice,
+    Value kind = func::CallOp::create(builder, loc, kQuery,
+                                      builder.getI32Type(), ValueRange{pointer})
+                     .getResult(0);
+    auto kindIs = [&](arith::CmpIPredicate predicate, int32_t value) {
+      return arith::CmpIOp::create(
+          builder, loc, predicate, kind,
+          arith::ConstantOp::create(builder, loc,
+                                    builder.getI32IntegerAttr(value)));
+    };
+    Value inPlace = !hostTouches ? kindIs(arith::CmpIPredicate::ne, 0)
+                    : kernelsUse ? kindIs(arith::CmpIPredicate::eq, 1)
+                                 : kindIs(arith::CmpIPredicate::ne, 2);
+    // What the copy is made from: host memory when only kernels use the
+    // argument, device memory when only host code does, either otherwise.
+    CopyBy by = !hostTouches  ? CopyBy::Host
+                : !kernelsUse ? CopyBy::Driver
+                              : CopyBy::DriverIfDevice;
+    Value isDevice = by == CopyBy::DriverIfDevice
+                         ? kindIs(arith::CmpIPredicate::eq, 2)
+                         : Value();
+    auto ifInPlace =
+        scf::IfOp::create(builder, loc, TypeRange{arg.getType()}, inPlace,
                           /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(&ifOnDevice.getThenRegion().front());
+      builder.setInsertionPointToStart(&ifInPlace.getThenRegion().front());
       exclude.insert(scf::YieldOp::create(builder, loc, ValueRange{arg}));
-      builder.setInsertionPointToStart(&ifOnDevice.getElseRegion().front());
-      Value copy = makeCopy(builder, arg, exclude);
+      builder.setInsertionPointToStart(&ifInPlace.getElseRegion().front());
+      Value copy = makeCopy(builder, arg, by, isDevice, exclude);
       scf::YieldOp::create(builder, loc, copy);
     }
     Value copied = arith::XOrIOp::create(
-        builder, loc, onDevice,
+        builder, loc, inPlace,
         arith::ConstantOp::create(builder, loc, builder.getBoolAttr(true)));
-    return {ifOnDevice.getResult(0), copied};
+    return {ifInPlace.getResult(0), copied, by, isDevice};
   }
 
   LogicalResult stage(func::FuncOp func, SymbolTable &symbols,
@@ -373,7 +484,18 @@ struct FP8StageBuffersForGPUPass
     });
     if (result.wasInterrupted())
       return failure();
-    if (args.empty())
+    // Arguments host code touches: device memory there must be copied
+    // (the host cannot address it), and the copy then serves the kernels
+    // too.
+    llvm::SmallDenseSet<BlockArgument> touched;
+    for (BlockArgument arg : entry.getArguments())
+      if (isa<MemRefType>(arg.getType()) && hostMayTouch(arg))
+        touched.insert(arg);
+    SmallVector<BlockArgument> staged(args.begin(), args.end());
+    for (BlockArgument arg : entry.getArguments())
+      if (touched.contains(arg) && !args.contains(arg))
+        staged.push_back(arg);
+    if (staged.empty())
       return success();
 
     OpBuilder builder = OpBuilder::atBlockBegin(&entry);
@@ -381,33 +503,38 @@ struct FP8StageBuffersForGPUPass
     func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
     bool readOnlyArgs = func->hasAttr(kReadOnlyArguments);
 
-    // Arguments: used where they are when they are managed memory (the
-    // runtime asks the driver; the host code between kernels may read them
-    // too, so device-only memory is copied like host memory), copied to
-    // managed memory otherwise; the caller's memory stays as it was unless
-    // the function may write it (never when fp8-read-only-arguments marked
-    // it).
-    for (BlockArgument arg : args) {
+    // Arguments (the runtime asks the driver what each is): used where
+    // they are when both the kernels and the host code that use them can
+    // address them (managed memory; device memory that only kernels use;
+    // host memory that only host code uses), copied to managed memory
+    // otherwise, by the driver when the argument is device memory; the
+    // caller's memory stays as it was unless the function may write it
+    // (never when fp8-read-only-arguments marked it).
+    for (BlockArgument arg : staged) {
       bool mayBeWritten = mayWrite(arg);
       bool written = !readOnlyArgs && mayBeWritten;
       SmallPtrSet<Operation *, 4> exclude;
       if (readOnlyArgs && mayBeWritten) {
-        // Writes the caller must not see: always a copy.
-        Value copy = makeCopy(builder, arg, exclude);
+        // Writes the caller must not see: always a copy, by the driver
+        // (any memory).
+        Value copy = makeCopy(builder, arg, CopyBy::Driver, Value(), exclude);
         arg.replaceAllUsesExcept(copy, exclude);
         for (func::ReturnOp ret : returns)
           release(ret, copy);
         continue;
       }
-      auto [buffer, copied] = makeCopyUnlessManaged(builder, arg, exclude);
+      auto [buffer, copied, by, isDevice] = makeCopyUnlessOnDevice(
+          builder, arg, args.contains(arg), touched.contains(arg), exclude);
       arg.replaceAllUsesExcept(buffer, exclude);
       for (func::ReturnOp ret : returns) {
         OpBuilder at(ret);
         auto ifCopied = scf::IfOp::create(at, ret.getLoc(), copied,
                                           /*withElseRegion=*/false);
         at.setInsertionPointToStart(&ifCopied.getThenRegion().front());
-        if (written)
-          memref::CopyOp::create(at, ret.getLoc(), buffer, arg);
+        if (written) {
+          SmallPtrSet<Operation *, 2> readers;
+          copyBuffer(at, ret.getLoc(), buffer, arg, by, isDevice, readers);
+        }
         memref::DeallocOp::create(at, ret.getLoc(), buffer);
       }
     }

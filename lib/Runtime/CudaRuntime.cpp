@@ -28,6 +28,7 @@ constexpr CUresult CUDA_SUCCESS = 0;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
@@ -35,7 +36,9 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
 constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 using CUmemoryPool = void *;
@@ -82,6 +85,8 @@ struct CudaRuntime::Driver {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext *);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                  void **);
@@ -190,6 +195,8 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
             resolve(lib, "cuDevicePrimaryCtxRelease_v2",
                     d.cuDevicePrimaryCtxRelease) &&
             resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
+            resolve(lib, "cuCtxPushCurrent_v2", d.cuCtxPushCurrent) &&
+            resolve(lib, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent) &&
             resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize) &&
             resolve(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
             resolve(lib, "cuModuleUnload", d.cuModuleUnload) &&
@@ -236,7 +243,8 @@ static Result<std::unique_ptr<CudaRuntime::Driver>> loadDriver() {
   return std::move(driver);
 }
 
-Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
+Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device,
+                                                         bool makeCurrent) {
   auto driver = loadDriver();
   if (!driver)
     return driver.takeStatus();
@@ -284,13 +292,22 @@ Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
                           "cuDeviceGetAttribute"))
     return std::move(err);
+  int concurrent = 0;
+  if (Status err = d.check(
+          d.cuDeviceGetAttribute(
+              &concurrent, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+              handle),
+          "cuDeviceGetAttribute"))
+    return std::move(err);
+  runtime->concurrentManagedAccess = concurrent != 0;
 
   CUcontext context = nullptr;
   if (Status err = d.check(d.cuDevicePrimaryCtxRetain(&context, handle),
                           "cuDevicePrimaryCtxRetain"))
     return std::move(err);
   runtime->context = context;
-  if (Status err = d.check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+  if (Status err = makeCurrent ? runtime->makeCurrent()
+                               : runtime->pushContext())
     return std::move(err);
   // Stream-ordered allocations come from the device's current pool; by
   // default it returns its memory to the OS at every synchronization, and
@@ -305,6 +322,9 @@ Result<std::unique_ptr<CudaRuntime>> CudaRuntime::create(int device) {
                                &keepAll) != CUDA_SUCCESS))
     d.cuMemAllocAsync = nullptr;
   runtime->pool = pool;
+  if (!makeCurrent)
+    if (Status err = runtime->popContext())
+      return std::move(err);
   return std::move(runtime);
 }
 
@@ -318,6 +338,15 @@ CudaRuntime::~CudaRuntime() {
 
 Status CudaRuntime::makeCurrent() {
   return driver->check(driver->cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
+Status CudaRuntime::pushContext() {
+  return driver->check(driver->cuCtxPushCurrent(context), "cuCtxPushCurrent");
+}
+
+Status CudaRuntime::popContext() {
+  CUcontext popped = nullptr;
+  return driver->check(driver->cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
 }
 
 Result<ModuleHandle> CudaRuntime::loadModule(std::string_view image,
@@ -587,13 +616,23 @@ Status CudaRuntime::encodeTensorMap(TensorMap &map, DevicePtr base,
 }
 
 bool CudaRuntime::isManagedMemory(DevicePtr ptr) {
+  return getMemoryKind(ptr) == MemoryKind::Managed;
+}
+
+MemoryKind CudaRuntime::getMemoryKind(DevicePtr ptr) {
   // Memory the driver did not allocate (malloc, stack, static data) is an
-  // error to ask about: that is the answer "no", not a failure.
-  unsigned managed = 0;
-  return driver->cuPointerGetAttribute(&managed,
-                                       CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                       ptr) == CUDA_SUCCESS &&
-         managed != 0;
+  // error to ask about: that is the answer "host", not a failure. Managed
+  // memory reports the memory type DEVICE too: IS_MANAGED tells them apart.
+  unsigned managed = 0, type = 0;
+  if (driver->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    ptr) == CUDA_SUCCESS &&
+      managed != 0)
+    return MemoryKind::Managed;
+  if (driver->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                    ptr) == CUDA_SUCCESS &&
+      type == CU_MEMORYTYPE_DEVICE)
+    return MemoryKind::Device;
+  return MemoryKind::Host;
 }
 
 Status CudaRuntime::synchronize() {

@@ -8,6 +8,13 @@
 // link the CUDA driver at build time; this one goes through CudaRuntime, so
 // it loads the driver with dlopen and builds with no CUDA.
 //
+// Every call runs in the device's primary context pushed on the calling
+// thread's context stack and popped before it returns (upstream's
+// ScopedContext): the caller's current context is left as it was. The
+// runtime refuses to start on a device without concurrent managed access
+// (the host code between kernels touches managed memory while kernels
+// run; such a device faults).
+//
 // What it adds: launches that ask for more than 48 KiB of dynamic shared
 // memory get the function attribute that allows it (upstream's wrappers
 // leave that to the caller), a launch with an empty grid or block (a
@@ -41,11 +48,37 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 using namespace mlir::fp8::runtime;
 
 namespace {
+/// The driver with the runtime's context pushed on this thread, popped when
+/// it goes out of scope; empty (false) when there is no driver to use.
+class Scoped {
+public:
+  Scoped() = default;
+  Scoped(CudaRuntime *cuda, bool pushed) : cuda(cuda), pushed(pushed) {}
+  Scoped(Scoped &&other) noexcept
+      : cuda(std::exchange(other.cuda, nullptr)),
+        pushed(std::exchange(other.pushed, false)) {}
+  Scoped(const Scoped &) = delete;
+  Scoped &operator=(const Scoped &) = delete;
+  Scoped &operator=(Scoped &&) = delete;
+  ~Scoped() {
+    if (pushed)
+      (void)cuda->popContext();
+  }
+  explicit operator bool() const { return cuda != nullptr; }
+  CudaRuntime *operator->() const { return cuda; }
+  CudaRuntime &operator*() const { return *cuda; }
+
+private:
+  CudaRuntime *cuda = nullptr;
+  bool pushed = false;
+};
+
 /// The process's runtime: created on first use, on the device that
 /// mgpuSetDefaultDevice chose (0 by default).
 class Runtime {
@@ -57,38 +90,33 @@ public:
     return *runtime;
   }
 
-  /// The driver with its context current on this thread, or null when in
+  /// The driver with its context pushed on this thread, or empty when in
   /// error (or when the runtime could not be created).
-  CudaRuntime *cuda() {
+  Scoped cuda() {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!created) {
-      created = true;
-      auto runtime = CudaRuntime::create(device);
-      if (!runtime)
-        creationError = runtime.takeStatus().message();
-      else
-        instance = std::move(*runtime);
-    }
+    createLocked();
     if (!instance) {
       // Said again after every fp8GpuRuntimeClearError(): nothing runs.
       failLocked(Status::error(creationError));
-      return nullptr;
+      return Scoped();
     }
     if (!error.empty())
-      return nullptr;
-    if (Status status = instance->makeCurrent()) {
+      return Scoped();
+    if (Status status = instance->pushContext()) {
       failLocked(std::move(status));
-      return nullptr;
+      return Scoped();
     }
-    return instance.get();
+    return Scoped(instance.get(), /*pushed=*/true);
   }
 
-  /// The driver for releasing resources: usable even in error.
-  CudaRuntime *cudaForRelease() {
+  /// The driver for releasing resources and waiting for queued work:
+  /// usable even in error.
+  Scoped cudaForRelease() {
     std::lock_guard<std::mutex> lock(mutex);
-    if (instance)
-      (void)instance->makeCurrent();
-    return instance.get();
+    if (!instance)
+      return Scoped();
+    bool pushed = !instance->pushContext();
+    return Scoped(instance.get(), pushed);
   }
 
   /// Records `status` when it is a failure; returns whether it was.
@@ -112,6 +140,23 @@ public:
           "): the runtime already runs on device " + std::to_string(device)));
     else
       device = ordinal;
+  }
+
+  /// Functions looked up in `module`, so that unloading it forgets what
+  /// was allowed them: the driver may give a later module's function the
+  /// same handle.
+  void addFunction(void *module, FunctionHandle function) {
+    std::lock_guard<std::mutex> lock(mutex);
+    functions[module].push_back(function);
+  }
+  void forgetFunctions(void *module) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = functions.find(module);
+    if (it == functions.end())
+      return;
+    for (FunctionHandle function : it->second)
+      allowed.erase(function);
+    functions.erase(it);
   }
 
   /// Allows `function` at least `bytes` of dynamic shared memory (the
@@ -231,6 +276,29 @@ public:
   }
 
 private:
+  void createLocked() {
+    if (created)
+      return;
+    created = true;
+    // The caller's context stays current: each call pushes ours.
+    auto runtime = CudaRuntime::create(device, /*makeCurrent=*/false);
+    if (!runtime) {
+      creationError = runtime.takeStatus().message();
+      return;
+    }
+    if (!(*runtime)->hasConcurrentManagedAccess()) {
+      creationError =
+          "the GPU " + (*runtime)->getDeviceName() +
+          " has no concurrent managed access "
+          "(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0, as on "
+          "Windows, WSL and some virtualized GPUs): compiled GPU programs "
+          "read and write managed memory on the host while their kernels "
+          "run, which such a device does not allow";
+      return;
+    }
+    instance = std::move(*runtime);
+  }
+
   /// FP8_GPU_CACHE_MIB (default 4096; 0 keeps nothing).
   size_t cacheLimit() {
     if (!cacheLimitBytes) {
@@ -257,6 +325,7 @@ private:
   std::string error;
   std::vector<std::unique_ptr<std::string>> reported;
   std::unordered_map<FunctionHandle, unsigned> allowed;
+  std::unordered_map<void *, std::vector<FunctionHandle>> functions;
   std::unordered_set<void *> fallbacks;
   std::unordered_set<void *> streamOrdered;
   /// Managed buffers by size (live and idle), the idle ones by size.
@@ -289,7 +358,7 @@ MGPU void mgpuSetDefaultDevice(int32_t device) {
 /// A cubin or fatbin image of `size` bytes.
 MGPU void *mgpuModuleLoad(void *data, size_t size) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return nullptr;
   auto module =
@@ -300,7 +369,7 @@ MGPU void *mgpuModuleLoad(void *data, size_t size) {
 /// NUL-terminated PTX, JIT-compiled by the driver at `optLevel`.
 MGPU void *mgpuModuleLoadJIT(void *data, int optLevel) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return nullptr;
   auto module = cuda->loadModule(static_cast<const char *>(data), optLevel);
@@ -309,9 +378,10 @@ MGPU void *mgpuModuleLoadJIT(void *data, int optLevel) {
 
 MGPU void mgpuModuleUnload(void *module) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cudaForRelease();
+  Scoped cuda = rt.cudaForRelease();
   if (!cuda || !module)
     return;
+  rt.forgetFunctions(module);
   rt.check(cuda->unloadModule(static_cast<ModuleHandle>(module)));
   // No program left: the buffers kept for one, and what the memory pool
   // holds, go back to the driver.
@@ -324,7 +394,7 @@ MGPU void mgpuModuleUnload(void *module) {
 
 MGPU void *mgpuModuleGetFunction(void *module, const char *name) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return nullptr;
   if (!module) {
@@ -333,7 +403,10 @@ MGPU void *mgpuModuleGetFunction(void *module, const char *name) {
     return nullptr;
   }
   auto function = cuda->getFunction(static_cast<ModuleHandle>(module), name);
-  return rt.check(function) ? nullptr : *function;
+  if (rt.check(function))
+    return nullptr;
+  rt.addFunction(module, *function);
+  return *function;
 }
 
 MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
@@ -342,7 +415,7 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                            void **params, void ** /*extra*/,
                            size_t /*paramsCount*/) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return;
   if (!function) {
@@ -373,19 +446,29 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 // What the FP8 GEMM launches need (fp8-lower-to-gpu's wgmma launchers)
 //===----------------------------------------------------------------------===//
 
-/// Whether the buffer at `ptr` is managed memory: compiled programs then
-/// use an argument where it is (their host code may read it too, so
-/// device-only memory is copied like host memory). False in error (the
-/// copy is then the safe way).
+/// The kind of memory at `ptr` (MemoryKind: 0 host, 1 managed, 2 device),
+/// which decides how a compiled program stages an argument
+/// (fp8-stage-buffers-for-gpu): managed memory is used where it is; device
+/// memory too when only kernels touch the argument, else it is copied by
+/// the driver; host memory is copied. 0 in error (a copy is then the safe
+/// way; nothing runs anyway).
+MGPU int32_t fp8GpuMemoryKind(void *ptr) {
+  Scoped cuda = Runtime::get().cuda();
+  return cuda && ptr ? static_cast<int32_t>(cuda->getMemoryKind(address(ptr)))
+                     : 0;
+}
+
+/// Whether the buffer at `ptr` is managed memory (programs compiled before
+/// fp8GpuMemoryKind call it). False in error.
 MGPU bool fp8GpuIsManagedMemory(void *ptr) {
-  CudaRuntime *cuda = Runtime::get().cuda();
-  return cuda && ptr && cuda->isManagedMemory(address(ptr));
+  return fp8GpuMemoryKind(ptr) ==
+         static_cast<int32_t>(MemoryKind::Managed);
 }
 
 /// The SM count (the persistent GEMM grid); 1 when the runtime is in error,
 /// so that a grid computed from it stays valid (nothing launches then).
 MGPU int32_t fp8GpuMultiprocessorCount() {
-  CudaRuntime *cuda = Runtime::get().cuda();
+  Scoped cuda = Runtime::get().cuda();
   return cuda ? std::max(1, cuda->getMultiprocessorCount()) : 1;
 }
 
@@ -398,7 +481,7 @@ MGPU void fp8GpuEncodeTensorMap(void *map, void *base, int64_t cols,
                                 int32_t elementBytes, int32_t swizzle128) {
   std::memset(map, 0, sizeof(TensorMap));
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return;
   TensorMapShape shape;
@@ -421,7 +504,7 @@ MGPU void fp8GpuEncodeTensorMap(void *map, void *base, int64_t cols,
 
 MGPU void *mgpuStreamCreate() {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return nullptr;
   auto stream = cuda->createStream();
@@ -430,26 +513,29 @@ MGPU void *mgpuStreamCreate() {
 
 MGPU void mgpuStreamDestroy(void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && stream)
+  if (Scoped cuda = rt.cudaForRelease(); cuda && stream)
     rt.check(cuda->destroyStream(static_cast<StreamHandle>(stream)));
 }
 
+/// Waits even in error, as a stream's destruction does: the work queued
+/// before the error may still run and write what the host reads next (the
+/// device-resident scaling state).
 MGPU void mgpuStreamSynchronize(void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda())
+  if (Scoped cuda = rt.cudaForRelease())
     rt.check(cuda->synchronizeStream(static_cast<StreamHandle>(stream)));
 }
 
 MGPU void mgpuStreamWaitEvent(void *stream, void *event) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda())
+  if (Scoped cuda = rt.cuda())
     rt.check(cuda->waitEvent(static_cast<StreamHandle>(stream),
                              static_cast<EventHandle>(event)));
 }
 
 MGPU void *mgpuEventCreate() {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda)
     return nullptr;
   auto event = cuda->createEvent(/*timing=*/false);
@@ -458,19 +544,20 @@ MGPU void *mgpuEventCreate() {
 
 MGPU void mgpuEventDestroy(void *event) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cudaForRelease(); cuda && event)
+  if (Scoped cuda = rt.cudaForRelease(); cuda && event)
     rt.check(cuda->destroyEvent(static_cast<EventHandle>(event)));
 }
 
+/// Waits even in error (mgpuStreamSynchronize).
 MGPU void mgpuEventSynchronize(void *event) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda())
+  if (Scoped cuda = rt.cudaForRelease(); cuda && event)
     rt.check(cuda->synchronizeEvent(static_cast<EventHandle>(event)));
 }
 
 MGPU void mgpuEventRecord(void *event, void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda())
+  if (Scoped cuda = rt.cuda())
     rt.check(cuda->recordEvent(static_cast<EventHandle>(event),
                                static_cast<StreamHandle>(stream)));
 }
@@ -485,7 +572,7 @@ MGPU void mgpuEventRecord(void *event, void *stream) {
 /// plain device memory, a host-shared one managed memory.
 MGPU void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cuda();
+  Scoped cuda = rt.cuda();
   if (!cuda || (bytes == 0 && !stream))
     return nullptr;
   // An empty stream-ordered buffer still gets an address: a tensor map over
@@ -503,7 +590,7 @@ MGPU void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
 
 MGPU void mgpuMemFree(void *ptr, void *stream) {
   Runtime &rt = Runtime::get();
-  CudaRuntime *cuda = rt.cudaForRelease();
+  Scoped cuda = rt.cudaForRelease();
   if (!cuda || !ptr)
     return;
   // In error the queued work may not have run, or may still run: a
@@ -517,7 +604,7 @@ MGPU void mgpuMemFree(void *ptr, void *stream) {
 
 MGPU void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda(); cuda && bytes)
+  if (Scoped cuda = rt.cuda(); cuda && bytes)
     rt.check(cuda->copyAsync(address(dst), address(src), bytes,
                              static_cast<StreamHandle>(stream)));
 }
@@ -525,14 +612,14 @@ MGPU void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
 MGPU void mgpuMemset32(void *dst, unsigned value, size_t count,
                        void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda(); cuda && count)
+  if (Scoped cuda = rt.cuda(); cuda && count)
     rt.check(cuda->memsetAsync(address(dst), value, count, 4,
                                static_cast<StreamHandle>(stream)));
 }
 
 MGPU void mgpuMemset16(void *dst, int value, size_t count, void *stream) {
   Runtime &rt = Runtime::get();
-  if (CudaRuntime *cuda = rt.cuda(); cuda && count)
+  if (Scoped cuda = rt.cuda(); cuda && count)
     rt.check(cuda->memsetAsync(address(dst), static_cast<uint16_t>(value),
                                count, 2, static_cast<StreamHandle>(stream)));
 }
@@ -548,7 +635,7 @@ MGPU void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                              size_t bytes) {
   Runtime &rt = Runtime::get();
   if (bytes > 0 && alignment <= kManagedAlignment) {
-    if (CudaRuntime *cuda = rt.cuda()) {
+    if (Scoped cuda = rt.cuda()) {
       if (void *kept = rt.takeCached(bytes))
         return kept;
       auto ptr = cuda->allocateManaged(bytes);
@@ -582,7 +669,7 @@ MGPU void _mlir_memref_to_llvm_free(void *ptr) {
   }
   if (rt.keep(ptr))
     return;
-  if (CudaRuntime *cuda = rt.cudaForRelease())
+  if (Scoped cuda = rt.cudaForRelease())
     rt.check(cuda->free(address(ptr)));
 }
 

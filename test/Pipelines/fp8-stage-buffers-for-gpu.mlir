@@ -28,7 +28,7 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // global when the slot is null, then viewed as memref<4xf32> (offset 0,
 // size 4, stride 1).
 // CHECK-LABEL: func.func @kernel_args
-// CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>)
+// CHECK-SAME: (%[[IN:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<4xf32>, %[[HOST:.+]]: memref<4xf32>, %[[BOTH:.+]]: memref<4xf32>)
 // CHECK: %[[SLOT:.+]] = llvm.mlir.addressof @__fp8_device_table
 // CHECK-NEXT: %[[CUR:.+]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: %[[ZERO:.+]] = llvm.mlir.zero
@@ -53,41 +53,93 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // CHECK-NEXT: %[[TABLE:.+]] = memref.get_global @table
 // CHECK-NEXT: memref.copy %[[TABLE]], %[[TABLEC]] :
 //
-// %in is read by the kernel, %out written by it (through a view), %host
-// only read on the host: %in and %out are asked about at the entry
-// (fp8GpuIsManagedMemory) and used where they are when kernels can
-// read them there, else they get managed copies, used by everything
-// after; then only %out is copied back (the function is not marked
-// read-only), and the copies are freed at the return. The table's copy
-// is neither copied back nor freed.
+// Every argument is asked about at the entry (fp8GpuMemoryKind: 0 host,
+// 1 managed, 2 device), those kernels use first, and used where it is
+// when everything that uses it can address it there, else it gets a
+// managed copy used by everything after. %in is only read by the kernel and %out only written by it
+// (through a view): used in place unless host memory, which is copied on
+// the host. %host is only read on the host: used in place unless device
+// memory, which the driver copies (gpu.memcpy; the host cannot read it).
+// %both is read on the host and by the kernel: used in place only when
+// managed; a copy of device memory is the driver's, of host memory the
+// host's. Then %out and %both are copied back (the function is not marked
+// read-only), each by whoever copied it in, and the copies are freed at
+// the return. The table's copy is neither copied back nor freed.
 // CHECK: memref.extract_aligned_pointer_as_index %[[IN]]
-// CHECK: %[[INDEV:.+]] = call @fp8GpuIsManagedMemory(
-// CHECK: %[[INB:.+]] = scf.if %[[INDEV]] -> (memref<?xf32>) {
+// CHECK: %[[INKIND:.+]] = call @fp8GpuMemoryKind(
+// CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[INPLACE:.+]] = arith.cmpi ne, %[[INKIND]], %[[C0]]
+// CHECK-NEXT: %[[INB:.+]] = scf.if %[[INPLACE]] -> (memref<?xf32>) {
 // CHECK-NEXT: scf.yield %[[IN]]
 // CHECK-NEXT: } else {
 // CHECK: %[[INC:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
 // CHECK-NEXT: memref.copy %[[IN]], %[[INC]] :
 // CHECK-NEXT: scf.yield %[[INC]]
-// CHECK: %[[INCOPIED:.+]] = arith.xori %[[INDEV]], %{{.+}} : i1
+// CHECK: %[[INCOPIED:.+]] = arith.xori %[[INPLACE]], %{{.+}} : i1
+// CHECK: memref.extract_aligned_pointer_as_index %[[BOTH]]
+// CHECK: %[[BOTHKIND:.+]] = call @fp8GpuMemoryKind(
+// CHECK-NEXT: %[[C1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[BOTHPLACE:.+]] = arith.cmpi eq, %[[BOTHKIND]], %[[C1]]
+// CHECK-NEXT: %[[C2B:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[BOTHDEV:.+]] = arith.cmpi eq, %[[BOTHKIND]], %[[C2B]]
+// CHECK-NEXT: %[[BOTHB:.+]] = scf.if %[[BOTHPLACE]] -> (memref<4xf32>) {
+// CHECK-NEXT: scf.yield %[[BOTH]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[BOTHC:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: scf.if %[[BOTHDEV]] {
+// CHECK-NEXT: %[[T2:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T3:.+]] = gpu.memcpy async [%[[T2]]] %[[BOTHC]], %[[BOTH]]
+// CHECK-NEXT: gpu.wait [%[[T3]]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: memref.copy %[[BOTH]], %[[BOTHC]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield %[[BOTHC]]
+// CHECK: %[[BOTHCOPIED:.+]] = arith.xori %[[BOTHPLACE]], %{{.+}} : i1
 // CHECK: memref.extract_aligned_pointer_as_index %[[OUT]]
-// CHECK: %[[OUTDEV:.+]] = call @fp8GpuIsManagedMemory(
-// CHECK: %[[OUTB:.+]] = scf.if %[[OUTDEV]] -> (memref<4xf32>) {
+// CHECK: %[[OUTKIND:.+]] = call @fp8GpuMemoryKind(
+// CHECK: %[[OUTPLACE:.+]] = arith.cmpi ne, %[[OUTKIND]]
+// CHECK-NEXT: %[[OUTB:.+]] = scf.if %[[OUTPLACE]] -> (memref<4xf32>) {
 // CHECK-NEXT: scf.yield %[[OUT]]
 // CHECK: memref.copy %[[OUT]], %{{.+}} :
-// CHECK: %[[OUTCOPIED:.+]] = arith.xori %[[OUTDEV]], %{{.+}} : i1
-// CHECK-NOT: extract_aligned_pointer_as_index %[[HOST]]
+// CHECK: %[[OUTCOPIED:.+]] = arith.xori %[[OUTPLACE]], %{{.+}} : i1
+// CHECK: memref.extract_aligned_pointer_as_index %[[HOST]]
+// CHECK: %[[HOSTKIND:.+]] = call @fp8GpuMemoryKind(
+// CHECK-NEXT: %[[C2:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[HOSTPLACE:.+]] = arith.cmpi ne, %[[HOSTKIND]], %[[C2]]
+// CHECK-NEXT: %[[HOSTB:.+]] = scf.if %[[HOSTPLACE]] -> (memref<4xf32>) {
+// CHECK-NEXT: scf.yield %[[HOST]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[HOSTC:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T1:.+]] = gpu.memcpy async [%[[T0]]] %[[HOSTC]], %[[HOST]]
+// CHECK-NEXT: gpu.wait [%[[T1]]]
+// CHECK-NEXT: scf.yield %[[HOSTC]]
+// CHECK: %[[HOSTCOPIED:.+]] = arith.xori %[[HOSTPLACE]], %{{.+}} : i1
 // CHECK-NOT: memref.get_global
-// CHECK: memref.load %[[HOST]]
+// CHECK: memref.load %[[HOSTB]]
+// CHECK: memref.load %[[BOTHB]]
 // CHECK: memref.subview %[[OUTB]]
 // CHECK: gpu.launch
 // CHECK: memref.load %[[INB]]
 // CHECK: memref.load %[[TABLEC]]
+// CHECK: memref.load %[[BOTHB]]
 // CHECK: gpu.terminator
 // CHECK: scf.if %[[INCOPIED]] {
 // CHECK-NEXT: memref.dealloc %[[INB]] :
+// CHECK: scf.if %[[BOTHCOPIED]] {
+// CHECK-NEXT: scf.if %[[BOTHDEV]] {
+// CHECK-NEXT: %[[T4:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T5:.+]] = gpu.memcpy async [%[[T4]]] %[[BOTH]], %[[BOTHB]]
+// CHECK-NEXT: gpu.wait [%[[T5]]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: memref.copy %[[BOTHB]], %[[BOTH]]
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[BOTHB]] :
 // CHECK: scf.if %[[OUTCOPIED]] {
 // CHECK-NEXT: memref.copy %[[OUTB]], %[[OUT]] :
 // CHECK-NEXT: memref.dealloc %[[OUTB]] :
+// CHECK: scf.if %[[HOSTCOPIED]] {
+// CHECK-NEXT: memref.dealloc %[[HOSTB]] :
 // CHECK-NOT: %[[TABLEC]]
 // CHECK: return
 //
@@ -106,22 +158,26 @@ memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 
 // LLVM: llvm.mlir.addressof @table
 // LLVM-NOT: unrealized_conversion_cast
 // LLVM: "llvm.intr.memcpy"
-func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4xf32>) -> f32 {
+func.func @kernel_args(%in: memref<?xf32>, %out: memref<4xf32>, %host: memref<4xf32>, %both: memref<4xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %table = memref.get_global @table : memref<4xf32>
   %h = memref.load %host[%c0] : memref<4xf32>
+  %b = memref.load %both[%c0] : memref<4xf32>
   %view = memref.subview %out[0] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1]>>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c2, %sy = %c1, %sz = %c1) {
     %x = memref.load %in[%tx] : memref<?xf32>
     %t = memref.load %table[%tx] : memref<4xf32>
     %s = arith.addf %x, %t : f32
-    memref.store %s, %view[%tx] : memref<2xf32, strided<[1]>>
+    %y = memref.load %both[%tx] : memref<4xf32>
+    %r = arith.addf %s, %y : f32
+    memref.store %r, %view[%tx] : memref<2xf32, strided<[1]>>
     gpu.terminator
   }
-  return %h : f32
+  memref.store %h, %both[%c0] : memref<4xf32>
+  return %b : f32
 }
 
 // -----
@@ -194,13 +250,36 @@ func.func @get_state() -> f32 {
 
 // -----
 
-// No kernel: nothing to stage.
+// No kernel: no global gets a device copy. An argument host code reads is
+// used where it is unless it is device memory, which the host cannot
+// address: the driver copies it to managed memory.
 // CHECK-NOT: __fp8_device
 // CHECK-LABEL: func.func @host_only
-// CHECK-NOT: memref.alloc
+// CHECK-SAME: (%[[IN:.+]]: memref<4xf32>)
+// CHECK: %[[KIND:.+]] = call @fp8GpuMemoryKind(
+// CHECK-NEXT: %[[C2:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[INPLACE:.+]] = arith.cmpi ne, %[[KIND]], %[[C2]]
+// CHECK-NEXT: %[[B:.+]] = scf.if %[[INPLACE]]
+// CHECK: gpu.memcpy async [%{{.+}}] %{{.+}}, %[[IN]]
 // CHECK-NOT: memref.copy
+// CHECK: memref.load %[[B]]
 func.func @host_only(%in: memref<4xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %x = memref.load %in[%c0] : memref<4xf32>
   return %x : f32
+}
+
+// An argument only the driver copies (a state setter's) and one only
+// sized: nothing to stage, whatever memory they are.
+// CHECK-LABEL: func.func @driver_only
+// CHECK-NOT: fp8GpuMemoryKind
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @driver_only(%in: memref<4xf32>, %shape: memref<?xf32>, %out: memref<4xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  %t = gpu.wait async
+  %c = gpu.memcpy async [%t] %out, %in : memref<4xf32>, memref<4xf32>
+  gpu.wait [%c]
+  %d = memref.dim %shape, %c0 : memref<?xf32>
+  return %d : index
 }

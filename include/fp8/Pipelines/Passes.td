@@ -320,18 +320,23 @@ def FP8StageBuffersForGPU : Pass<"fp8-stage-buffers-for-gpu", "ModuleOp"> {
     accessors included), uses the copy, so delayed-scaling state stays on
     the device across calls and a checkpoint reads or sets it there; a
     global destructor (`llvm.mlir.global_dtors`) frees the copies when the
-    program is unloaded. An argument that a kernel reads or writes is
-    asked about at the entry (`fp8GpuIsManagedMemory`, the runtime library:
-    the driver's pointer attributes) and used where it is when it is
-    managed memory (the host code between kernels may read it as well, so
-    device-only memory is copied like host memory); otherwise it gets a
-    managed copy, copied back only when the function may write it and
-    `fp8-read-only-arguments` did not forbid that. An unranked argument read
-    by a kernel, or a global in another layout or memory space, is a
-    located error.
+    program is unloaded. An argument that a kernel reads or writes, or that
+    host code touches (any use, through views and addresses, other than by
+    a kernel, a `gpu.launch_func`, a driver copy or memset, a tensor map's
+    address, `memref.dim` or the return), is asked about at the entry
+    (`fp8GpuMemoryKind`, the runtime library: the driver's pointer
+    attributes; 0 host, 1 managed, 2 device) and used where it is when
+    everything that uses it can address it there: managed memory always,
+    device memory when no host code touches it, host memory when no kernel
+    uses it. Otherwise it gets a managed copy, copied back only when the
+    function may write it and `fp8-read-only-arguments` did not forbid
+    that; device memory is copied by the driver (`gpu.memcpy`), never read
+    by the host. An unranked argument read by a kernel, or a global in
+    another layout or memory space, is a located error.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];

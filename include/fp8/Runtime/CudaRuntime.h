@@ -37,6 +37,12 @@ using FunctionHandle = struct CudaFunctionOpaque *;
 using EventHandle = struct CudaEventOpaque *;
 using StreamHandle = struct CudaStreamOpaque *;
 
+/// What the driver says a pointer designates (cuPointerGetAttribute):
+/// host memory it did not allocate (or pinned host memory), managed memory
+/// (host and kernels both address it), or device memory (kernels only; the
+/// host reaches it only through the driver's copies).
+enum class MemoryKind { Host = 0, Managed = 1, Device = 2 };
+
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
@@ -90,8 +96,11 @@ private:
 class CudaRuntime {
 public:
   /// Loads the driver ($FP8_CUDA_DRIVER, else libcuda.so.1), initializes it
-  /// and makes `device`'s primary context current on this thread.
-  static Result<std::unique_ptr<CudaRuntime>> create(int device = 0);
+  /// and, when `makeCurrent`, makes `device`'s primary context current on
+  /// this thread (a library that runs inside someone else's program leaves
+  /// the caller's context alone and pushes its own around each call).
+  static Result<std::unique_ptr<CudaRuntime>> create(int device = 0,
+                                                     bool makeCurrent = true);
   ~CudaRuntime();
   CudaRuntime(const CudaRuntime &) = delete;
   CudaRuntime &operator=(const CudaRuntime &) = delete;
@@ -100,9 +109,17 @@ public:
   /// major * 10 + minor (90 for Hopper).
   int getComputeCapability() const { return computeCapability; }
   int getMultiprocessorCount() const { return multiprocessors; }
+  /// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: whether the host may
+  /// touch managed memory while kernels run (0 on Windows/WSL and some
+  /// virtualized GPUs: a host access then faults).
+  bool hasConcurrentManagedAccess() const { return concurrentManagedAccess; }
 
   /// Makes the runtime's context current on the calling thread.
   Status makeCurrent();
+  /// Pushes the runtime's context on the calling thread's context stack
+  /// (cuCtxPushCurrent); popContext restores the caller's.
+  Status pushContext();
+  Status popContext();
 
   /// A PTX (text) or cubin / fatbin image. PTX is JIT-compiled by the
   /// driver (at `jitOptLevel` 0-4 when given); its log is part of the error.
@@ -157,6 +174,9 @@ public:
   /// address (false for device-only memory and for host memory the driver
   /// did not allocate).
   bool isManagedMemory(DevicePtr ptr);
+  /// The kind of memory at `ptr` (Host for memory the driver did not
+  /// allocate: malloc, the stack, static data).
+  MemoryKind getMemoryKind(DevicePtr ptr);
   /// cuTensorMapEncodeTiled of `shape` at `base` (drivers >= 12.0).
   Status encodeTensorMap(TensorMap &map, DevicePtr base,
                          const TensorMapShape &shape);
@@ -192,6 +212,7 @@ private:
   std::string deviceName;
   int computeCapability = 0;
   int multiprocessors = 0;
+  bool concurrentManagedAccess = false;
   /// The device's current memory pool (stream-ordered allocations).
   void *pool = nullptr;
   /// Each checked kernel's parameter sizes, asked of the driver once.
