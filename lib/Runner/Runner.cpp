@@ -478,8 +478,20 @@ FailureOr<HostTensor> runner::parseNpy(StringRef data, StringRef path,
   HostTensor raw(fileType, shape);
   if (raw.getNumElements() > 0)
     std::memcpy(raw.data(), payload.data(), raw.getNumElements() * width);
-  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
-    tensor.set(i, raw.get(i));
+  // Floats into an integer type: converting what int64 cannot hold (NaN,
+  // 1e300) is undefined.
+  bool toInteger = kind == 'f' && !isa<FloatType>(elementType);
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    double value = raw.get(i);
+    if (toInteger && !(value > -0x1p63 && value < 0x1p63)) {
+      error = ("'" + path + "': element " + Twine(i) + " (" +
+               llvm::formatv("{0}", value) + ") is not an integer of " +
+               llvm::formatv("{0}", elementType))
+                  .str();
+      return failure();
+    }
+    tensor.set(i, value);
+  }
   return tensor;
 }
 
