@@ -3,12 +3,16 @@
 # needed and fuzzes fp8-pipeline and the CPU lowerings for SECONDS (default
 # 60), then feeds the grown corpus to the fold-vs-lowering differential test.
 # Prints executions, exec/s, libFuzzer coverage (cov, ft) and the fraction of
-# inputs that parse. Exits non-zero on a finding; the reproducer is in
-# build-asan/fuzz/artifacts/. FUZZ_JOBS=N runs N workers (-jobs/-workers);
-# extra arguments go to libFuzzer.
+# inputs that parse. Then fuzzes each input reader of the `readers` table
+# below for its number of inputs (at most SECONDS each) from
+# FUZZ_READER_SEED (default 1: the same inputs every run). Exits non-zero on
+# a finding; the reproducer is in build-asan/fuzz/artifacts/. FUZZ_JOBS=N
+# runs N workers of fp8-fuzz (-jobs/-workers); extra arguments go to
+# fp8-fuzz's libFuzzer.
 #
 #   bench/fuzz.sh 60
 #   FUZZ_JOBS=2 bench/fuzz.sh 1800 -runs=2000000
+#   FUZZ_READER_RUNS=1000000 FUZZ_READER_SEED=0 bench/fuzz.sh 600
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ASAN_BUILD_DIR:-$root/build-asan}"
@@ -17,8 +21,23 @@ shift || true
 jobs="${FUZZ_JOBS:-1}"
 max_len=32768
 
+# The input readers' targets (tools/fp8-fuzz/CMakeLists.txt), one line
+# each: the target, its seed corpus (tools/fp8-fuzz/corpus/<dir>), the
+# longest input, how many inputs a run tries (FUZZ_READER_RUNS overrides;
+# CI's budget is about half a minute for all of them) and, optionally, a
+# libFuzzer dictionary in tools/fp8-fuzz/.
+readers=(
+  "fp8-fuzz-npy npy 4096 300000"
+  "fp8-fuzz-c-header c-header 8192 15000 mlir.dict"
+)
+
+reader_targets=()
+for reader in "${readers[@]}"; do
+  reader_targets+=("${reader%% *}")
+done
 mkdir -p "$build"
-"$root/scripts/sanitize.sh" fp8-fuzz FP8FoldVsLowerTests > "$build/fuzz-build.log" 2>&1 \
+"$root/scripts/sanitize.sh" fp8-fuzz FP8FoldVsLowerTests "${reader_targets[@]}" \
+  > "$build/fuzz-build.log" 2>&1 \
   || { cat "$build/fuzz-build.log"; exit 1; }
 source "$root/scripts/sanitizer-env.sh"
 
@@ -94,6 +113,36 @@ if [ $status -ne 0 ]; then
   echo "fuzz: FAILED (status $status); log $log, reproducers in $work/artifacts/" >&2
   exit $status
 fi
+
+# The input readers, each on its own corpus (kept, like fp8-fuzz's).
+for reader in "${readers[@]}"; do
+  read -r name dir reader_len reader_runs reader_dict <<< "$reader"
+  dict=()
+  if [ -n "$reader_dict" ]; then
+    dict=(-dict="$root/tools/fp8-fuzz/$reader_dict")
+  fi
+  mkdir -p "$work/$name"
+  set +e
+  "$build/bin/$name" "$work/$name" "$root/tools/fp8-fuzz/corpus/$dir" \
+    ${dict[@]+"${dict[@]}"} \
+    -seed="${FUZZ_READER_SEED:-1}" -runs="${FUZZ_READER_RUNS:-$reader_runs}" \
+    -max_total_time="$seconds" -max_len="$reader_len" -timeout=20 \
+    -rss_limit_mb=2048 -artifact_prefix="$work/artifacts/$name-" \
+    -print_final_stats=1 > "$work/$name.log" 2>&1
+  status=$?
+  set -e
+  awk -v name="$name" '
+    /^stat::number_of_executed_units:/ { runs = $2 }
+    /^stat::average_exec_per_sec:/ { rate = $2 }
+    / cov: / { for (i = 1; i < NF; i++) { if ($i == "cov:") cov = $(i + 1); if ($i == "ft:") ft = $(i + 1) } }
+    END { printf "%s: %d executions, %d exec/s, cov %s ft %s\n", name, runs, rate, cov, ft }' \
+    "$work/$name.log"
+  if [ $status -ne 0 ]; then
+    grep -E "^(==[0-9]+==ERROR|fp8-fuzz-[a-z-]+ finding|SUMMARY|Test unit written)" "$work/$name.log" | head -20
+    echo "$name: FAILED (status $status); log $work/$name.log, reproducers in $work/artifacts/" >&2
+    exit $status
+  fi
+done
 
 # The numeric side: constants that fp8 ops take in the grown corpus, folded
 # and JIT-run bit for bit (unittests/Runner/FoldVsLowerTest.cpp).
