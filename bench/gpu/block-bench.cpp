@@ -16,8 +16,12 @@
 // Reported: the median wall time of a call of each program (each call
 // waits for its kernels), their ratio, and the FP8 output's SQNR against
 // the BF16 one. Delayed scaling needs a few calls to learn its scales:
-// the warm-up calls are those. Exit status 0, 1 when a program's output
-// has non-finite values the BF16 one does not, 2 on a runtime error.
+// the warm-up calls are those. Then the FP8 program is called once more
+// on copies of the inputs in device memory (cuMemAlloc: what a CUDA
+// program or a PyTorch tensor passes), which the program must use without
+// the host reading them; its output's SQNR against the BF16 one is
+// reported too. Exit status 0, 1 when a program's output has non-finite
+// values the BF16 one does not, 2 on a runtime error.
 //
 // No LLVM, no CUDA at build time: the programs and libfp8_gpu_runtime.so
 // are opened at run time.
@@ -280,23 +284,45 @@ int main(int argc, char **argv) {
       runProgram(bf16, runtime, signature, args, warmup, iterations);
   Run fp8Run = runProgram(fp8, runtime, signature, args, warmup, iterations);
 
+  // The same inputs in device memory, one call.
+  std::vector<Descriptor> deviceArgs;
+  std::vector<runtime::DevicePtr> deviceBuffers;
+  for (size_t a = 0; a < signature.args.size(); ++a) {
+    const TensorSpec &spec = signature.args[a];
+    auto buffer = device->allocate(spec.bytes());
+    if (!buffer)
+      fail("device memory for argument " + std::to_string(a) + ": " +
+           buffer.takeStatus().message());
+    if (runtime::Status status =
+            device->copyToDevice(*buffer, buffers[a], spec.bytes()))
+      fail("copying argument " + std::to_string(a) + " to the device: " +
+           status.message());
+    deviceBuffers.push_back(*buffer);
+    deviceArgs.emplace_back(reinterpret_cast<void *>(*buffer), spec.shape);
+  }
+  Run deviceRun = runProgram(fp8, runtime, signature, deviceArgs, 0, 1);
+
   // FP8 against BF16 on the last call's outputs.
-  double signal = 0, noise = 0;
   int64_t newNonFinite = 0;
   const TensorSpec &out = signature.result;
-  for (int64_t i = 0; i < out.elements(); ++i) {
-    double ref = load(bf16Run.output.data(), out.bf16, i);
-    double got = load(fp8Run.output.data(), out.bf16, i);
-    if (!std::isfinite(got) && std::isfinite(ref)) {
-      ++newNonFinite;
-      continue;
+  auto sqnrAgainstBF16 = [&](const Run &run) {
+    double signal = 0, noise = 0;
+    for (int64_t i = 0; i < out.elements(); ++i) {
+      double ref = load(bf16Run.output.data(), out.bf16, i);
+      double got = load(run.output.data(), out.bf16, i);
+      if (!std::isfinite(got) && std::isfinite(ref)) {
+        ++newNonFinite;
+        continue;
+      }
+      if (!std::isfinite(ref))
+        continue;
+      signal += ref * ref;
+      noise += (ref - got) * (ref - got);
     }
-    if (!std::isfinite(ref))
-      continue;
-    signal += ref * ref;
-    noise += (ref - got) * (ref - got);
-  }
-  double sqnr = noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
+    return noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
+  };
+  double sqnr = sqnrAgainstBF16(fp8Run);
+  double deviceSqnr = sqnrAgainstBF16(deviceRun);
   std::printf("block bf16: %.3f ms (median of %u)\n", bf16Run.medianMs,
               iterations);
   std::printf("block fp8: %.3f ms (median of %u)\n", fp8Run.medianMs,
@@ -307,12 +333,18 @@ int main(int argc, char **argv) {
               "finite: %lld\n",
               sqnr, static_cast<long long>(newNonFinite));
   // For summarize.py: BLOCK|bf16 ms|fp8 ms|sqnr dB|non-finite
+  std::printf("block fp8 on device-memory inputs: %.3f ms, sqnr vs bf16: "
+              "%.2f dB\n",
+              deviceRun.medianMs, deviceSqnr);
   std::printf("BLOCK|%.4f|%.4f|%.2f|%lld\n", bf16Run.medianMs,
               fp8Run.medianMs, sqnr, static_cast<long long>(newNonFinite));
 
   runtime.free(bf16Run.output.allocated());
   runtime.free(fp8Run.output.allocated());
+  runtime.free(deviceRun.output.allocated());
   for (void *buffer : buffers)
     runtime.free(buffer);
+  for (runtime::DevicePtr buffer : deviceBuffers)
+    (void)device->free(buffer);
   return newNonFinite ? 1 : 0;
 }
