@@ -425,11 +425,14 @@ struct FP8TileAndVectorizeForCPUPass
 
     // A contraction written as linalg.generic vectorizes to a reduction of
     // products of broadcast reads; it becomes the vector.contract a named
-    // one gives.
+    // one gives. Operands the body extends (bf16 into an f32 accumulator)
+    // are extended before they are broadcast, so that the products are of
+    // broadcasts again.
     {
       RewritePatternSet patterns(&getContext());
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateSinkVectorOpsPatterns(patterns);
       (void)applyPatternsGreedily(func, std::move(patterns), localRewrites());
     }
     // Masked transfers become transfers with a mask operand first: the

@@ -66,7 +66,8 @@ using namespace mlir;
 /// fp8-lower-to-cpu for one module, leaving nested modules to
 /// FP8LowerNestedModulesToCPU.
 static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
-                                        bool threads);
+                                        bool threads,
+                                        fp8::Accumulation accumulation);
 
 namespace {
 /// tensor.expand_shape with several dynamic sizes in one group ->
@@ -162,7 +163,7 @@ struct FP8LowerNestedModulesToCPUPass
 
   void getDependentDialects(DialectRegistry &registry) const override {
     OpPassManager pm(ModuleOp::getOperationName());
-    buildModuleLoweringPipeline(pm, vectorize, threads);
+    buildModuleLoweringPipeline(pm, vectorize, threads, accumulation);
     pm.getDependentDialects(registry);
   }
 
@@ -175,7 +176,7 @@ struct FP8LowerNestedModulesToCPUPass
     });
     for (ModuleOp module : nested) {
       OpPassManager pm(ModuleOp::getOperationName());
-      buildModuleLoweringPipeline(pm, vectorize, threads);
+      buildModuleLoweringPipeline(pm, vectorize, threads, accumulation);
       if (failed(runPipeline(pm, module)))
         return signalPassFailure();
     }
@@ -194,8 +195,10 @@ void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm,
   fp8::FP8LowerNestedModulesToCPUOptions nested;
   nested.vectorize = options.vectorize;
   nested.threads = options.threads;
+  nested.accumulation = options.accumulation;
   pm.addPass(createFP8LowerNestedModulesToCPU(nested));
-  buildModuleLoweringPipeline(pm, options.vectorize, options.threads);
+  buildModuleLoweringPipeline(pm, options.vectorize, options.threads,
+                              options.accumulation);
 }
 
 void mlir::fp8::buildLowerToCPUPipeline(OpPassManager &pm) {
@@ -262,7 +265,11 @@ void mlir::fp8::addTensorToBufferPasses(OpPassManager &pm,
 }
 
 static void buildModuleLoweringPipeline(OpPassManager &pm, bool vectorize,
-                                        bool threads) {
+                                        bool threads,
+                                        fp8::Accumulation accumulation) {
+  // bf16 / f16 GEMMs accumulate in f32, as on the GPU (DESIGN.md 15).
+  if (accumulation == fp8::Accumulation::F32)
+    pm.addPass(fp8::createFP8WidenAccumulation());
   fp8::addTensorToBufferPasses(pm, /*packContractionsForCPU=*/vectorize);
   if (vectorize) {
     fp8::FP8TileAndVectorizeForCPUOptions tiling;

@@ -1138,6 +1138,9 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   launches.chip = options.chip;
   launches.features = options.features;
   pm.addPass(fp8::createConvertFP8ToGPULaunches(launches));
+  // What no wgmma kernel took accumulates in f32 too (DESIGN.md 15).
+  if (options.accumulation == Accumulation::F32)
+    pm.addPass(fp8::createFP8WidenAccumulation());
   addTensorToBufferPasses(pm, /*packContractionsForCPU=*/false,
                           /*forGPU=*/true);
   pm.addPass(fp8::createFP8CopiesToGPU());

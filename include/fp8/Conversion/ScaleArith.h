@@ -38,6 +38,15 @@ Value createMXScaleCode(OpBuilder &builder, Location loc, Value amax,
 /// 2^(127 - code), 2^-127 for 0xFE, NaN for 0xFF.
 Value createMXScaleFromCode(OpBuilder &builder, Location loc, Value code);
 
+/// An f32 scalar rounded to `type` (f32, bf16 or f16), nearest even, as
+/// `arith.truncf` defines it and the GPU's cvt.rn rounds. bf16 is rounded
+/// with integer operations: LLVM's fptrunc to bf16 becomes an instruction
+/// that flushes subnormal results to zero on some hosts (vcvtneps2bf16,
+/// AVX512-BF16), while the folders, the numerics library and the GPU's
+/// cvt.rn.bf16.f32 keep them. Found by FP8FoldVsLowerTests.
+Value createTruncFFromF32(OpBuilder &builder, Location loc, Value value,
+                          Type type);
+
 /// The f32 an E8M0 code (an i32) stands for (numerics::e8m0ToF32):
 /// 2^(code - 127), NaN for 0xFF.
 Value createE8M0ToF32(OpBuilder &builder, Location loc, Value code);

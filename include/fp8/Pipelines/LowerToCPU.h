@@ -3,6 +3,8 @@
 #ifndef FP8_PIPELINES_LOWERTOCPU_H
 #define FP8_PIPELINES_LOWERTOCPU_H
 
+#include "fp8/Pipelines/Accumulation.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -21,10 +23,17 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Run the outer tiles on every core (OpenMP: the program "
                      "then needs LLVM's libomp)"),
       llvm::cl::init(true)};
+  PassOptions::Option<Accumulation> accumulation{
+      *this, "accumulation",
+      llvm::cl::desc("How bf16 and f16 contractions accumulate: f32 (the "
+                     "default: fp8-widen-accumulation, as the GPU path "
+                     "computes them) or as-written (linalg's semantics)"),
+      llvm::cl::init(Accumulation::F32), accumulationValues()};
 };
 
 /// fp8-lower-to-cpu: fp8 ops (and func, linalg, tensor, arith, math,
 /// ml_program) on tensors down to the LLVM dialect, runnable by mlir-runner:
+/// fp8-widen-accumulation (unless accumulation=as-written),
 /// convert-fp8-to-linalg, fp8-expand-float8, One-Shot Bufferize across
 /// function boundaries, buffer deallocation, tiling and vectorization
 /// (fp8-tile-and-vectorize-for-cpu), OpenMP, loops, and the LLVM

@@ -3,6 +3,7 @@
 #ifndef FP8_PIPELINES_LOWERTOGPU_H
 #define FP8_PIPELINES_LOWERTOGPU_H
 
+#include "fp8/Pipelines/Accumulation.h"
 #include "fp8/Pipelines/NVVMTargetOptions.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -25,6 +26,12 @@ struct LowerToGPUOptions : public NVVMTargetOptions<LowerToGPUOptions> {
                      "f32 accumulator every 128 K (DeepGEMM, TE's split "
                      "accumulator); off: one accumulator (fast accumulation)"),
       llvm::cl::init(true)};
+  PassOptions::Option<Accumulation> accumulation{
+      *this, "accumulation",
+      llvm::cl::desc("How bf16 and f16 contractions that no wgmma kernel "
+                     "takes accumulate: f32 (the default, as the wgmma "
+                     "kernels do) or as-written (linalg's semantics)"),
+      llvm::cl::init(Accumulation::F32), accumulationValues()};
 };
 
 /// fp8-lower-to-gpu: a whole module (fp8 ops and everything else) as one

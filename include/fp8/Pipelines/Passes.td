@@ -480,6 +480,47 @@ def FP8SplitBlocksAtSCF : Pass<"fp8-split-blocks-at-scf"> {
   let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
 }
 
+def FP8WidenAccumulation : Pass<"fp8-widen-accumulation"> {
+  let summary = "Make bf16 and f16 contractions accumulate in f32 and round "
+                "once";
+  let description = [{
+    Part of `fp8-lower-to-cpu` and `fp8-lower-to-gpu` (unless
+    `accumulation=as-written`), on tensors before anything else: DESIGN.md
+    decision 15. A `linalg` contraction (`isaContractionOpInterface`:
+    `matmul` in any layout, `batch_matmul`, `batch_reduce_matmul`,
+    `matvec`, contraction generics) or convolution
+    (`isaConvolutionOpInterface`) whose operands and result are all bf16, or
+    all f16, accumulates in that type as linalg defines it: every
+    multiply-add is rounded to 8 (11) significant bits, so a long K loses
+    every term below half an ulp of the running sum. cuBLAS, PyTorch,
+    Transformer Engine and this project's Hopper wgmma kernels accumulate
+    such GEMMs in f32 and round once.
+
+    The op becomes that computation: the same op (a named op stays that
+    named op, with its indexing maps) on the same bf16 / f16 operands into
+    an f32 init, with the mixed-type body linalg's named ops have (each
+    operand extended to f32, exact; the multiply-add in f32), then one
+    rounding of the result to its type, nearest even with subnormals kept,
+    as the GPU's `cvt.rn` rounds. The init is extended to f32 (a
+    `linalg.fill` init becomes the same fill in f32, so that a zero-filled
+    GEMM stays one). A product of two bf16 (two f16) values is exact in
+    f32, so the only roundings are the f32 additions and the last one.
+    The operands are read as they are, not copied into f32 tensors: the
+    GEMM moves 16-bit data, and fp8-tile-and-vectorize-for-cpu's register
+    tiles extend each vector they load (f32 copies made a 512^3 GEMM 4.5x
+    slower, bench/bf16-gemm.sh).
+
+    Left alone: ops whose body is anything but `yield(acc + a * b)` on the
+    block arguments, mixed types (bf16 operands into f32 already
+    accumulate in f32), f32 and FP8 ops, ops on buffers, and ops annotated
+    for a wgmma kernel (`fp8.wgmma_kernel`), which accumulate in f32
+    already.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8PackContractionsForCPU
     : Pass<"fp8-pack-contractions-for-cpu", "::mlir::func::FuncOp"> {
   let summary = "Give contractions a B operand whose rows run along N";
@@ -561,6 +602,10 @@ def FP8LowerNestedModulesToCPU
            "As fp8-lower-to-cpu's option">,
     Option<"threads", "threads", "bool", /*default=*/"true",
            "As fp8-lower-to-cpu's option">,
+    Option<"accumulation", "accumulation", "::mlir::fp8::Accumulation",
+           /*default=*/"::mlir::fp8::Accumulation::F32",
+           "As fp8-lower-to-cpu's option",
+           "::mlir::fp8::accumulationValues()">,
   ];
 }
 

@@ -3,6 +3,8 @@
 #ifndef FP8_PIPELINES_PIPELINES_H
 #define FP8_PIPELINES_PIPELINES_H
 
+#include "fp8/Pipelines/Accumulation.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"

@@ -61,45 +61,6 @@ static Value widenToF32(OpBuilder &builder, Location loc, Value value) {
   return arith::ExtFOp::create(builder, loc, builder.getF32Type(), value);
 }
 
-/// Rounds an f32 scalar to `type` (f32, bf16 or f16), nearest even.
-///
-/// bf16 is rounded with integer operations: LLVM's fptrunc to bf16 becomes
-/// an instruction that flushes subnormal results to zero on some hosts
-/// (vcvtneps2bf16, AVX512-BF16), while the folders, the numerics library
-/// and the GPU's cvt.rn.bf16.f32 keep them. Found by FP8FoldVsLowerTests.
-static Value narrowFromF32(OpBuilder &builder, Location loc, Value value,
-                           Type type) {
-  if (type.isF32())
-    return value;
-  if (!type.isBF16())
-    return arith::TruncFOp::create(builder, loc, type, value);
-  Type i32 = builder.getI32Type();
-  auto constant = [&](uint32_t bits) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getI32IntegerAttr(bits));
-  };
-  Value bits = arith::BitcastOp::create(builder, loc, i32, value);
-  Value sixteen = constant(16);
-  // Nearest even: add 0x7FFF plus the lowest kept bit, drop 16 bits. An
-  // overflow carries into the exponent and gives Inf, as it should.
-  Value lowestKept = arith::AndIOp::create(
-      builder, loc, arith::ShRUIOp::create(builder, loc, bits, sixteen),
-      constant(1));
-  Value bias = arith::AddIOp::create(builder, loc, constant(0x7FFF), lowestKept);
-  Value rounded = arith::ShRUIOp::create(
-      builder, loc, arith::AddIOp::create(builder, loc, bits, bias), sixteen);
-  // NaN stays NaN (quiet, sign and top payload bits kept): rounding could
-  // carry a payload into Inf.
-  Value quietNaN = arith::OrIOp::create(
-      builder, loc, arith::ShRUIOp::create(builder, loc, bits, sixteen),
-      constant(0x40));
-  Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
-                                      value, value);
-  Value result = arith::SelectOp::create(builder, loc, isNaN, quietNaN, rounded);
-  Value half = arith::TruncIOp::create(builder, loc, builder.getI16Type(), result);
-  return arith::BitcastOp::create(builder, loc, type, half);
-}
-
 static Value createIndex(OpBuilder &builder, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(builder, loc, value);
 }
@@ -688,24 +649,24 @@ struct DequantizeOpLowering : OpConversionPattern<DequantizeOp> {
       if (failed(checkStaticShapes(op, {resultType, input.getType()})))
         return failure();
       rewriter.replaceOp(
-          op, createBlockMap(rewriter, loc, input, scaleInv, *block,
-                             elementType,
-                             [&](OpBuilder &b, Location l, Value element,
-                                 Value blockScaleInv) {
-                               Value value = arith::MulFOp::create(
-                                   b, l, widenToF32(b, l, element),
-                                   widenScaleToF32(b, l, blockScaleInv));
-                               return narrowFromF32(b, l, value, elementType);
-                             }));
+          op,
+          createBlockMap(rewriter, loc, input, scaleInv, *block, elementType,
+                         [&](OpBuilder &b, Location l, Value element,
+                             Value blockScaleInv) {
+                           Value value = arith::MulFOp::create(
+                               b, l, widenToF32(b, l, element),
+                               widenScaleToF32(b, l, blockScaleInv));
+                           return createTruncFFromF32(b, l, value, elementType);
+                         }));
       return success();
     }
-    Value dequantized =
-        createElementwiseMap(rewriter, loc, input, elementType,
-                             [&](OpBuilder &b, Location l, Value element) {
-                               Value value = arith::MulFOp::create(
-                                   b, l, widenToF32(b, l, element), scaleInv);
-                               return narrowFromF32(b, l, value, elementType);
-                             });
+    Value dequantized = createElementwiseMap(
+        rewriter, loc, input, elementType,
+        [&](OpBuilder &b, Location l, Value element) {
+          Value value =
+              arith::MulFOp::create(b, l, widenToF32(b, l, element), scaleInv);
+          return createTruncFFromF32(b, l, value, elementType);
+        });
     rewriter.replaceOp(op, castToType(rewriter, loc, dequantized, resultType));
     return success();
   }
@@ -1019,8 +980,8 @@ struct ScaledMatmulOpLowering : OpConversionPattern<ScaledMatmulOp> {
             value = arith::MulFOp::create(b, l, value, scale);
           if (hasBias)
             value = arith::AddFOp::create(b, l, value, widenToF32(b, l, args[1]));
-          linalg::YieldOp::create(b, l,
-                                  narrowFromF32(b, l, value, elementType));
+          linalg::YieldOp::create(
+              b, l, createTruncFFromF32(b, l, value, elementType));
         });
 
     SmallVector<Value> results = {

@@ -149,3 +149,34 @@ Value fp8::createE8M0ToF32(OpBuilder &builder, Location loc, Value code) {
                                  constant(0x7FC00000u), bits);
   return arith::BitcastOp::create(builder, loc, builder.getF32Type(), bits);
 }
+
+Value fp8::createTruncFFromF32(OpBuilder &builder, Location loc, Value value,
+                               Type type) {
+  if (type.isF32())
+    return value;
+  if (!type.isBF16())
+    return arith::TruncFOp::create(builder, loc, type, value);
+  Value bits = arith::BitcastOp::create(builder, loc, builder.getI32Type(),
+                                        value);
+  Value sixteen = createI32Constant(builder, loc, 16);
+  Value high = arith::ShRUIOp::create(builder, loc, bits, sixteen);
+  // Nearest even: add 0x7FFF plus the lowest kept bit, drop 16 bits. An
+  // overflow carries into the exponent and gives Inf, as it should.
+  Value lowestKept = arith::AndIOp::create(builder, loc, high,
+                                           createI32Constant(builder, loc, 1));
+  Value bias = arith::AddIOp::create(
+      builder, loc, createI32Constant(builder, loc, 0x7FFF), lowestKept);
+  Value rounded = arith::ShRUIOp::create(
+      builder, loc, arith::AddIOp::create(builder, loc, bits, bias), sixteen);
+  // NaN stays NaN (quiet, sign and top payload bits kept): rounding could
+  // carry a payload into Inf.
+  Value quietNaN = arith::OrIOp::create(builder, loc, high,
+                                        createI32Constant(builder, loc, 0x40));
+  Value isNaN = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::UNO,
+                                      value, value);
+  Value result =
+      arith::SelectOp::create(builder, loc, isNaN, quietNaN, rounded);
+  Value half =
+      arith::TruncIOp::create(builder, loc, builder.getI16Type(), result);
+  return arith::BitcastOp::create(builder, loc, type, half);
+}
