@@ -29,6 +29,8 @@ max_len=32768
 readers=(
   "fp8-fuzz-npy npy 4096 300000"
   "fp8-fuzz-c-header c-header 8192 15000 mlir.dict"
+  "fp8-fuzz-train-contract train-contract 8192 10000 mlir.dict"
+  "fp8-fuzz-checkpoint checkpoint 4096 10000"
 )
 
 reader_targets=()
