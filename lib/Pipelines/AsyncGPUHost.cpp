@@ -72,7 +72,7 @@ bool isRuntimeQuery(func::CallOp call, SymbolTable &symbols) {
   return callee && callee.isExternal() &&
          llvm::is_contained({StringRef(fp8::kEncodeTensorMapFunction),
                              StringRef("fp8GpuMultiprocessorCount"),
-                             StringRef("fp8GpuIsManagedMemory")},
+                             StringRef("fp8GpuMemoryKind")},
                             callee.getName());
 }
 

@@ -419,3 +419,28 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// The runtime's question of what memory a pointer is reads no buffer and
+// waits for nothing: the launches around it stay one chain.
+// CHECK-LABEL: func.func @memory_kind
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T0]]] @k::@a
+// CHECK-NEXT: call @fp8GpuMemoryKind
+// CHECK-NEXT: %[[T2:.+]] = gpu.launch_func async [%[[T1]]] @k::@a
+// CHECK-NEXT: gpu.wait [%[[T2]]]
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%x: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func private @fp8GpuMemoryKind(!llvm.ptr) -> i32
+  func.func @memory_kind(%x: memref<4xf32>, %p: !llvm.ptr) -> i32 {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    %kind = call @fp8GpuMemoryKind(%p) : (!llvm.ptr) -> i32
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    return %kind : i32
+  }
+}

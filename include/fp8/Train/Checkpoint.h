@@ -1,5 +1,4 @@
-//===- Checkpoint.h - Saving and resuming a run ------------------*- C++
-//-*-===//
+//===- Checkpoint.h - Saving and resuming a run -----------------*- C++ -*-===//
 //
 // A checkpoint of a run is the directory DIR/<recipe label>/ with the
 // parameters and AdamW moments (parameter.<i>.npy, moment1.<i>.npy,
