@@ -376,6 +376,42 @@ struct FP8PackContractionsForCPUPass
   }
 };
 
+/// A vector.contract of narrower float operands into a float accumulator
+/// (bf16 operands into f32: fp8-widen-accumulation's GEMMs, vectorized as
+/// named ops) as the contraction of the extended operands: MLIR 22's
+/// contraction lowerings leave a mixed-type one with batch dimensions.
+/// Extending is exact; each product and sum is the f32 one the body
+/// defines.
+struct ExtendContractOperands : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<FloatType>(getElementTypeOrSelf(op.getAccType()));
+    if (!accType)
+      return failure();
+    auto extend = [&](Value operand) -> Value {
+      auto type = cast<VectorType>(operand.getType());
+      auto element = dyn_cast<FloatType>(type.getElementType());
+      if (!element || element == accType ||
+          element.getWidth() >= accType.getWidth())
+        return nullptr;
+      return arith::ExtFOp::create(rewriter, op.getLoc(),
+                                   type.clone(accType), operand);
+    };
+    Value lhs = extend(op.getLhs()), rhs = extend(op.getRhs());
+    if (!lhs && !rhs)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (lhs)
+        op.getLhsMutable().assign(lhs);
+      if (rhs)
+        op.getRhsMutable().assign(rhs);
+    });
+    return success();
+  }
+};
+
 /// The pass's rewrites change ops inside loop nests, whose regions the
 /// canonicalizations after it simplify: simplifying a whole model's function
 /// after every sweep (dead blocks, block merging) here took a third of the
@@ -433,6 +469,7 @@ struct FP8TileAndVectorizeForCPUPass
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateSinkVectorOpsPatterns(patterns);
+      patterns.add<ExtendContractOperands>(&getContext());
       (void)applyPatternsGreedily(func, std::move(patterns), localRewrites());
     }
     // Masked transfers become transfers with a mask operand first: the
