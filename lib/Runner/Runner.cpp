@@ -628,11 +628,14 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   PassManager pm(context);
   pm.enableVerifier(compileOptions.verifyEachPass);
   if (gpu) {
-    buildLowerToGPUPipeline(pm, LowerToGPUOptions());
+    LowerToGPUOptions options;
+    options.accumulation = compileOptions.accumulation;
+    buildLowerToGPUPipeline(pm, options);
   } else {
     LowerToCPUOptions options;
     options.vectorize = compileOptions.vectorize;
     options.threads = compileOptions.vectorize && loadOpenMPRuntime();
+    options.accumulation = compileOptions.accumulation;
     buildLowerToCPUPipeline(pm, options);
   }
   std::string diagnostics;

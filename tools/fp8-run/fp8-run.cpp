@@ -138,6 +138,11 @@ static cl::opt<std::string> golden(
              "in f32 (bf16/f16 widened; the default), f64 (f32 too), or "
              "none (the graph as written)"),
     cl::init("f32"));
+static cl::opt<Accumulation> accumulation(
+    cl::cat(runCategory), "accumulation",
+    cl::desc("How bf16/f16 GEMMs left in high precision accumulate, in the "
+             "graph as written and in the FP8 version"),
+    cl::init(Accumulation::F32), accumulationValues());
 static cl::opt<std::string> memoryBudget(
     cl::cat(runCategory), "memory-budget",
     cl::desc("Most memory the run may need, e.g. 512M or 8G (default: the "
@@ -813,6 +818,17 @@ describeInputs(func::FuncOp func, const InputPlan &plan,
   return inputs;
 }
 
+/// Which BF16 "as written" is: how its 16-bit GEMMs accumulate.
+static std::string describeAccumulation() {
+  return accumulation == Accumulation::F32
+             ? "the graph in its own types, bf16/f16 GEMMs accumulating in "
+               "f32 and rounded once, as GPUs compute them "
+               "(--accumulation=f32)"
+             : "the graph in its own types, bf16/f16 GEMMs rounding every "
+               "multiply-add to bf16/f16, as linalg defines them "
+               "(--accumulation=as-written)";
+}
+
 /// The golden type of --golden (f32 or f64).
 static FloatType getGoldenTarget(MLIRContext *context) {
   return golden == "f64" ? FloatType(Float64Type::get(context))
@@ -1045,6 +1061,7 @@ int main(int argc, char **argv) {
   compileOptions.vectorize = !scalarLoops;
   compileOptions.optLevel = optLevel;
   compileOptions.verifyEachPass = verifyEach;
+  compileOptions.accumulation = accumulation;
   std::unique_ptr<CompiledFunction> referenceFn =
       CompiledFunction::compile(*reference, *name, error, compileOptions);
   if (!referenceFn)
@@ -1262,6 +1279,8 @@ int main(int argc, char **argv) {
       {"fp8_pipeline", pipelineOptions},
       {"device", device},
       {"golden", goldenDescription},
+      {"accumulation", stringifyAccumulation(accumulation)},
+      {"as_written", describeAccumulation()},
       {"inputs", describeInputs(func, *plan, inputDefaults, externGlobals)},
       {"reference_compile_seconds", referenceCompileSeconds},
       {"fp8_compile_seconds", fp8CompileSeconds},
@@ -1276,6 +1295,7 @@ int main(int argc, char **argv) {
 
   llvm::outs() << "fp8-run: @" << *name << "  fp8-pipeline{" << pipelineOptions
                << "}  golden: " << goldenDescription << "\n";
+  llvm::outs() << "as written: " << describeAccumulation() << "\n";
   llvm::outs() << "inputs:";
   for (const llvm::json::Value &input : *report.getArray("inputs")) {
     const llvm::json::Object &object = *input.getAsObject();

@@ -9,6 +9,8 @@
 #ifndef FP8_RUNNER_RUNNER_H
 #define FP8_RUNNER_RUNNER_H
 
+#include "fp8/Pipelines/Accumulation.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -129,6 +131,10 @@ struct CompileOptions {
   /// instead of once at its end: about half the lowering time of a whole
   /// model (LLVM dialect modules of a million ops), for debugging a pass.
   bool verifyEachPass = false;
+  /// How bf16 / f16 contractions accumulate (the lowerings'
+  /// `accumulation`): in f32, as GPUs compute them, or as linalg writes
+  /// them.
+  Accumulation accumulation = Accumulation::F32;
 };
 
 /// A function of a module lowered to LLVM and compiled in-process.
