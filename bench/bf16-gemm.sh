@@ -10,6 +10,8 @@
 #
 #   bench/bf16-gemm.sh [BUILD_DIR]          (default: build)
 #   REPEAT=5 SHAPES="512x512x512" bench/bf16-gemm.sh
+#   FORM=linear bench/bf16-gemm.sh    (B as [N, K], nn.Linear's weights)
+#   FORM=generic bench/bf16-gemm.sh   (the GEMM as a linalg.generic)
 #   FP8_OPT=/path/to/fp8-opt bench/bf16-gemm.sh   (another build's fp8-opt)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,26 +19,46 @@ build="$(cd "${1:-$root/build}" && pwd)"
 fp8_opt=${FP8_OPT:-$build/bin/fp8-opt}
 repeat=${REPEAT:-5}
 shapes=${SHAPES:-"512x512x512 2048x2048x2048"}
+form=${FORM:-matmul}
 llvm_lib=/usr/lib/llvm-22/lib
 libs="$llvm_lib/libmlir_c_runner_utils.so,$llvm_lib/libmlir_runner_utils.so,$llvm_lib/libomp.so"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 program() {  # elem m k n
-  local elem=$1 m=$2 k=$3 n=$4
+  local elem=$1 m=$2 k=$3 n=$4 bshape maps gemm
+  local ta="tensor<${m}x${k}x${elem}>" tc="tensor<${m}x${n}x${elem}>"
+  if [ "$form" = linear ]; then
+    bshape="${n}x${k}"
+    maps="indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]"
+  else
+    bshape="${k}x${n}"
+    maps=""
+  fi
+  local tb="tensor<${bshape}x${elem}>"
+  if [ "$form" = generic ]; then
+    gemm="%r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\", \"reduction\"]}
+      ins(%a, %b : $ta, $tb) outs(%acc : $tc) {
+  ^bb0(%x: ${elem}, %y: ${elem}, %o: ${elem}):
+    %p = arith.mulf %x, %y : ${elem}
+    %s = arith.addf %o, %p : ${elem}
+    linalg.yield %s : ${elem}
+  } -> $tc"
+  else
+    gemm="%r = linalg.matmul $maps ins(%a, %b : $ta, $tb) outs(%acc : $tc) -> $tc"
+  fi
+  IFS=x read -r brows bcols <<< "$bshape"
   cat <<MLIR
 func.func private @rtclock() -> f64
 func.func private @printF64(f64)
 func.func private @printNewline()
 
-func.func @gemm(%a: tensor<${m}x${k}x${elem}>, %b: tensor<${k}x${n}x${elem}>)
-    -> tensor<${m}x${n}x${elem}> attributes {llvm.emit_c_interface} {
+func.func @gemm(%a: $ta, %b: $tb) -> $tc attributes {llvm.emit_c_interface} {
   %zero = arith.constant 0.0 : ${elem}
-  %e = tensor.empty() : tensor<${m}x${n}x${elem}>
-  %acc = linalg.fill ins(%zero : ${elem}) outs(%e : tensor<${m}x${n}x${elem}>) -> tensor<${m}x${n}x${elem}>
-  %r = linalg.matmul ins(%a, %b : tensor<${m}x${k}x${elem}>, tensor<${k}x${n}x${elem}>)
-                     outs(%acc : tensor<${m}x${n}x${elem}>) -> tensor<${m}x${n}x${elem}>
-  return %r : tensor<${m}x${n}x${elem}>
+  %e = tensor.empty() : $tc
+  %acc = linalg.fill ins(%zero : ${elem}) outs(%e : $tc) -> $tc
+  $gemm
+  return %r : $tc
 }
 
 // Operands in [-1, 1): a hash of the position, so that nothing folds.
@@ -71,23 +93,24 @@ func.func @operand(%rows: index, %cols: index, %seed: i32) -> tensor<?x?x${elem}
 func.func @main() {
   %cm = arith.constant ${m} : index
   %ck = arith.constant ${k} : index
-  %cn = arith.constant ${n} : index
+  %cbr = arith.constant ${brows} : index
+  %cbc = arith.constant ${bcols} : index
   %s1 = arith.constant 12345 : i32
   %s2 = arith.constant 678 : i32
   %ad = call @operand(%cm, %ck, %s1) : (index, index, i32) -> tensor<?x?x${elem}>
-  %bd = call @operand(%ck, %cn, %s2) : (index, index, i32) -> tensor<?x?x${elem}>
-  %a = tensor.cast %ad : tensor<?x?x${elem}> to tensor<${m}x${k}x${elem}>
-  %b = tensor.cast %bd : tensor<?x?x${elem}> to tensor<${k}x${n}x${elem}>
+  %bd = call @operand(%cbr, %cbc, %s2) : (index, index, i32) -> tensor<?x?x${elem}>
+  %a = tensor.cast %ad : tensor<?x?x${elem}> to $ta
+  %b = tensor.cast %bd : tensor<?x?x${elem}> to $tb
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cr = arith.constant ${repeat} : index
   %inf = arith.constant 1.0e30 : f64
   %best = scf.for %i = %c0 to %cr step %c1 iter_args(%b0 = %inf) -> f64 {
     %t0 = func.call @rtclock() : () -> f64
-    %r = func.call @gemm(%a, %b) : (tensor<${m}x${k}x${elem}>, tensor<${k}x${n}x${elem}>) -> tensor<${m}x${n}x${elem}>
+    %r = func.call @gemm(%a, %b) : ($ta, $tb) -> $tc
     %t1 = func.call @rtclock() : () -> f64
     // Keep the result alive: read one element.
-    %v = tensor.extract %r[%c0, %c0] : tensor<${m}x${n}x${elem}>
+    %v = tensor.extract %r[%c0, %c0] : $tc
     %dt = arith.subf %t1, %t0 : f64
     %b1 = arith.minimumf %b0, %dt : f64
     %vv = arith.extf %v : ${elem} to f64
@@ -112,8 +135,8 @@ run() {  # name elem lowering m k n -> seconds
     -entry-point-result=void -O3 -shared-libs="$libs" | tail -1
 }
 
-printf '%-16s %12s %12s %12s   (GFLOP/s, best of %d)\n' "M x K x N" \
-  "bf16 f32-acc" "bf16 as-wr." f32 "$repeat"
+printf '%-16s %12s %12s %12s   (%s; GFLOP/s, best of %d)\n' "M x K x N" \
+  "bf16 f32-acc" "bf16 as-wr." f32 "$form" "$repeat"
 for shape in $shapes; do
   IFS=x read -r m k n <<< "$shape"
   flop=$(( 2 * m * n * k ))
