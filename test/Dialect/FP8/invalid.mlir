@@ -744,3 +744,111 @@ func.func @wgmma_pad_k_bf16(%x: tensor<64x3xbf16>, %w: tensor<3x40xbf16>, %c: te
   %s = fp8.amax %y : tensor<64x40xf32>
   return %y : tensor<64x40xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// fp8.attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @attention_rank(%q: tensor<8x16x64xf32>, %k: tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a rank-4 query ([batch, heads, sequence, head_dim]), got 'tensor<8x16x64xf32>'}}
+  %0 = "fp8.attention"(%q, %k, %k) <{scale = 1.0 : f32}> : (tensor<8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_element_types(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects query, key, value and output of one element type}}
+  %0 = fp8.attention %q, %k, %k scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x8x16x64xf32>, %k: tensor<1x8x16x64xf32>) -> tensor<2x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects one batch size for query, key and value}}
+  %0 = fp8.attention %q, %k, %k scale 1.0 : tensor<2x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return %0 : tensor<2x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_head_dim(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x32xf32>) -> tensor<1x8x16x32xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects the key head dimension to equal the query's, got 'tensor<1x8x16x32xf32>' for 'tensor<1x8x16x64xf32>'}}
+  %0 = fp8.attention %q, %k, %k scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32> -> tensor<1x8x16x32xf32>
+  return %0 : tensor<1x8x16x32xf32>
+}
+
+// -----
+
+func.func @attention_value_length(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<1x8x12x64xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects value heads and length to equal the key's}}
+  %0 = fp8.attention %q, %k, %v scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x12x64xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_groups(%q: tensor<1x8x16x64xf32>, %k: tensor<1x3x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects the query heads (8) to be a multiple of the key/value heads (3)}}
+  %0 = fp8.attention %q, %k, %k scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x3x16x64xf32>, tensor<1x3x16x64xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_output(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x32xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects output shape 'tensor<1x8x16x32xf32>', got 'tensor<1x8x16x64xf32>'}}
+  %0 = fp8.attention %q, %k, %v scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x32xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_lse(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>) -> tensor<1x8x17xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects lse shape 'tensor<1x8x16xf32>', got 'tensor<1x8x17xf32>'}}
+  %0, %1 = fp8.attention %q, %k, %k scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x8x16x64xf32>, tensor<1x8x17xf32>
+  return %1 : tensor<1x8x17xf32>
+}
+
+// -----
+
+func.func @attention_mask_shape(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x12x64xf32>, %m: tensor<1x1x16x16xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a mask broadcastable to the scores 'tensor<1x8x16x12xf32>' (each dimension 1 or equal), got 'tensor<1x1x16x16xf32>'}}
+  %0 = fp8.attention %q, %k, %k mask %m : tensor<1x1x16x16xf32> scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x12x64xf32>, tensor<1x8x12x64xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_mask_rank(%q: tensor<1x8x16x64xf32>, %m: tensor<16x16xi1>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a mask broadcastable to the scores}}
+  %0 = fp8.attention %q, %q, %q mask %m : tensor<16x16xi1> scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<1x8x16x64xbf16>, %m: tensor<1x1x16x16xf16>) -> tensor<1x8x16x64xbf16> {
+  // expected-error @+1 {{'fp8.attention' op expects a mask of f32, i1 or the element type 'bf16', got 'tensor<1x1x16x16xf16>'}}
+  %0 = fp8.attention %q, %q, %q mask %m : tensor<1x1x16x16xf16> scale 1.0 : tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xbf16>
+  return %0 : tensor<1x8x16x64xbf16>
+}
+
+// -----
+
+func.func @attention_offset_not_causal(%q: tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op has a causal_offset but is not causal}}
+  %0 = fp8.attention %q, %q, %q scale 1.0 {causal_offset = 3} : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a finite scale, got 0x7F800000 : f32}}
+  %0 = fp8.attention %q, %q, %q scale 0x7F800000 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return %0 : tensor<1x8x16x64xf32>
+}

@@ -345,3 +345,43 @@ func.func @mx(%a: tensor<16x2xf32>, %x: tensor<16x64xf8E4M3FN>,
       : tensor<16x64xf8E4M3FN> scales tensor<16x2xf8E8M0FNU> -> tensor<16x64xbf16>
   return %s, %y, %d : tensor<16x2xf32>, tensor<16x32xf32>, tensor<16x64xbf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x8x16x64xbf16>, %[[K:.+]]: tensor<1x2x16x64xbf16>, %[[V:.+]]: tensor<1x2x16x32xbf16>, %[[M:.+]]: tensor<1x1x16x16xf32>, %[[B:.+]]: tensor<1x1x1x16xi1>)
+// CHECK: %[[O:.+]] = fp8.attention %[[Q]], %[[K]], %[[V]] scale 1.250000e-01 {causal} : tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x32xbf16> -> tensor<1x8x16x32xbf16>
+// CHECK: %{{.+}}, %{{.+}} = fp8.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] : tensor<1x1x16x16xf32> scale 1.000000e+00 : tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x32xbf16> -> tensor<1x8x16x32xbf16>, tensor<1x8x16xf32>
+// CHECK: fp8.attention %[[Q]], %[[K]], %[[V]] mask %[[B]] : tensor<1x1x1x16xi1> scale 5.000000e-01 {causal, causal_offset = 4 : i64} : tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x32xbf16> -> tensor<1x8x16x32xbf16>
+func.func @attention(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x2x16x64xbf16>,
+                     %v: tensor<1x2x16x32xbf16>, %m: tensor<1x1x16x16xf32>,
+                     %keep: tensor<1x1x1x16xi1>)
+    -> (tensor<1x8x16x32xbf16>, tensor<1x8x16x32xbf16>, tensor<1x8x16xf32>,
+        tensor<1x8x16x32xbf16>) {
+  %o = fp8.attention %q, %k, %v scale 0.125 {causal}
+      : tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x32xbf16>
+      -> tensor<1x8x16x32xbf16>
+  %o2, %lse = fp8.attention %q, %k, %v mask %m : tensor<1x1x16x16xf32> scale 1.0
+      : tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x32xbf16>
+      -> tensor<1x8x16x32xbf16>, tensor<1x8x16xf32>
+  %o3 = fp8.attention %q, %k, %v mask %keep : tensor<1x1x1x16xi1> scale 0.5
+      {causal, causal_offset = 4}
+      : tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x32xbf16>
+      -> tensor<1x8x16x32xbf16>
+  return %o, %o2, %lse, %o3 : tensor<1x8x16x32xbf16>, tensor<1x8x16x32xbf16>,
+      tensor<1x8x16xf32>, tensor<1x8x16x32xbf16>
+}
+
+// -----
+
+// Dynamic batch and lengths, decode (one query row) against a cache.
+// CHECK-LABEL: func.func @attention_dynamic
+// CHECK: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 1.250000e-01 {causal, causal_offset = 127 : i64} : tensor<?x4x1x64xf32>, tensor<?x1x?x64xf32>, tensor<?x1x?x64xf32> -> tensor<?x4x1x64xf32>, tensor<?x4x1xf32>
+func.func @attention_dynamic(%q: tensor<?x4x1x64xf32>, %k: tensor<?x1x?x64xf32>,
+                             %v: tensor<?x1x?x64xf32>)
+    -> (tensor<?x4x1x64xf32>, tensor<?x4x1xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.125 {causal, causal_offset = 127}
+      : tensor<?x4x1x64xf32>, tensor<?x1x?x64xf32>, tensor<?x1x?x64xf32>
+      -> tensor<?x4x1x64xf32>, tensor<?x4x1xf32>
+  return %o, %lse : tensor<?x4x1x64xf32>, tensor<?x4x1xf32>
+}

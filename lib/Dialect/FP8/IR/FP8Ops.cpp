@@ -733,5 +733,94 @@ LogicalResult ScaledMatmulOp::verifyBlocks() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType query = getQuery().getType(), key = getKey().getType(),
+                   value = getValue().getType(),
+                   output = getOutput().getType();
+  for (auto [what, type] :
+       {std::pair<StringRef, RankedTensorType>{"query", query},
+        {"key", key},
+        {"value", value},
+        {"output", output}})
+    if (type.getRank() != 4)
+      return emitOpError("expects a rank-4 ")
+             << what << " ([batch, heads, sequence, head_dim]), got " << type;
+  Type element = query.getElementType();
+  if (key.getElementType() != element || value.getElementType() != element ||
+      output.getElementType() != element)
+    return emitOpError("expects query, key, value and output of one element "
+                       "type, got ")
+           << query << ", " << key << ", " << value << " and " << output;
+
+  auto dim = [](RankedTensorType type, int64_t i) { return type.getDimSize(i); };
+  int64_t b = dim(query, 0), hq = dim(query, 1), sq = dim(query, 2),
+          d = dim(query, 3), hkv = dim(key, 1), sk = dim(key, 2),
+          dv = dim(value, 3);
+  if (!isStaticallyCompatible(dim(key, 0), b) ||
+      !isStaticallyCompatible(dim(value, 0), b))
+    return emitOpError("expects one batch size for query, key and value, got ")
+           << query << ", " << key << " and " << value;
+  if (!isStaticallyCompatible(dim(key, 3), d))
+    return emitOpError("expects the key head dimension to equal the query's, "
+                       "got ")
+           << key << " for " << query;
+  if (!isStaticallyCompatible(dim(value, 1), hkv) ||
+      !isStaticallyCompatible(dim(value, 2), sk))
+    return emitOpError("expects value heads and length to equal the key's, "
+                       "got ")
+           << value << " for " << key;
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      (hkv == 0 || hq % hkv != 0))
+    return emitOpError("expects the query heads (")
+           << hq << ") to be a multiple of the key/value heads (" << hkv
+           << ")";
+  SmallVector<int64_t> expected = {b, hq, sq, dv};
+  for (auto [i, size] : llvm::enumerate(expected))
+    if (!isStaticallyCompatible(output.getDimSize(i), size))
+      return emitOpError("expects output shape ")
+             << RankedTensorType::get(expected, element) << ", got " << output;
+
+  if (Value lse = getLse()) {
+    auto lseType = cast<RankedTensorType>(lse.getType());
+    SmallVector<int64_t> lseShape = {b, hq, sq};
+    if (lseType.getRank() != 3 ||
+        llvm::any_of(llvm::enumerate(lseShape), [&](auto pair) {
+          return !isStaticallyCompatible(lseType.getDimSize(pair.index()),
+                                         pair.value());
+        }))
+      return emitOpError("expects lse shape ")
+             << RankedTensorType::get(lseShape, Float32Type::get(getContext()))
+             << ", got " << lseType;
+  }
+
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    Type maskElement = maskType.getElementType();
+    if (!maskElement.isF32() && !maskElement.isInteger(1) &&
+        maskElement != element)
+      return emitOpError("expects a mask of f32, i1 or the element type ")
+             << element << ", got " << maskType;
+    SmallVector<int64_t> scores = {b, hq, sq, sk};
+    if (maskType.getRank() != 4 ||
+        llvm::any_of(llvm::enumerate(scores), [&](auto pair) {
+          int64_t size = maskType.getDimSize(pair.index());
+          return size != 1 && !isStaticallyCompatible(size, pair.value());
+        }))
+      return emitOpError("expects a mask broadcastable to the scores ")
+             << RankedTensorType::get(scores, maskElement)
+             << " (each dimension 1 or equal), got " << maskType;
+  }
+
+  if (!getCausal() && getCausalOffset() != 0)
+    return emitOpError("has a causal_offset but is not causal");
+  if (!getScale().isFinite())
+    return emitOpError("expects a finite scale, got ") << getScaleAttr();
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "fp8/Dialect/FP8/IR/FP8Ops.cpp.inc"

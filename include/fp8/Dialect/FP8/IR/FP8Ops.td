@@ -414,4 +414,90 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention, softmax in f32";
+  let description = [{
+    Multi-head attention with grouped-query heads, computed without the
+    `sq x sk` score matrix (the lowerings are flash-style: online softmax
+    over tiles of keys, docs/attention.md).
+
+    Shapes: `query` is `[b, hq, sq, d]`, `key` `[b, hkv, sk, d]`, `value`
+    `[b, hkv, sk, dv]` (the value head dimension `dv` may differ from `d`),
+    `output` `[b, hq, sq, dv]`; `hq` is a multiple of `hkv` and query head
+    `h` reads key/value head `h / (hq / hkv)` (GQA; MQA is `hkv = 1`). Query,
+    key, value and output share one element type (f32, bf16 or f16).
+
+    Semantics, for each `(n, h, i)` with `g = h / (hq / hkv)`, everything in
+    f32 (the element types widen exactly):
+
+    ```
+    s[j]  = (sum_c query[n, h, i, c] * key[n, g, j, c]) * scale     (+ mask)
+    s[j]  = -inf   where the boolean mask is false, or causal and j > i + causal_offset
+    m     = max_j s[j]
+    l     = sum_j exp(s[j] - m)
+    output[n, h, i, c] = round((sum_j exp(s[j] - m) * value[n, g, j, c]) / l)
+    lse[n, h, i]       = m + log(l)
+    ```
+
+    `round` is one round-to-nearest-even to the element type. The scores and
+    the probabilities are never rounded to the element type (a graph that
+    writes `Q K^T` and `P` in bf16 rounds both; the op is at least as
+    accurate). Sums run in f32 in an order the lowering chooses.
+
+    - `mask` (optional) has rank 4, each dimension 1 (broadcast) or equal to
+      `[b, hq, sq, sk]`. f32 or the element type: added to the scaled score
+      (widened to f32); i1: `true` keeps the score, `false` makes it `-inf`.
+    - `causal`: query row `i` attends keys `j <= i + causal_offset`. Offset
+      0 is the square causal mask; a prefill after a KV-cache prefix of `p`
+      tokens has `causal_offset = p = sk - sq`; one decoded token (`sq = 1`)
+      has `causal_offset = sk - 1`. `causal_offset` needs `causal`.
+    - A row whose every score is `-inf` (fully masked) gives NaN in `output`
+      (`0 / 0`, as the written softmax gives `exp(-inf - -inf)` = NaN) and
+      `-inf` in `lse` (the log of an empty sum). Inf or NaN inputs make the
+      rows they reach NaN, as in the written graph.
+    - `lse` (optional result) is the f32 log-sum-exp of each row's scores,
+      what a backward pass needs to recompute `P`.
+
+    ```mlir
+    // Llama-style causal prefill: 32 query heads share 8 key/value heads.
+    %o = fp8.attention %q, %k, %v scale 0.0883883461 {causal}
+        : tensor<1x32x4096x128xbf16>, tensor<1x8x4096x128xbf16>,
+          tensor<1x8x4096x128xbf16> -> tensor<1x32x4096x128xbf16>
+    // Padding mask as a boolean per key, the log-sum-exp kept.
+    %o2, %lse = fp8.attention %q2, %k2, %v2 mask %keep : tensor<2x1x1x?xi1>
+        scale 1.250000e-01
+        : tensor<2x12x?x64xf32>, tensor<2x12x?x64xf32>, tensor<2x12x?x64xf32>
+        -> tensor<2x12x?x64xf32>, tensor<2x12x?xf32>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideTensor:$query,
+    FP8_WideTensor:$key,
+    FP8_WideTensor:$value,
+    Optional<RankedTensorOf<[F32, BF16, F16, I1]>>:$mask,
+    F32Attr:$scale,
+    UnitAttr:$causal,
+    DefaultValuedAttr<I64Attr, "0">:$causal_offset);
+  let results = (outs FP8_WideTensor:$output,
+                      Optional<RankedTensorOf<[F32]>>:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^ `:` type($mask))?
+    `scale` $scale attr-dict `:` type($query) `,` type($key) `,` type($value)
+    `->` type($output) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when `mask` is boolean (i1: true keeps the score).
+    bool hasBooleanMask() {
+      return getMask() &&
+             ::llvm::cast<::mlir::RankedTensorType>(getMask().getType())
+                 .getElementType().isInteger(1);
+    }
+  }];
+}
+
 #endif // FP8_DIALECT_FP8_IR_FP8OPS_TD
