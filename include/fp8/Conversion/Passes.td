@@ -29,7 +29,13 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
     - `fp8.dequantize`: widen, multiply, round to the result type;
     - `fp8.scaled_matmul`: a `linalg.generic` contraction accumulating
       `f32(lhs) * f32(rhs)` in f32 (transposes and a shared rank-2 rhs in its
-      indexing maps), then the scales and the bias.
+      indexing maps), then the scales and the bias;
+    - `fp8.attention`: the FlashAttention-2 forward algorithm, an
+      `scf.forall` over (batch, query head, 64 query rows) around an `scf.for`
+      over 64-key tiles that carries the running row max, the running sum and
+      an f32 accumulator, with `linalg.generic`s on tile-sized tensors; causal
+      tiles past the diagonal are never visited; no `sq x sk` tensor exists
+      (docs/attention.md).
 
     Dynamic shapes are supported. FP8 element types remain; run
     `fp8-expand-float8` to lower them for a CPU. The module's `fp8.recipe`

@@ -1001,6 +1001,7 @@ void mlir::fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns) {
                RollHistoryOpLowering, QuantizeOpLowering, DequantizeOpLowering,
                CastTransposeOpLowering, ScaledMatmulOpLowering>(
       patterns.getContext());
+  populateFP8AttentionToLinalgPatterns(patterns);
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,11 @@ namespace mlir::fp8 {
 /// ops on tensors (see convert-fp8-to-linalg).
 void populateFP8ToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The pattern that lowers `fp8.attention` to the FlashAttention-2 forward
+/// algorithm: scf.forall over (batch, head, query tile), scf.for over key
+/// tiles, linalg ops on tiles (part of populateFP8ToLinalgPatterns).
+void populateFP8AttentionToLinalgPatterns(RewritePatternSet &patterns);
+
 /// `value` (f32, a scalar or a statically shaped vector/tensor) converted to
 /// `float8Type` as Hopper's `cvt.rn.satfinite` does: clamped to the finite
 /// range, NaN replaced by the positive NaN whose FP8 encoding is 0x7F in both

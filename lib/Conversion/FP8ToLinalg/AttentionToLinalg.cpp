@@ -1,0 +1,409 @@
+//===- AttentionToLinalg.cpp - fp8.attention as FlashAttention-2 ----------===//
+//
+// The forward algorithm of FlashAttention-2 on tensors: an scf.forall over
+// (batch, query head, tile of query rows), an scf.for over tiles of keys
+// carrying the running row max `m`, the running sum `l` and the f32
+// accumulator `O`, and linalg ops on tile-sized tensors inside (the CPU
+// path's tiling and vectorization then apply to them). Memory beyond the
+// inputs and outputs is a few tiles per thread, never sq x sk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/FP8ToLinalg/FP8ToLinalg.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// Query rows and keys per tile: a 64 x 64 f32 score tile is 16 KiB, so the
+/// scores, probabilities and the accumulator of one tile stay in L1/L2.
+static constexpr int64_t kQueryTile = 64;
+static constexpr int64_t kKeyTile = 64;
+
+namespace {
+/// Index arithmetic and tile-sized linalg ops at one insertion point.
+struct TileBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value f32(float value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  }
+  Value dim(Value tensor, int64_t i) {
+    return tensor::DimOp::create(b, loc, tensor, i);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+
+  /// A `size`-sized tile: the constant when static, `size` otherwise.
+  OpFoldResult fold(Value size, std::optional<int64_t> staticSize) {
+    if (staticSize)
+      return b.getIndexAttr(*staticSize);
+    return size;
+  }
+
+  /// The rank-2 slice `[rows, cols]` of a rank-4 `tensor` at
+  /// `[n, h, row, col]`.
+  Value slice2d(Value tensor, ArrayRef<OpFoldResult> offsets,
+                ArrayRef<OpFoldResult> sizes) {
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    auto staticSize = [](OpFoldResult size) {
+      return getConstantIntValue(size).value_or(ShapedType::kDynamic);
+    };
+    auto type = RankedTensorType::get(
+        {staticSize(sizes[2]), staticSize(sizes[3])},
+        cast<RankedTensorType>(tensor.getType()).getElementType());
+    return tensor::ExtractSliceOp::create(b, loc, type, tensor, offsets, sizes,
+                                          strides);
+  }
+
+  Value filled(ArrayRef<OpFoldResult> sizes, float value) {
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+    return linalg::FillOp::create(b, loc, f32(value), empty).getResult(0);
+  }
+
+  /// A linalg.generic over `iterators` with one f32 result shaped like
+  /// `init`; `body` gets the scalars of `inputs` and of `init`.
+  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    auto op = linalg::GenericOp::create(
+        b, loc, init.getType(), inputs, init, maps, iterators,
+        [&](OpBuilder &nested, Location l, ValueRange args) {
+          linalg::YieldOp::create(nested, l, body(nested, l, args));
+        });
+    return op.getResult(0);
+  }
+};
+
+Value widen(OpBuilder &b, Location loc, Value value) {
+  if (value.getType().isF32())
+    return value;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+}
+
+Value isNegInfinity(OpBuilder &b, Location loc, Value value) {
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value,
+                               negInf);
+}
+
+struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TileBuilder t{rewriter, loc};
+    MLIRContext *context = rewriter.getContext();
+    Value query = adaptor.getQuery(), key = adaptor.getKey(),
+          value = adaptor.getValue(), mask = adaptor.getMask();
+    auto queryType = cast<RankedTensorType>(query.getType());
+    auto keyType = cast<RankedTensorType>(key.getType());
+    Type element = queryType.getElementType();
+    const float scale = op.getScale().convertToFloat();
+    const bool causal = op.getCausal();
+    const int64_t causalOffset = op.getCausalOffset();
+    const float negInf = -std::numeric_limits<float>::infinity();
+
+    Value batch = t.dim(query, 0), queryHeads = t.dim(query, 1),
+          queryLength = t.dim(query, 2), keyHeads = t.dim(key, 1),
+          keyLength = t.dim(key, 2);
+    Value group = arith::DivUIOp::create(rewriter, loc, queryHeads, keyHeads);
+    OpFoldResult headDim = tensor::getMixedSize(rewriter, loc, query, 3);
+    OpFoldResult valueDim = tensor::getMixedSize(rewriter, loc, value, 3);
+
+    // Tile sizes: a whole short sequence is one tile. A tile has a static
+    // size when every tile is full (no tail), which keeps the linalg ops
+    // static for vectorization.
+    int64_t sq = queryType.getDimSize(2), sk = keyType.getDimSize(2);
+    int64_t queryTile =
+        ShapedType::isDynamic(sq) ? kQueryTile
+                                  : std::max<int64_t>(1, std::min(sq, kQueryTile));
+    int64_t keyTile = ShapedType::isDynamic(sk)
+                          ? kKeyTile
+                          : std::max<int64_t>(1, std::min(sk, kKeyTile));
+    std::optional<int64_t> staticQueryTile, staticKeyTile;
+    if (!ShapedType::isDynamic(sq) && sq % queryTile == 0)
+      staticQueryTile = queryTile;
+    // Causal tiles end at the diagonal: full only when the diagonal falls on
+    // key tile boundaries.
+    if (!ShapedType::isDynamic(sk) && sk % keyTile == 0 &&
+        (!causal || (staticQueryTile && queryTile % keyTile == 0 &&
+                     causalOffset % keyTile == 0)))
+      staticKeyTile = keyTile;
+
+    Value numQueryTiles = arith::CeilDivUIOp::create(rewriter, loc, queryLength,
+                                                     t.index(queryTile));
+    SmallVector<OpFoldResult> outputSizes = {
+        tensor::getMixedSize(rewriter, loc, query, 0),
+        tensor::getMixedSize(rewriter, loc, query, 1),
+        tensor::getMixedSize(rewriter, loc, query, 2), valueDim};
+    Value outputInit =
+        tensor::EmptyOp::create(rewriter, loc, outputSizes, element);
+    Value lseInit = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>(outputSizes).take_front(3),
+        rewriter.getF32Type());
+
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        SmallVector<OpFoldResult>{batch, queryHeads, numQueryTiles},
+        ValueRange{outputInit, lseInit}, std::nullopt);
+    Block *body = forall.getBody();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(body->getTerminator());
+    Value n = body->getArgument(0), h = body->getArgument(1),
+          tile = body->getArgument(2);
+    Value kvHead = arith::DivUIOp::create(rewriter, loc, h, group);
+    Value q0 = t.mul(tile, t.index(queryTile));
+    Value rows = arith::MinUIOp::create(rewriter, loc, t.index(queryTile),
+                                        t.sub(queryLength, q0));
+    OpFoldResult rowsOfr = t.fold(rows, staticQueryTile);
+    OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+    Value queryTileValue =
+        t.slice2d(query, {n, h, q0, zero}, {one, one, rowsOfr, headDim});
+
+    // Keys past the causal diagonal of the tile's last row are masked for
+    // every row of the tile: the loop stops before them.
+    Value keyEnd = keyLength;
+    if (causal) {
+      Value diagonal = t.add(t.add(q0, rows), t.index(causalOffset));
+      diagonal = arith::MaxSIOp::create(rewriter, loc, diagonal, t.index(0));
+      keyEnd = arith::MinSIOp::create(rewriter, loc, diagonal, keyLength);
+    }
+    Value numKeyTiles = arith::CeilDivUIOp::create(rewriter, loc, keyEnd,
+                                                   t.index(keyTile));
+
+    AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context),
+               c = getAffineDimExpr(2, context);
+    auto map2 = [&](ArrayRef<AffineExpr> results) {
+      return AffineMap::get(2, 0, results, context);
+    };
+    auto map3 = [&](ArrayRef<AffineExpr> results) {
+      return AffineMap::get(3, 0, results, context);
+    };
+    using utils::IteratorType;
+    SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
+    SmallVector<IteratorType> rowReduction = {IteratorType::parallel,
+                                              IteratorType::reduction};
+    SmallVector<IteratorType> contraction = {IteratorType::parallel,
+                                             IteratorType::parallel,
+                                             IteratorType::reduction};
+    AffineMap rowMap = map2({i}), tileMap = map2({i, j});
+    AffineMap vectorMap = AffineMap::get(1, 0, {i}, context);
+    AffineMap identity1 = vectorMap;
+
+    Value mInit = t.filled({rowsOfr}, negInf);
+    Value lInit = t.filled({rowsOfr}, 0.0f);
+    Value accInit = t.filled({rowsOfr, valueDim}, 0.0f);
+
+    auto loop = scf::ForOp::create(
+        rewriter, loc, t.index(0), numKeyTiles, t.index(1),
+        ValueRange{mInit, lInit, accInit},
+        [&](OpBuilder &b, Location l, Value keyTileIndex, ValueRange carried) {
+          TileBuilder tb{b, l};
+          Value mOld = carried[0], lOld = carried[1], accOld = carried[2];
+          Value k0 = tb.mul(keyTileIndex, tb.index(keyTile));
+          Value cols = arith::MinUIOp::create(b, l, tb.index(keyTile),
+                                              tb.sub(keyEnd, k0));
+          OpFoldResult colsOfr = tb.fold(cols, staticKeyTile);
+          Value keys = tb.slice2d(key, {n, kvHead, k0, zero},
+                                  {one, one, colsOfr, headDim});
+          Value values = tb.slice2d(value, {n, kvHead, k0, zero},
+                                    {one, one, colsOfr, valueDim});
+
+          // S = Q K^T, f32 products summed in f32.
+          Value products = tb.generic(
+              {queryTileValue, keys}, tb.filled({rowsOfr, colsOfr}, 0.0f),
+              {map3({i, c}), map3({j, c}), map3({i, j})}, contraction,
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                Value product = arith::MulFOp::create(
+                    nb, nl, widen(nb, nl, args[0]), widen(nb, nl, args[1]));
+                return arith::AddFOp::create(nb, nl, args[2], product);
+              });
+
+          // The scale, the mask and the causal diagonal.
+          SmallVector<Value> scoreInputs = {products};
+          SmallVector<AffineMap> scoreMaps = {tileMap};
+          if (mask) {
+            auto maskType = cast<RankedTensorType>(mask.getType());
+            auto broadcast = [&](int64_t d) {
+              return maskType.getDimSize(d) == 1;
+            };
+            SmallVector<OpFoldResult> offsets = {
+                broadcast(0) ? zero : OpFoldResult(n),
+                broadcast(1) ? zero : OpFoldResult(h),
+                broadcast(2) ? zero : OpFoldResult(q0),
+                broadcast(3) ? zero : OpFoldResult(k0)};
+            SmallVector<OpFoldResult> sizes = {one, one,
+                                               broadcast(2) ? one : rowsOfr,
+                                               broadcast(3) ? one : colsOfr};
+            scoreInputs.push_back(tb.slice2d(mask, offsets, sizes));
+            AffineExpr zeroExpr = getAffineConstantExpr(0, context);
+            scoreMaps.push_back(map2({broadcast(2) ? zeroExpr : i,
+                                      broadcast(3) ? zeroExpr : j}));
+          }
+          scoreMaps.push_back(tileMap);
+          bool booleanMask = op.hasBooleanMask();
+          Value scores = tb.generic(
+              scoreInputs, tb.filled({rowsOfr, colsOfr}, 0.0f), scoreMaps,
+              parallel2, [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value s = arith::MulFOp::create(
+                    nb, nl, args[0],
+                    arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(scale)));
+                Value masked = arith::ConstantOp::create(
+                    nb, nl, nb.getF32FloatAttr(negInf));
+                if (mask && booleanMask)
+                  s = arith::SelectOp::create(nb, nl, args[1], s, masked);
+                else if (mask)
+                  s = arith::AddFOp::create(nb, nl, s, widen(nb, nl, args[1]));
+                if (causal) {
+                  Value row = arith::AddIOp::create(
+                      nb, nl, linalg::IndexOp::create(nb, nl, 0), q0);
+                  Value col = arith::AddIOp::create(
+                      nb, nl, linalg::IndexOp::create(nb, nl, 1), k0);
+                  Value limit = arith::AddIOp::create(
+                      nb, nl, row,
+                      arith::ConstantIndexOp::create(nb, nl, causalOffset));
+                  Value after = arith::CmpIOp::create(
+                      nb, nl, arith::CmpIPredicate::sgt, col, limit);
+                  s = arith::SelectOp::create(nb, nl, after, masked, s);
+                }
+                return s;
+              });
+
+          // m' = max(m, max_j s): NaN propagates as in the written max.
+          Value mCopy = tb.generic(
+              {mOld}, tb.filled({rowsOfr}, 0.0f), {identity1, identity1},
+              {IteratorType::parallel},
+              [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+          Value mNew = tb.generic(
+              {scores}, mCopy, {tileMap, rowMap}, rowReduction,
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                return arith::MaximumFOp::create(nb, nl, args[1], args[0]);
+              });
+          // p = exp(s - m'); a row that is all -inf so far subtracts 0
+          // instead (its p are exp(-inf) = 0), never exp(-inf - -inf).
+          Value probabilities = tb.generic(
+              {scores, mNew}, tb.filled({rowsOfr, colsOfr}, 0.0f),
+              {tileMap, rowMap, tileMap}, parallel2,
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                Value zeroF = arith::ConstantOp::create(nb, nl,
+                                                        nb.getF32FloatAttr(0));
+                Value base = arith::SelectOp::create(
+                    nb, nl, isNegInfinity(nb, nl, args[1]), zeroF, args[1]);
+                return math::ExpOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, args[0], base));
+              });
+          // alpha = exp(m - m') rescales what was summed before.
+          Value alpha = tb.generic(
+              {mOld, mNew}, tb.filled({rowsOfr}, 0.0f),
+              {identity1, identity1, identity1}, {IteratorType::parallel},
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                Value oneF = arith::ConstantOp::create(nb, nl,
+                                                       nb.getF32FloatAttr(1));
+                Value rescale = math::ExpOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]));
+                return arith::SelectOp::create(
+                    nb, nl, isNegInfinity(nb, nl, args[1]), oneF, rescale);
+              });
+          // l' = l alpha + sum_j p.
+          Value lScaled = tb.generic(
+              {lOld, alpha}, tb.filled({rowsOfr}, 0.0f),
+              {identity1, identity1, identity1}, {IteratorType::parallel},
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                return arith::MulFOp::create(nb, nl, args[0], args[1]);
+              });
+          Value lNew = tb.generic(
+              {probabilities}, lScaled, {tileMap, rowMap}, rowReduction,
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                return arith::AddFOp::create(nb, nl, args[1], args[0]);
+              });
+          // O' = O alpha + P V.
+          Value accScaled = tb.generic(
+              {accOld, alpha}, tb.filled({rowsOfr, valueDim}, 0.0f),
+              {tileMap, rowMap, tileMap}, parallel2,
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                return arith::MulFOp::create(nb, nl, args[0], args[1]);
+              });
+          Value accNew = tb.generic(
+              {probabilities, values}, accScaled,
+              {map3({i, c}), map3({c, j}), map3({i, j})}, contraction,
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                Value product = arith::MulFOp::create(
+                    nb, nl, args[0], widen(nb, nl, args[1]));
+                return arith::AddFOp::create(nb, nl, args[2], product);
+              });
+          scf::YieldOp::create(b, l, ValueRange{mNew, lNew, accNew});
+        });
+    Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
+
+    // O / l rounded once; a fully masked row is 0 / 0 = NaN.
+    Value outputTile = t.generic(
+        {acc, l},
+        tensor::EmptyOp::create(rewriter, loc,
+                                SmallVector<OpFoldResult>{rowsOfr, valueDim},
+                                element),
+        {tileMap, rowMap, tileMap}, parallel2,
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value quotient = arith::DivFOp::create(nb, nl, args[0], args[1]);
+          if (element.isF32())
+            return quotient;
+          return arith::TruncFOp::create(nb, nl, element, quotient);
+        });
+    // lse = m + log(l): -inf for a fully masked row (l = 0).
+    Value lseTile = t.generic(
+        {m, l}, t.filled({rowsOfr}, 0.0f), {identity1, identity1, identity1},
+        {utils::IteratorType::parallel},
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, nl, args[0],
+                                       math::LogOp::create(nb, nl, args[1]));
+        });
+
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> strides4(4, one), strides3(3, one);
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, outputTile, body->getArgument(3),
+        SmallVector<OpFoldResult>{n, h, q0, zero},
+        SmallVector<OpFoldResult>{one, one, rowsOfr, valueDim}, strides4);
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, lseTile, body->getArgument(4),
+        SmallVector<OpFoldResult>{n, h, q0},
+        SmallVector<OpFoldResult>{one, one, rowsOfr}, strides3);
+
+    rewriter.setInsertionPointAfter(forall);
+    SmallVector<Value> results;
+    auto castTo = [&](Value v, Type type) -> Value {
+      if (v.getType() == type)
+        return v;
+      return tensor::CastOp::create(rewriter, loc, type, v);
+    };
+    results.push_back(castTo(forall.getResult(0), op.getOutput().getType()));
+    if (Value lse = op.getLse())
+      results.push_back(castTo(forall.getResult(1), lse.getType()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::fp8::populateFP8AttentionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AttentionOpLowering>(patterns.getContext());
+}

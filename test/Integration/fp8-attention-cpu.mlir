@@ -1,0 +1,493 @@
+// fp8.attention on the CPU (the FlashAttention-2 lowering of
+// convert-fp8-to-linalg) against the as-written math in f64: Q K^T, scale,
+// mask, softmax and P V over whole tensors, in this file. Shapes with
+// tails (70 query rows and 133 keys against 64 x 64 tiles), GQA (4 query
+// heads on 2 key/value heads), a KV-cache prefix (causal_offset = 63), an
+// additive -inf mask that hides a whole key tile from some rows, a boolean
+// mask with a fully masked row, dynamic shapes and bf16. Each check prints 1
+// when the largest difference is within the tolerance; a NaN where the f64
+// graph has none (or none where it has one) is never within it.
+//
+// RUN: fp8-opt %s --fp8-lower-to-cpu \
+// RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
+// RUN: | FileCheck %s
+// RUN: fp8-opt %s --fp8-lower-to-cpu="vectorize=false threads=false" \
+// RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
+// RUN: | FileCheck %s
+
+#id4 = affine_map<(n, h, i, j) -> (n, h, i, j)>
+#id3 = affine_map<(n, h, i) -> (n, h, i)>
+#row = affine_map<(n, h, i, j) -> (n, h, i)>
+#mask = affine_map<(n, h, i, j) -> (0, 0, i, j)>
+#qk_q = affine_map<(n, h, i, j, c) -> (n, h, i, c)>
+#qk_k = affine_map<(n, h, i, j, c) -> (n, h floordiv 2, j, c)>
+#qk_s = affine_map<(n, h, i, j, c) -> (n, h, i, j)>
+#pv_p = affine_map<(n, h, i, c, j) -> (n, h, i, j)>
+#pv_v = affine_map<(n, h, i, c, j) -> (n, h floordiv 2, j, c)>
+#pv_o = affine_map<(n, h, i, c, j) -> (n, h, i, c)>
+
+func.func private @printMemrefF32(memref<*xf32>)
+
+//===----------------------------------------------------------------------===//
+// Inputs and the f64 reference
+//===----------------------------------------------------------------------===//
+
+/// sin(phase + step * (flat index)): smooth values in [-1, 1], in f64.
+func.func @wave(%init: tensor<?x?x?x?xf64>, %phase: f64, %step: f64)
+    -> tensor<?x?x?x?xf64> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %d1 = tensor.dim %init, %c1 : tensor<?x?x?x?xf64>
+  %d2 = tensor.dim %init, %c2 : tensor<?x?x?x?xf64>
+  %d3 = tensor.dim %init, %c3 : tensor<?x?x?x?xf64>
+  %r = linalg.generic {indexing_maps = [#id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%init : tensor<?x?x?x?xf64>) {
+  ^bb0(%out: f64):
+    %h = linalg.index 1 : index
+    %i = linalg.index 2 : index
+    %c = linalg.index 3 : index
+    %a = arith.muli %h, %d2 : index
+    %b = arith.addi %a, %i : index
+    %e = arith.muli %b, %d3 : index
+    %f = arith.addi %e, %c : index
+    %g = arith.index_cast %f : index to i64
+    %x = arith.sitofp %g : i64 to f64
+    %y = arith.mulf %x, %step : f64
+    %z = arith.addf %y, %phase : f64
+    %s = math.sin %z : f64
+    linalg.yield %s : f64
+  } -> tensor<?x?x?x?xf64>
+  return %r : tensor<?x?x?x?xf64>
+}
+
+/// The graph as exporters write it, in f64: s = Q K^T * scale + bias,
+/// softmax over the keys (max, exp(s - max), sum, divide), P V; and
+/// lse = max + log(sum). Key/value head h / 2 serves query head h.
+func.func @reference(%q: tensor<1x4x70x4xf64>, %k: tensor<1x2x133x4xf64>,
+                     %v: tensor<1x2x133x3xf64>, %bias: tensor<1x4x70x133xf64>,
+                     %scale: f64)
+    -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %se = tensor.empty() : tensor<1x4x70x133xf64>
+  %s0 = linalg.fill ins(%zero : f64) outs(%se : tensor<1x4x70x133xf64>) -> tensor<1x4x70x133xf64>
+  %qk = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>) outs(%s0 : tensor<1x4x70x133xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %p = arith.mulf %a, %b : f64
+    %r = arith.addf %acc, %p : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x133xf64>
+  %s = linalg.generic {indexing_maps = [#id4, #id4, #id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%qk, %bias : tensor<1x4x70x133xf64>, tensor<1x4x70x133xf64>) outs(%se : tensor<1x4x70x133xf64>) {
+  ^bb0(%a: f64, %b: f64, %out: f64):
+    %m = arith.mulf %a, %scale : f64
+    %r = arith.addf %m, %b : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x133xf64>
+  %re = tensor.empty() : tensor<1x4x70xf64>
+  %m0 = linalg.fill ins(%ninf : f64) outs(%re : tensor<1x4x70xf64>) -> tensor<1x4x70xf64>
+  %max = linalg.generic {indexing_maps = [#id4, #row],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<1x4x70x133xf64>) outs(%m0 : tensor<1x4x70xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70xf64>
+  %l0 = linalg.fill ins(%zero : f64) outs(%re : tensor<1x4x70xf64>) -> tensor<1x4x70xf64>
+  %sum = linalg.generic {indexing_maps = [#id4, #row, #row],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s, %max : tensor<1x4x70x133xf64>, tensor<1x4x70xf64>) outs(%l0 : tensor<1x4x70xf64>) {
+  ^bb0(%a: f64, %mx: f64, %acc: f64):
+    %d = arith.subf %a, %mx : f64
+    %e = math.exp %d : f64
+    %r = arith.addf %acc, %e : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70xf64>
+  %p = linalg.generic {indexing_maps = [#id4, #row, #row, #id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %max, %sum : tensor<1x4x70x133xf64>, tensor<1x4x70xf64>, tensor<1x4x70xf64>)
+      outs(%se : tensor<1x4x70x133xf64>) {
+  ^bb0(%a: f64, %mx: f64, %l: f64, %out: f64):
+    %d = arith.subf %a, %mx : f64
+    %e = math.exp %d : f64
+    %r = arith.divf %e, %l : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x133xf64>
+  %oe = tensor.empty() : tensor<1x4x70x3xf64>
+  %o0 = linalg.fill ins(%zero : f64) outs(%oe : tensor<1x4x70x3xf64>) -> tensor<1x4x70x3xf64>
+  %o = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x4x70x133xf64>, tensor<1x2x133x3xf64>) outs(%o0 : tensor<1x4x70x3xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %m = arith.mulf %a, %b : f64
+    %r = arith.addf %acc, %m : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x3xf64>
+  %lse = linalg.generic {indexing_maps = [#id3, #id3, #id3],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%max, %sum : tensor<1x4x70xf64>, tensor<1x4x70xf64>) outs(%re : tensor<1x4x70xf64>) {
+  ^bb0(%mx: f64, %l: f64, %out: f64):
+    %g = math.log %l : f64
+    %r = arith.addf %mx, %g : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70xf64>
+  return %o, %lse : tensor<1x4x70x3xf64>, tensor<1x4x70xf64>
+}
+
+/// The reference's bias: -inf above the causal diagonal (j > i + offset)
+/// when %causal, plus %mask (f64, broadcast over batch and heads).
+func.func @bias(%mask: tensor<1x1x70x133xf64>, %causal: i1, %offset: index)
+    -> tensor<1x4x70x133xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %e = tensor.empty() : tensor<1x4x70x133xf64>
+  %r = linalg.generic {indexing_maps = [#mask, #id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%mask : tensor<1x1x70x133xf64>) outs(%e : tensor<1x4x70x133xf64>) {
+  ^bb0(%m: f64, %out: f64):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %lim = arith.addi %i, %offset : index
+    %after = arith.cmpi sgt, %j, %lim : index
+    %hide = arith.andi %after, %causal : i1
+    %b = arith.select %hide, %ninf, %m : f64
+    linalg.yield %b : f64
+  } -> tensor<1x4x70x133xf64>
+  return %r : tensor<1x4x70x133xf64>
+}
+
+/// Largest |got - ref|; a NaN on either side that the other does not have
+/// counts as +inf, NaN on both as 0.
+func.func @max_error(%got: tensor<?x?x?x?xf32>, %ref: tensor<?x?x?x?xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %e = tensor.empty() : tensor<f64>
+  %init = linalg.fill ins(%zero : f64) outs(%e : tensor<f64>) -> tensor<f64>
+  %r = linalg.generic {indexing_maps = [#id4, #id4, affine_map<(n, h, i, j) -> ()>],
+                       iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%got, %ref : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf64>) outs(%init : tensor<f64>) {
+  ^bb0(%g: f32, %f: f64, %acc: f64):
+    %gx = arith.extf %g : f32 to f64
+    %gn = arith.cmpf uno, %gx, %gx : f64
+    %fn = arith.cmpf uno, %f, %f : f64
+    %d = arith.subf %gx, %f : f64
+    %a = math.absf %d : f64
+    %same = arith.cmpi eq, %gn, %fn : i1
+    %bad = arith.select %same, %zero, %inf : f64
+    %err = arith.select %fn, %bad, %a : f64
+    %err2 = arith.select %gn, %bad, %err : f64
+    %m = arith.maximumf %acc, %err2 : f64
+    linalg.yield %m : f64
+  } -> tensor<f64>
+  %x = tensor.extract %r[] : tensor<f64>
+  return %x : f64
+}
+
+/// Largest |lse - ref| where the f64 row is not fully masked; where it is
+/// (its f64 lse is NaN or -inf, depending on what exp(-inf - -inf) gives),
+/// the op's must be -inf.
+func.func @lse_error(%got: tensor<1x4x70xf32>, %ref: tensor<1x4x70xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %e = tensor.empty() : tensor<f64>
+  %init = linalg.fill ins(%zero : f64) outs(%e : tensor<f64>) -> tensor<f64>
+  %r = linalg.generic {indexing_maps = [#id3, #id3, affine_map<(n, h, i) -> ()>],
+                       iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%got, %ref : tensor<1x4x70xf32>, tensor<1x4x70xf64>) outs(%init : tensor<f64>) {
+  ^bb0(%g: f32, %f: f64, %acc: f64):
+    %gx = arith.extf %g : f32 to f64
+    %fnan = arith.cmpf uno, %f, %f : f64
+    %fninf = arith.cmpf oeq, %f, %ninf : f64
+    %fn = arith.ori %fnan, %fninf : i1
+    %isninf = arith.cmpf oeq, %gx, %ninf : f64
+    %ok = arith.select %isninf, %zero, %inf : f64
+    %d = arith.subf %gx, %f : f64
+    %a = math.absf %d : f64
+    %nan = arith.cmpf uno, %a, %a : f64
+    %a2 = arith.select %nan, %inf, %a : f64
+    %err = arith.select %fn, %ok, %a2 : f64
+    %m = arith.maximumf %acc, %err : f64
+    linalg.yield %m : f64
+  } -> tensor<f64>
+  %x = tensor.extract %r[] : tensor<f64>
+  return %x : f64
+}
+
+func.func @check(%got: tensor<1x4x70x3xf32>, %ref: tensor<1x4x70x3xf64>, %tol: f64) {
+  %g = tensor.cast %got : tensor<1x4x70x3xf32> to tensor<?x?x?x?xf32>
+  %r = tensor.cast %ref : tensor<1x4x70x3xf64> to tensor<?x?x?x?xf64>
+  %err = call @max_error(%g, %r) : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf64>) -> f64
+  %ok = arith.cmpf olt, %err, %tol : f64
+  vector.print %ok : i1
+  return
+}
+
+func.func @check_lse(%got: tensor<1x4x70xf32>, %ref: tensor<1x4x70xf64>, %tol: f64) {
+  %err = call @lse_error(%got, %ref) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>) -> f64
+  %ok = arith.cmpf olt, %err, %tol : f64
+  vector.print %ok : i1
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// The fused op
+//===----------------------------------------------------------------------===//
+
+func.func @causal_gqa(%q: tensor<1x4x70x4xf32>, %k: tensor<1x2x133x4xf32>,
+                      %v: tensor<1x2x133x3xf32>)
+    -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.5 {causal, causal_offset = 63}
+      : tensor<1x4x70x4xf32>, tensor<1x2x133x4xf32>, tensor<1x2x133x3xf32>
+      -> tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+  return %o, %lse : tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+}
+
+func.func @causal_gqa_dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
+                              %v: tensor<?x?x?x?xf32>)
+    -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.5 {causal, causal_offset = 63}
+      : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
+      -> tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
+  return %o, %lse : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
+}
+
+func.func @additive_mask(%q: tensor<1x4x70x4xf32>, %k: tensor<1x2x133x4xf32>,
+                         %v: tensor<1x2x133x3xf32>, %m: tensor<1x1x70x133xf32>)
+    -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v mask %m : tensor<1x1x70x133xf32> scale 0.5
+      : tensor<1x4x70x4xf32>, tensor<1x2x133x4xf32>, tensor<1x2x133x3xf32>
+      -> tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+  return %o, %lse : tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+}
+
+func.func @boolean_mask(%q: tensor<1x4x70x4xf32>, %k: tensor<1x2x133x4xf32>,
+                        %v: tensor<1x2x133x3xf32>, %m: tensor<1x1x70x133xi1>)
+    -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v mask %m : tensor<1x1x70x133xi1> scale 0.5
+      : tensor<1x4x70x4xf32>, tensor<1x2x133x4xf32>, tensor<1x2x133x3xf32>
+      -> tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+  return %o, %lse : tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+}
+
+func.func @causal_bf16(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
+                       %v: tensor<1x2x133x3xbf16>) -> tensor<1x4x70x3xbf16> {
+  %o = fp8.attention %q, %k, %v scale 0.5 {causal, causal_offset = 63}
+      : tensor<1x4x70x4xbf16>, tensor<1x2x133x4xbf16>, tensor<1x2x133x3xbf16>
+      -> tensor<1x4x70x3xbf16>
+  return %o : tensor<1x4x70x3xbf16>
+}
+
+/// Q = 0 makes every visible key equally likely: row i of a causal
+/// attention over v[j] = j is the mean of 0..i, i / 2, and its lse is
+/// log(i + 1).
+func.func @uniform(%q: tensor<1x1x3x2xf32>, %k: tensor<1x1x3x2xf32>,
+                   %v: tensor<1x1x3x1xf32>)
+    -> (tensor<1x1x3x1xf32>, tensor<1x1x3xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 1.0 {causal}
+      : tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x1xf32>
+      -> tensor<1x1x3x1xf32>, tensor<1x1x3xf32>
+  return %o, %lse : tensor<1x1x3x1xf32>, tensor<1x1x3xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+func.func @main() {
+  %c0 = arith.constant 0 : index
+  %c63 = arith.constant 63 : index
+  %true = arith.constant true
+  %false = arith.constant false
+  %scale = arith.constant 0.5 : f64
+  %tol = arith.constant 1.0e-5 : f64
+  %tol_bf16 = arith.constant 1.0e-2 : f64
+  %ninf = arith.constant 0xFF800000 : f32
+
+  %qe = tensor.empty() : tensor<1x4x70x4xf64>
+  %ke = tensor.empty() : tensor<1x2x133x4xf64>
+  %ve = tensor.empty() : tensor<1x2x133x3xf64>
+  %p1 = arith.constant 0.3 : f64
+  %p2 = arith.constant 1.1 : f64
+  %p3 = arith.constant 2.0 : f64
+  %s1 = arith.constant 0.37 : f64
+  %s2 = arith.constant 0.23 : f64
+  %s3 = arith.constant 0.71 : f64
+  %qd = tensor.cast %qe : tensor<1x4x70x4xf64> to tensor<?x?x?x?xf64>
+  %kd = tensor.cast %ke : tensor<1x2x133x4xf64> to tensor<?x?x?x?xf64>
+  %vd = tensor.cast %ve : tensor<1x2x133x3xf64> to tensor<?x?x?x?xf64>
+  %qw = call @wave(%qd, %p1, %s1) : (tensor<?x?x?x?xf64>, f64, f64) -> tensor<?x?x?x?xf64>
+  %kw = call @wave(%kd, %p2, %s2) : (tensor<?x?x?x?xf64>, f64, f64) -> tensor<?x?x?x?xf64>
+  %vw = call @wave(%vd, %p3, %s3) : (tensor<?x?x?x?xf64>, f64, f64) -> tensor<?x?x?x?xf64>
+  %q64w = tensor.cast %qw : tensor<?x?x?x?xf64> to tensor<1x4x70x4xf64>
+  %k64w = tensor.cast %kw : tensor<?x?x?x?xf64> to tensor<1x2x133x4xf64>
+  %v64w = tensor.cast %vw : tensor<?x?x?x?xf64> to tensor<1x2x133x3xf64>
+  // The op's inputs in f32, and the reference on exactly those values.
+  %q = arith.truncf %q64w : tensor<1x4x70x4xf64> to tensor<1x4x70x4xf32>
+  %k = arith.truncf %k64w : tensor<1x2x133x4xf64> to tensor<1x2x133x4xf32>
+  %v = arith.truncf %v64w : tensor<1x2x133x3xf64> to tensor<1x2x133x3xf32>
+  %q64 = arith.extf %q : tensor<1x4x70x4xf32> to tensor<1x4x70x4xf64>
+  %k64 = arith.extf %k : tensor<1x2x133x4xf32> to tensor<1x2x133x4xf64>
+  %v64 = arith.extf %v : tensor<1x2x133x3xf32> to tensor<1x2x133x3xf64>
+
+  // Causal with a 63-token prefix, GQA, tails on both tile sizes.
+  %zmask = arith.constant dense<0.0> : tensor<1x1x70x133xf64>
+  %causal_bias = call @bias(%zmask, %true, %c63)
+      : (tensor<1x1x70x133xf64>, i1, index) -> tensor<1x4x70x133xf64>
+  %ref_o, %ref_lse = call @reference(%q64, %k64, %v64, %causal_bias, %scale)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x4x70x133xf64>, f64)
+     -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>)
+  %o, %lse = call @causal_gqa(%q, %k, %v)
+      : (tensor<1x4x70x4xf32>, tensor<1x2x133x4xf32>, tensor<1x2x133x3xf32>)
+     -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>)
+  // CHECK: 1
+  // CHECK-NEXT: 1
+  call @check(%o, %ref_o, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  call @check_lse(%lse, %ref_lse, %tol) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>, f64) -> ()
+
+  // The same with every size dynamic: tiles of dynamic size.
+  %qdyn = tensor.cast %q : tensor<1x4x70x4xf32> to tensor<?x?x?x?xf32>
+  %kdyn = tensor.cast %k : tensor<1x2x133x4xf32> to tensor<?x?x?x?xf32>
+  %vdyn = tensor.cast %v : tensor<1x2x133x3xf32> to tensor<?x?x?x?xf32>
+  %od, %lsed = call @causal_gqa_dynamic(%qdyn, %kdyn, %vdyn)
+      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>)
+     -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>)
+  %ods = tensor.cast %od : tensor<?x?x?x?xf32> to tensor<1x4x70x3xf32>
+  %lseds = tensor.cast %lsed : tensor<?x?x?xf32> to tensor<1x4x70xf32>
+  // CHECK-NEXT: 1
+  // CHECK-NEXT: 1
+  call @check(%ods, %ref_o, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  call @check_lse(%lseds, %ref_lse, %tol) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>, f64) -> ()
+
+  // Additive mask: -inf over the whole first key tile (keys 0..63) for even
+  // rows and on every fifth key, 0.01 j elsewhere. Even rows start the
+  // online softmax with a tile that is all -inf.
+  %me = tensor.empty() : tensor<1x1x70x133xf32>
+  %madd = linalg.generic {indexing_maps = [#id4],
+                          iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%me : tensor<1x1x70x133xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c2 = arith.constant 2 : index
+    %c5 = arith.constant 5 : index
+    %c64 = arith.constant 64 : index
+    %ir = arith.remui %i, %c2 : index
+    %even = arith.cmpi eq, %ir, %c0 : index
+    %first = arith.cmpi ult, %j, %c64 : index
+    %a = arith.andi %even, %first : i1
+    %jr = arith.remui %j, %c5 : index
+    %fifth = arith.cmpi eq, %jr, %c0 : index
+    %hide = arith.ori %a, %fifth : i1
+    %jx = arith.index_cast %j : index to i64
+    %jf = arith.sitofp %jx : i64 to f32
+    %cst = arith.constant 0.01 : f32
+    %w = arith.mulf %jf, %cst : f32
+    %r = arith.select %hide, %ninf, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x70x133xf32>
+  %madd64 = arith.extf %madd : tensor<1x1x70x133xf32> to tensor<1x1x70x133xf64>
+  %add_bias = call @bias(%madd64, %false, %c0)
+      : (tensor<1x1x70x133xf64>, i1, index) -> tensor<1x4x70x133xf64>
+  %ref_ao, %ref_alse = call @reference(%q64, %k64, %v64, %add_bias, %scale)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x4x70x133xf64>, f64)
+     -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>)
+  %ao, %alse = call @additive_mask(%q, %k, %v, %madd)
+      : (tensor<1x4x70x4xf32>, tensor<1x2x133x4xf32>, tensor<1x2x133x3xf32>, tensor<1x1x70x133xf32>)
+     -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>)
+  // CHECK-NEXT: 1
+  // CHECK-NEXT: 1
+  call @check(%ao, %ref_ao, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  call @check_lse(%alse, %ref_alse, %tol) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>, f64) -> ()
+
+  // Boolean mask: row 3 keeps nothing (NaN in the f64 graph and the op,
+  // lse -inf), every other row drops every seventh key.
+  %be = tensor.empty() : tensor<1x1x70x133xi1>
+  %keep = linalg.generic {indexing_maps = [#id4],
+                          iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%be : tensor<1x1x70x133xi1>) {
+  ^bb0(%out: i1):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c3 = arith.constant 3 : index
+    %c7 = arith.constant 7 : index
+    %row3 = arith.cmpi eq, %i, %c3 : index
+    %jr = arith.remui %j, %c7 : index
+    %seventh = arith.cmpi eq, %jr, %c0 : index
+    %hide = arith.ori %row3, %seventh : i1
+    %t = arith.constant true
+    %r = arith.xori %hide, %t : i1
+    linalg.yield %r : i1
+  } -> tensor<1x1x70x133xi1>
+  %kb64e = tensor.empty() : tensor<1x1x70x133xf64>
+  %kb64 = linalg.generic {indexing_maps = [#id4, #id4],
+                          iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%keep : tensor<1x1x70x133xi1>) outs(%kb64e : tensor<1x1x70x133xf64>) {
+  ^bb0(%in: i1, %out: f64):
+    %z = arith.constant 0.0 : f64
+    %n = arith.constant 0xFFF0000000000000 : f64
+    %r = arith.select %in, %z, %n : f64
+    linalg.yield %r : f64
+  } -> tensor<1x1x70x133xf64>
+  %bool_bias = call @bias(%kb64, %false, %c0)
+      : (tensor<1x1x70x133xf64>, i1, index) -> tensor<1x4x70x133xf64>
+  %ref_bo, %ref_blse = call @reference(%q64, %k64, %v64, %bool_bias, %scale)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x4x70x133xf64>, f64)
+     -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>)
+  %bo, %blse = call @boolean_mask(%q, %k, %v, %keep)
+      : (tensor<1x4x70x4xf32>, tensor<1x2x133x4xf32>, tensor<1x2x133x3xf32>, tensor<1x1x70x133xi1>)
+     -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>)
+  // CHECK-NEXT: 1
+  // CHECK-NEXT: 1
+  call @check(%bo, %ref_bo, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  call @check_lse(%blse, %ref_blse, %tol) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>, f64) -> ()
+  // The fully masked row itself: NaN, and lse -inf.
+  %c1 = arith.constant 1 : index
+  %c3i = arith.constant 3 : index
+  %nanrow = tensor.extract %bo[%c0, %c1, %c3i, %c0] : tensor<1x4x70x3xf32>
+  %ninfrow = tensor.extract %blse[%c0, %c1, %c3i] : tensor<1x4x70xf32>
+  // CHECK-NEXT: nan
+  // CHECK-NEXT: -inf
+  vector.print %nanrow : f32
+  vector.print %ninfrow : f32
+
+  // bf16 in and out: the f64 graph on the bf16 inputs, the output rounded
+  // once to bf16 (relative 2^-9 of values below 1).
+  %qb = arith.truncf %q : tensor<1x4x70x4xf32> to tensor<1x4x70x4xbf16>
+  %kb = arith.truncf %k : tensor<1x2x133x4xf32> to tensor<1x2x133x4xbf16>
+  %vb = arith.truncf %v : tensor<1x2x133x3xf32> to tensor<1x2x133x3xbf16>
+  %qb64 = arith.extf %qb : tensor<1x4x70x4xbf16> to tensor<1x4x70x4xf64>
+  %kb64x = arith.extf %kb : tensor<1x2x133x4xbf16> to tensor<1x2x133x4xf64>
+  %vb64 = arith.extf %vb : tensor<1x2x133x3xbf16> to tensor<1x2x133x3xf64>
+  %ref_bfo, %ref_bflse = call @reference(%qb64, %kb64x, %vb64, %causal_bias, %scale)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x4x70x133xf64>, f64)
+     -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>)
+  %bfo = call @causal_bf16(%qb, %kb, %vb)
+      : (tensor<1x4x70x4xbf16>, tensor<1x2x133x4xbf16>, tensor<1x2x133x3xbf16>) -> tensor<1x4x70x3xbf16>
+  %bfo32 = arith.extf %bfo : tensor<1x4x70x3xbf16> to tensor<1x4x70x3xf32>
+  // CHECK-NEXT: 1
+  call @check(%bfo32, %ref_bfo, %tol_bf16) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+
+  // Hand-derived: means of 0..i and log(i + 1).
+  %uq = arith.constant dense<0.0> : tensor<1x1x3x2xf32>
+  %uk = arith.constant dense<[[[[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0]]]]> : tensor<1x1x3x2xf32>
+  %uv = arith.constant dense<[[[[0.0], [1.0], [2.0]]]]> : tensor<1x1x3x1xf32>
+  %uo, %ulse = call @uniform(%uq, %uk, %uv)
+      : (tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x1xf32>)
+     -> (tensor<1x1x3x1xf32>, tensor<1x1x3xf32>)
+  %uou = tensor.cast %uo : tensor<1x1x3x1xf32> to tensor<*xf32>
+  %uom = bufferization.to_buffer %uou : tensor<*xf32> to memref<*xf32>
+  // CHECK: [0],
+  // CHECK-NEXT: [0.5],
+  // CHECK-NEXT: [1]
+  call @printMemrefF32(%uom) : (memref<*xf32>) -> ()
+  %ulu = tensor.cast %ulse : tensor<1x1x3xf32> to tensor<*xf32>
+  %ulm = bufferization.to_buffer %ulu : tensor<*xf32> to memref<*xf32>
+  // CHECK: [0,  0.693147,  1.09861]
+  call @printMemrefF32(%ulm) : (memref<*xf32>) -> ()
+  return
+}
