@@ -77,6 +77,12 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
   PassOptions::Option<bool> remarks{
       *this, "remarks", llvm::cl::desc("Explain decisions with remarks"),
       llvm::cl::init(false)};
+  // Off by default until fp8.attention lowers on the GPU path too.
+  PassOptions::Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("Replace attention written op by op with fp8.attention "
+                     "(fp8-fuse-attention; CPU path only for now)"),
+      llvm::cl::init(false)};
 };
 
 /// TOSA to linalg on tensors (a no-op on linalg input), then cleanup.

@@ -222,4 +222,35 @@ def FP8Optimize : Pass<"fp8-optimize"> {
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
+def FP8FuseAttention : Pass<"fp8-fuse-attention"> {
+  let summary = "Replace attention written op by op with fp8.attention";
+  let description = [{
+    Finds `P V` where `P = softmax(scale * Q K^T [causal -inf mask])` is
+    written out as exporters do (fp8-gen's named and generic forms): Q K^T
+    as a batched contraction from zero with K as `[b, n, k]`
+    (`linalg.batch_matmul` with transposing indexing maps or a
+    `linalg.generic`), an optional rounding of the scores, an elementwise
+    generic that widens them to f32, multiplies by a constant (or divides by
+    a power of two) and optionally selects -inf where `j > i`, the softmax
+    over the last axis as a max from -inf, `sum(exp(s - max))` and
+    `exp(s - max) / sum` (optionally rounded), and `P V` as a batched
+    contraction from zero (optionally rounded). The chain becomes one
+    `fp8.attention` on `[1, b, s, d]` views of Q, K and V (the reshaped
+    heads stay in the batch dimension; GQA's repeated K/V heads are read as
+    they are).
+
+    The match is strict: a softmax over another axis, a score modifier
+    other than the scale and the causal mask, a mask tensor, or scores and
+    probabilities with other users (a training step that saves them) leave
+    the graph as written; `remarks` says which attention was fused and why
+    the others were not. docs/attention.md has the rules.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each attention found: fused, or the reason not">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_TD

@@ -1,0 +1,451 @@
+//===- FuseAttention.cpp - fp8-fuse-attention -----------------------------===//
+//
+// Finds scaled dot-product attention written out op by op (Q K^T, scale,
+// causal mask, the softmax as max / exp-sum / normalize, P V) and replaces it
+// by one fp8.attention, whose lowerings never materialize the scores. The
+// match is strict: every op of the chain must be exactly the form below, and
+// the scores and probabilities must have no other users; anything else is
+// left as written, with the reason in a remark.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8FUSEATTENTION
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+/// One attention found in the graph.
+struct AttentionMatch {
+  linalg::LinalgOp scores;        // Q K^T
+  Operation *scoresRounding = nullptr; // truncf of Q K^T, generic form
+  linalg::GenericOp scaled;       // scale and causal mask, in f32
+  linalg::GenericOp rowMax, rowSum, normalize;
+  linalg::LinalgOp output;        // P V
+  Operation *outputRounding = nullptr; // truncf of P V, generic form
+  Value query, key, value;
+  float scale = 1.0f;
+  bool causal = false;
+};
+
+/// The body's ops other than the terminator.
+SmallVector<Operation *> bodyOps(linalg::GenericOp op) {
+  SmallVector<Operation *> ops;
+  for (Operation &nested : op.getBody()->without_terminator())
+    ops.push_back(&nested);
+  return ops;
+}
+
+Value yielded(linalg::GenericOp op) {
+  return op.getBody()->getTerminator()->getOperand(0);
+}
+
+bool isFilledWith(Value init, float expected) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  FloatAttr value;
+  if (!matchPattern(fill.getInputs()[0], m_Constant(&value)))
+    return false;
+  return value.getValueAsDouble() == double(expected);
+}
+
+AffineMap map3(MLIRContext *context, ArrayRef<unsigned> dims, unsigned n) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d : dims)
+    results.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(n, 0, results, context);
+}
+
+/// A batched contraction [b, m, k] x rhs -> [b, m, n] from zero, with the
+/// rhs as [b, n, k] (`transposedRhs`) or [b, k, n]; f32 products summed.
+bool isBatchContraction(linalg::LinalgOp op, bool transposedRhs) {
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 4 || op.getNumReductionLoops() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return false;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineMap> expected = {
+      map3(context, {0, 1, 3}, 4),
+      transposedRhs ? map3(context, {0, 2, 3}, 4) : map3(context, {0, 3, 2}, 4),
+      map3(context, {0, 1, 2}, 4)};
+  return op.getIndexingMapsArray() == expected &&
+         isFilledWith(op.getDpsInits()[0], 0.0f);
+}
+
+bool isIdentity3(AffineMap map) {
+  return map.isIdentity() && map.getNumDims() == 3;
+}
+bool isRow3(AffineMap map) {
+  return map == map3(map.getContext(), {0, 1}, 3);
+}
+
+/// An elementwise generic that only rounds its one input (the generic
+/// form's truncf after an f32-accumulating contraction).
+bool isRounding(linalg::GenericOp op) {
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  SmallVector<Operation *> ops = bodyOps(op);
+  return ops.size() == 1 && isa<arith::TruncFOp>(ops[0]) &&
+         ops[0]->getOperand(0) == op.getBody()->getArgument(0) &&
+         yielded(op) == ops[0]->getResult(0);
+}
+
+/// `value` is exp(arg0 - arg1) of the generic's block arguments.
+bool isExpOfDifference(Value value, Block *body) {
+  auto exp = value.getDefiningOp<math::ExpOp>();
+  if (!exp)
+    return false;
+  auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
+  return sub && sub.getLhs() == body->getArgument(0) &&
+         sub.getRhs() == body->getArgument(1);
+}
+
+/// The scale-and-mask generic: `s = f32(x) * c` (or `/ c` for a power of
+/// two c) and optionally `select(j > i, -inf, s)` on the loop indices.
+LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
+                          std::string &reason) {
+  if (op.getNumDpsInputs() != 1 || op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(), isIdentity3)) {
+    reason = "the scores are not scaled by one elementwise op (a mask "
+             "tensor or another score modifier is not modeled yet)";
+    return failure();
+  }
+  Block *body = op.getBody();
+  Value score = body->getArgument(0);
+  Value result = yielded(op);
+  if (auto select = result.getDefiningOp<arith::SelectOp>()) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    FloatAttr masked;
+    if (!cmp || !matchPattern(select.getTrueValue(), m_Constant(&masked)) ||
+        !std::isinf(masked.getValueAsDouble()) ||
+        masked.getValueAsDouble() > 0) {
+      reason = "the scores are selected by something other than a causal "
+               "-inf mask";
+      return failure();
+    }
+    auto index = [](Value v) -> int64_t {
+      if (auto idx = v.getDefiningOp<linalg::IndexOp>())
+        return idx.getDim();
+      return -1;
+    };
+    int64_t lhs = index(cmp.getLhs()), rhs = index(cmp.getRhs());
+    using P = arith::CmpIPredicate;
+    bool keyAfterQuery =
+        ((cmp.getPredicate() == P::ugt || cmp.getPredicate() == P::sgt) &&
+         lhs == 2 && rhs == 1) ||
+        ((cmp.getPredicate() == P::ult || cmp.getPredicate() == P::slt) &&
+         lhs == 1 && rhs == 2);
+    if (!keyAfterQuery) {
+      reason = "the -inf mask is not the causal j > i";
+      return failure();
+    }
+    match.causal = true;
+    result = select.getFalseValue();
+  }
+  Operation *scaleOp = result.getDefiningOp();
+  FloatAttr constant;
+  Value operand;
+  if (auto mul = dyn_cast_or_null<arith::MulFOp>(scaleOp)) {
+    if (matchPattern(mul.getRhs(), m_Constant(&constant)))
+      operand = mul.getLhs();
+    else if (matchPattern(mul.getLhs(), m_Constant(&constant)))
+      operand = mul.getRhs();
+    if (operand)
+      match.scale = float(constant.getValueAsDouble());
+  } else if (auto div = dyn_cast_or_null<arith::DivFOp>(scaleOp)) {
+    // x / c equals x * (1 / c) only when 1 / c is exact: a power of two.
+    int exponent = 0;
+    if (matchPattern(div.getRhs(), m_Constant(&constant)) &&
+        std::frexp(constant.getValueAsDouble(), &exponent) == 0.5) {
+      operand = div.getLhs();
+      match.scale = float(1.0 / constant.getValueAsDouble());
+    }
+  }
+  if (!operand) {
+    reason = "the scores are not scaled by a constant multiply (or a divide "
+             "by a power of two)";
+    return failure();
+  }
+  if (auto ext = operand.getDefiningOp<arith::ExtFOp>())
+    operand = ext.getIn();
+  if (operand != score) {
+    reason = "the scale is applied to something other than Q K^T";
+    return failure();
+  }
+  // Nothing else may happen to the scores.
+  for (Operation *nested : bodyOps(op))
+    if (!isa<arith::ExtFOp, arith::MulFOp, arith::DivFOp, arith::SelectOp,
+             arith::CmpIOp, linalg::IndexOp, arith::ConstantOp>(nested)) {
+      reason = "a score modifier that is not modeled ('" +
+               nested->getName().getStringRef().str() + "')";
+      return failure();
+    }
+  if (!getElementTypeOrSelf(op.getResult(0).getType()).isF32()) {
+    reason = "the scaled scores are not f32 (the softmax is not in f32)";
+    return failure();
+  }
+  return success();
+}
+
+/// The chain that ends at `output` (a P V candidate). Fails with an empty
+/// reason when `output` is no attention at all, with the reason why it is
+/// left as written otherwise.
+FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
+                                         std::string &reason) {
+  AttentionMatch match;
+  match.output = output;
+  if (!output || output.getNumDpsInputs() != 2)
+    return failure();
+  auto normalize =
+      output.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+  // Attention starts where a contraction consumes a softmax: exp / sum.
+  if (!normalize || normalize.getNumDpsInputs() != 3 ||
+      !normalize.getBody()->getArgument(0).getType().isF32())
+    return failure();
+  Value normalized = yielded(normalize);
+  if (auto trunc = normalized.getDefiningOp<arith::TruncFOp>())
+    normalized = trunc.getIn();
+  auto div = normalized.getDefiningOp<arith::DivFOp>();
+  Block *normBody = normalize.getBody();
+  if (!div || !isExpOfDifference(div.getLhs(), normBody) ||
+      div.getRhs() != normBody->getArgument(2))
+    return failure();
+  match.normalize = normalize;
+
+  if (!isBatchContraction(output, /*transposedRhs=*/false)) {
+    reason = "P V is not a batched [b, m, k] x [b, k, n] contraction from zero";
+    return failure();
+  }
+  SmallVector<AffineMap> normMaps = normalize.getIndexingMapsArray();
+  if (normMaps.size() != 4 || !isIdentity3(normMaps[0]) ||
+      !isRow3(normMaps[1]) || !isRow3(normMaps[2]) ||
+      !isIdentity3(normMaps[3]) || normalize.getNumReductionLoops() != 0) {
+    reason = "the softmax is not over the last (key) axis";
+    return failure();
+  }
+  Value scaledScores = normalize.getDpsInputs()[0];
+  auto rowMax = normalize.getDpsInputs()[1].getDefiningOp<linalg::GenericOp>();
+  auto rowSum = normalize.getDpsInputs()[2].getDefiningOp<linalg::GenericOp>();
+  auto isRowReduction = [&](linalg::GenericOp op, unsigned inputs) {
+    if (!op || op.getNumDpsInputs() != inputs ||
+        op.getNumReductionLoops() != 1 ||
+        op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+      return false;
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    return isIdentity3(maps[0]) &&
+           llvm::all_of(ArrayRef<AffineMap>(maps).drop_front(), isRow3) &&
+           op.getDpsInputs()[0] == scaledScores;
+  };
+  if (!isRowReduction(rowMax, 1) ||
+      !isFilledWith(rowMax.getDpsInits()[0],
+                    -std::numeric_limits<float>::infinity())) {
+    reason = "the softmax's row max is not a max over the keys from -inf";
+    return failure();
+  }
+  {
+    Value max = yielded(rowMax);
+    Operation *maxOp = max.getDefiningOp();
+    Block *body = rowMax.getBody();
+    if (!maxOp || !isa<arith::MaximumFOp, arith::MaxNumFOp>(maxOp) ||
+        bodyOps(rowMax).size() != 1 ||
+        !llvm::is_contained(maxOp->getOperands(), body->getArgument(0)) ||
+        !llvm::is_contained(maxOp->getOperands(), body->getArgument(1))) {
+      reason = "the softmax's row max is not a plain max";
+      return failure();
+    }
+  }
+  if (!isRowReduction(rowSum, 2) || rowSum.getDpsInputs()[1] != rowMax.getResult(0) ||
+      normalize.getDpsInputs()[1] != rowMax.getResult(0) ||
+      !isFilledWith(rowSum.getDpsInits()[0], 0.0f)) {
+    reason = "the softmax's sum is not sum(exp(s - max)) over the keys";
+    return failure();
+  }
+  {
+    auto add = yielded(rowSum).getDefiningOp<arith::AddFOp>();
+    Block *body = rowSum.getBody();
+    Value acc = body->getArgument(2);
+    if (!add || bodyOps(rowSum).size() != 3 ||
+        !((add.getLhs() == acc && isExpOfDifference(add.getRhs(), body)) ||
+          (add.getRhs() == acc && isExpOfDifference(add.getLhs(), body)))) {
+      reason = "the softmax's sum is not sum(exp(s - max)) over the keys";
+      return failure();
+    }
+  }
+  if (bodyOps(normalize).size() > 4) {
+    reason = "the softmax's normalization does more than exp(s - max) / sum";
+    return failure();
+  }
+  match.rowMax = rowMax;
+  match.rowSum = rowSum;
+
+  auto scaled = scaledScores.getDefiningOp<linalg::GenericOp>();
+  if (!scaled) {
+    reason = "the softmax input is not computed by an elementwise scale";
+    return failure();
+  }
+  if (failed(matchScaled(scaled, match, reason)))
+    return failure();
+  match.scaled = scaled;
+
+  Value scores = scaled.getDpsInputs()[0];
+  if (auto rounding = scores.getDefiningOp<linalg::GenericOp>();
+      rounding && isRounding(rounding)) {
+    match.scoresRounding = rounding;
+    scores = rounding.getDpsInputs()[0];
+  }
+  auto qk = scores.getDefiningOp<linalg::LinalgOp>();
+  if (!qk || !isBatchContraction(qk, /*transposedRhs=*/true)) {
+    reason = "the scores are not Q K^T as a batched contraction from zero "
+             "with K as [b, n, k]";
+    return failure();
+  }
+  match.scores = qk;
+  match.query = qk.getDpsInputs()[0];
+  match.key = qk.getDpsInputs()[1];
+  match.value = output.getDpsInputs()[1];
+
+  // Nothing else may read the intermediate tensors: they disappear.
+  auto onlyUsedBy = [](Value v, ArrayRef<Operation *> users) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      return llvm::is_contained(users, user);
+    });
+  };
+  Operation *scaledOp = scaled;
+  if (!onlyUsedBy(qk->getResult(0), {match.scoresRounding ? match.scoresRounding
+                                                         : scaledOp}) ||
+      (match.scoresRounding &&
+       !onlyUsedBy(match.scoresRounding->getResult(0), {scaledOp})) ||
+      !onlyUsedBy(scaled.getResult(0), {rowMax, rowSum, normalize}) ||
+      !onlyUsedBy(rowMax.getResult(0), {rowSum, normalize}) ||
+      !onlyUsedBy(rowSum.getResult(0), {normalize}) ||
+      !onlyUsedBy(normalize.getResult(0), {output})) {
+    reason = "the scores or probabilities have other users (saved for a "
+             "backward pass?)";
+    return failure();
+  }
+
+  // One element type for Q, K, V and the result.
+  Type element = getElementTypeOrSelf(match.query.getType());
+  Value result = output->getResult(0);
+  if (getElementTypeOrSelf(result.getType()) != element &&
+      result.hasOneUse()) {
+    auto rounding = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+    if (rounding && isRounding(rounding) &&
+        getElementTypeOrSelf(rounding.getResult(0).getType()) == element) {
+      match.outputRounding = rounding;
+      result = rounding.getResult(0);
+    }
+  }
+  if (!isa<Float32Type, BFloat16Type, Float16Type>(element) ||
+      getElementTypeOrSelf(match.key.getType()) != element ||
+      getElementTypeOrSelf(match.value.getType()) != element ||
+      getElementTypeOrSelf(result.getType()) != element) {
+    reason = "Q, K, V and the output do not share one f32, bf16 or f16 "
+             "element type";
+    return failure();
+  }
+  return match;
+}
+
+/// `value` [N, s, d] as [1, N, s, d].
+Value addUnitBatch(RewriterBase &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, type.getShape());
+  SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+  llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, value));
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, type.clone(shape), value,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}, sizes);
+}
+
+void fuse(RewriterBase &rewriter, AttentionMatch &match) {
+  Operation *last = match.outputRounding ? match.outputRounding
+                                         : match.output.getOperation();
+  rewriter.setInsertionPoint(last);
+  Location loc = match.output.getLoc();
+  Value query = addUnitBatch(rewriter, loc, match.query);
+  Value key = addUnitBatch(rewriter, loc, match.key);
+  Value value = addUnitBatch(rewriter, loc, match.value);
+  auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, resultType.getShape());
+  auto attention = AttentionOp::create(
+      rewriter, loc, resultType.clone(shape), /*lse=*/Type(), query, key,
+      value, /*mask=*/Value(), rewriter.getF32FloatAttr(match.scale),
+      match.causal ? rewriter.getUnitAttr() : UnitAttr(),
+      rewriter.getI64IntegerAttr(0));
+  Value collapsed = tensor::CollapseShapeOp::create(
+      rewriter, loc, resultType, attention.getOutput(),
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  rewriter.replaceOp(last, collapsed);
+  SmallVector<Operation *> chain = {match.output,   match.normalize,
+                                    match.rowSum,   match.rowMax,
+                                    match.scaled,   match.scoresRounding,
+                                    match.scores};
+  for (Operation *op : chain) {
+    if (!op || op == last || !op->use_empty())
+      continue;
+    SmallVector<Value> inits;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      for (OpOperand &init : dps.getDpsInitsMutable())
+        inits.push_back(init.get());
+    rewriter.eraseOp(op);
+    for (Value init : inits)
+      if (Operation *def = init.getDefiningOp();
+          def && def->use_empty() && isa<linalg::FillOp, tensor::EmptyOp>(def))
+        rewriter.eraseOp(def);
+  }
+}
+
+struct FP8FuseAttentionPass
+    : fp8::impl::FP8FuseAttentionBase<FP8FuseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
+          op.getNumReductionLoops() == 1)
+        candidates.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp candidate : candidates) {
+      std::string reason;
+      FailureOr<AttentionMatch> match = matchAttention(candidate, reason);
+      if (failed(match)) {
+        if (!reason.empty() && remarks)
+          candidate->emitRemark("attention left as written: ") << reason;
+        continue;
+      }
+      if (remarks)
+        candidate->emitRemark("attention fused into fp8.attention (")
+            << (match->causal ? "causal, " : "") << "scale " << match->scale
+            << ")";
+      fuse(rewriter, *match);
+    }
+  }
+};
+} // namespace
