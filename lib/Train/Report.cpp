@@ -40,8 +40,16 @@ std::optional<double> train::gapToBF16(const Run &run, ArrayRef<Run> runs) {
   return (run.finalValLoss - bf16->finalValLoss) / bf16->finalValLoss;
 }
 
+std::string train::describeBF16(Accumulation accumulation) {
+  return accumulation == Accumulation::F32
+             ? "bf16: bf16 operands, GEMMs accumulating in f32 and rounded "
+               "once (autocast BF16, as GPUs compute it; --accumulation=f32)"
+             : "bf16: every GEMM multiply-add rounded to bf16, as linalg "
+               "defines it (--accumulation=as-written)";
+}
+
 void train::printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
-                         int64_t ranks) {
+                         int64_t ranks, Accumulation accumulation) {
   os << llvm::formatv("{0,-14} {1,6} {2,11} {3,11} {4,12} {5,9}\n", "recipe",
                       "steps", "final loss", "final val", "val vs bf16",
                       "s/step");
@@ -74,13 +82,19 @@ void train::printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
     entry["events"] = std::move(events);
     jsonRuns.push_back(std::move(entry));
   }
+  if (llvm::any_of(runs,
+                   [](const Run &run) { return run.recipe.kind != Recipe::FP32; }))
+    os << describeBF16(accumulation) << "\n";
   for (const Run &run : runs)
     for (const std::string &event : run.events)
       os << "event: " << event << "\n";
   if (json) {
     // With several ranks, their parameters and FP8 state were checked equal
     // bit for bit after every run.
-    llvm::json::Object result{{"ranks", ranks}, {"runs", std::move(jsonRuns)}};
+    llvm::json::Object result{
+        {"ranks", ranks},
+        {"accumulation", stringifyAccumulation(accumulation)},
+        {"runs", std::move(jsonRuns)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(result))) << "\n";
   }
 }
@@ -96,20 +110,20 @@ LogicalResult train::closeOutput(llvm::raw_fd_ostream &os, StringRef path,
 }
 
 LogicalResult train::writeCsv(StringRef path, ArrayRef<Run> runs,
-                              std::string &error) {
+                              Accumulation accumulation, std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
     error = ("cannot write '" + path + "': " + ec.message()).str();
     return failure();
   }
-  os << "recipe,step,train_loss,val_loss,grad_norm,seconds\n";
+  os << "recipe,step,train_loss,val_loss,grad_norm,seconds,accumulation\n";
   for (const Run &run : runs)
     for (const Run::Row &row : run.rows)
       os << run.recipe.label << "," << row.step << "," << formatNumber(row.loss)
          << "," << formatNumber(row.valLoss) << ","
          << formatNumber(row.gradNorm) << "," << formatNumber(row.seconds)
-         << "\n";
+         << "," << stringifyAccumulation(accumulation) << "\n";
   if (failed(closeOutput(os, path, error)))
     return failure();
   std::string tensorsPath = (path + ".tensors.csv").str();

@@ -117,6 +117,11 @@ static cl::opt<std::string> memoryBudget(
     cl::desc("Memory the training may hold (e.g. 512M, 8G; default: the "
              "physical memory, or the process's limit when lower), checked "
              "before anything large is allocated"));
+static cl::opt<Accumulation> accumulation(
+    "accumulation", cl::cat(trainCategory),
+    cl::desc("How bf16/f16 GEMMs left in high precision accumulate (the bf16 "
+             "recipe's GEMMs, and those FP8 recipes keep)"),
+    cl::init(Accumulation::F32), accumulationValues());
 static cl::opt<unsigned> optLevel(
     "O", cl::Prefix, cl::init(3), cl::cat(trainCategory), cl::value_desc("0-3"),
     cl::desc("LLVM optimization level of the JIT (default -O3); results do "
@@ -292,6 +297,7 @@ int main(int argc, char **argv) {
   CompileOptions compileOptions;
   compileOptions.optLevel = optLevel;
   compileOptions.verifyEachPass = verifyEach;
+  compileOptions.accumulation = accumulation;
   std::vector<Run> runs;
   for (const Recipe &recipe : *recipeList) {
     Run &run = runs.emplace_back();
@@ -329,12 +335,12 @@ int main(int argc, char **argv) {
   if (!lead)
     return 0;
 
-  if (!csvFile.empty() && failed(writeCsv(csvFile, runs, error)))
+  if (!csvFile.empty() && failed(writeCsv(csvFile, runs, accumulation, error)))
     return fail(error);
   if (!plotFile.empty() &&
       failed(writePlot(plotFile, llvm::sys::path::filename(inputFile), runs,
                        error)))
     return fail(error);
-  printSummary(llvm::outs(), runs, json, ranks);
+  printSummary(llvm::outs(), runs, json, ranks, accumulation);
   return 0;
 }

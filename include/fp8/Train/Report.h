@@ -1,8 +1,9 @@
-//===- Report.h - The runs' losses as a table, JSON, CSV and a plot -*- C++
-//-*-===//
+//===- Report.h - The runs' losses as a table, JSON, CSV, a plot -*- C++ -*-===//
 
 #ifndef FP8_TRAIN_REPORT_H
 #define FP8_TRAIN_REPORT_H
+
+#include "fp8/Pipelines/Accumulation.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -29,14 +30,21 @@ LogicalResult closeOutput(llvm::raw_fd_ostream &os, StringRef path,
 /// The relative gap of `run`'s final validation loss to the BF16 run's.
 std::optional<double> gapToBF16(const Run &run, ArrayRef<Run> runs);
 
-/// The summary table of `runs` and their events, then (with `json`) one
-/// JSON object of the runs (`ranks` data-parallel ranks trained them).
-void printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
-                  int64_t ranks);
+/// What the bf16 recipe is when its 16-bit GEMMs accumulate as
+/// `accumulation` says: one line for the summary.
+std::string describeBF16(Accumulation accumulation);
 
-/// Writes every run and step to the CSV file `path`, and the per-tensor
-/// statistics to `path`.tensors.csv.
-LogicalResult writeCsv(StringRef path, ArrayRef<Run> runs, std::string &error);
+/// The summary table of `runs` and their events, then (with `json`) one
+/// JSON object of the runs (`ranks` data-parallel ranks trained them; their
+/// 16-bit GEMMs accumulated as `accumulation` says).
+void printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
+                  int64_t ranks, Accumulation accumulation);
+
+/// Writes every run and step to the CSV file `path` (the last column says
+/// how 16-bit GEMMs accumulated), and the per-tensor statistics to
+/// `path`.tensors.csv.
+LogicalResult writeCsv(StringRef path, ArrayRef<Run> runs,
+                       Accumulation accumulation, std::string &error);
 
 /// Draws the train and validation curves of every run into the PNG file
 /// `path` with gnuplot, `title` in the plot's title.
