@@ -108,6 +108,11 @@ cl::opt<bool> threads("openmp",
                       cl::desc("Run the outer tiles on every core (links "
                                "LLVM's libomp)"),
                       cl::init(true), cl::cat(category));
+cl::opt<fp8::Accumulation> accumulation(
+    "accumulation",
+    cl::desc("How bf16/f16 GEMMs left in high precision accumulate"),
+    cl::init(fp8::Accumulation::F32), fp8::accumulationValues(),
+    cl::cat(category));
 cl::opt<std::string> prefix(
     "prefix",
     cl::desc("Prefix of the state accessors (default: the output's name, "
@@ -264,11 +269,13 @@ int compile(MLIRContext &context, ModuleOp module) {
   if (target == "cuda") {
     fp8::LowerToGPUOptions lowering;
     lowering.chip = chip;
+    lowering.accumulation = accumulation;
     fp8::buildLowerToGPUPipeline(pm, lowering);
   } else {
     fp8::LowerToCPUOptions lowering;
     lowering.vectorize = !scalarLoops;
     lowering.threads = !scalarLoops && threads;
+    lowering.accumulation = accumulation;
     fp8::buildLowerToCPUPipeline(pm, lowering);
   }
   if (target == "cpu" && failed(fp8::aot::renameFunctionsForLowering(module)))
