@@ -207,6 +207,14 @@ uint64_t runner::getDefaultMemoryBudget() {
   return budget;
 }
 
+Type runner::getGlobalType(Operation *op) {
+  if (auto global = dyn_cast<ml_program::GlobalOp>(op))
+    return global.getType();
+  if (auto global = dyn_cast<memref::GlobalOp>(op))
+    return global.getType();
+  return {};
+}
+
 std::optional<uint64_t> runner::parseByteSize(StringRef text) {
   // A K, M, G or T suffix: 2^10 steps.
   unsigned shift = 0;
@@ -610,12 +618,8 @@ CompiledFunction::compile(ModuleOp module, StringRef name, std::string &error,
   compiled->name = name.str();
   compiled->signature = func.getFunctionType();
   clone->walk([&](Operation *op) {
-    Type type;
-    if (auto global = dyn_cast<ml_program::GlobalOp>(op))
-      type = global.getType();
-    else if (auto global = dyn_cast<memref::GlobalOp>(op))
-      type = global.getType();
-    else
+    Type type = getGlobalType(op);
+    if (!type)
       return;
     if (std::optional<uint64_t> bytes = getStorageBytes(type, 0);
         bytes && cast<ShapedType>(type).hasStaticShape())

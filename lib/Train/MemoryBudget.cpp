@@ -6,9 +6,6 @@
 #include "fp8/Train/Contract.h"
 #include "fp8/Train/Run.h"
 
-#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -66,12 +63,8 @@ LogicalResult train::reserveRun(MemoryBudget &budget, ModuleOp module,
                                 std::string &error) {
   std::optional<uint64_t> globalBytes = 0;
   module.walk([&](Operation *op) {
-    Type type;
-    if (auto global = dyn_cast<ml_program::GlobalOp>(op))
-      type = global.getType();
-    else if (auto global = dyn_cast<memref::GlobalOp>(op))
-      type = global.getType();
-    else
+    Type type = getGlobalType(op);
+    if (!type)
       return;
     std::optional<uint64_t> bytes = getStorageBytes(type, 0);
     bool overflow = !bytes || !globalBytes;

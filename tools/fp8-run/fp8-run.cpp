@@ -690,23 +690,6 @@ makeInputs(FunctionType signature, unsigned step, const InputPlan &plan,
   return inputs;
 }
 
-/// "512M", "8G", "1000000": bytes, or nullopt.
-static std::optional<uint64_t> parseBytes(StringRef text) {
-  // A K, M, G or T suffix: 2^10 steps.
-  unsigned shift = 0;
-  if (!text.empty())
-    if (size_t unit = StringRef("KMGT").find(llvm::toUpper(text.back()));
-        unit != StringRef::npos) {
-      shift = 10 * (unit + 1);
-      text = text.drop_back();
-    }
-  uint64_t value;
-  if (text.getAsInteger(10, value) || value == 0 ||
-      value > (UINT64_MAX >> shift))
-    return std::nullopt;
-  return value << shift;
-}
-
 /// The bytes of a value of `type` with `shape` (its dynamic sizes'), or
 /// nullopt on overflow.
 static std::optional<uint64_t> getBytes(Type type, ArrayRef<int64_t> shape) {
@@ -957,7 +940,7 @@ int main(int argc, char **argv) {
     return fail("--dynamic-size must not be negative");
   uint64_t budget = getDefaultMemoryBudget();
   if (!memoryBudget.empty()) {
-    std::optional<uint64_t> parsed = parseBytes(memoryBudget);
+    std::optional<uint64_t> parsed = parseByteSize(memoryBudget);
     if (!parsed)
       return fail("bad --memory-budget '" + memoryBudget +
                   "' (expected a positive size such as 512M or 8G)");

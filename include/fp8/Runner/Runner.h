@@ -93,6 +93,10 @@ uint64_t getDefaultMemoryBudget();
 /// overflows 64 bits.
 std::optional<uint64_t> getStorageBytes(Type type, int64_t dynamicSize);
 
+/// The type of the value `op` holds when it is a global (ml_program or
+/// memref), else null.
+Type getGlobalType(Operation *op);
+
 /// "512M", "8G", "1000000": a positive byte count with an optional K, M, G
 /// or T suffix (2^10 steps), as --memory-budget takes it; nullopt otherwise.
 std::optional<uint64_t> parseByteSize(StringRef text);
