@@ -16,6 +16,7 @@
 
 #include "fp8/Pipelines/LowerToGPU.h"
 #include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Pipelines/LowerToCPU.h"
 #include "fp8/Pipelines/LowerToNVVM.h"
 #include "fp8/Pipelines/Pipelines.h"
@@ -1124,6 +1125,9 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   tosa.complete = true;
   pm.addPass(createFP8ImportTosa(tosa));
   pm.addPass(fp8::createFP8ReadOnlyArguments());
+  // No flash kernel for the GPU yet: attention is its materialized math,
+  // which the linalg -> gpu route below takes like any other linalg.
+  pm.addPass(fp8::createFP8DecomposeAttention());
   // The fp8 ops as the project's kernels: the wgmma GEMMs where the chip
   // has wgmma, the casts and scaling kernels everywhere.
   if (!checkNVVMTarget(options.chip, options.features, /*needsWgmma=*/true)) {

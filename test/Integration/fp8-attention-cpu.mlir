@@ -14,6 +14,13 @@
 // RUN: fp8-opt %s --fp8-lower-to-cpu="vectorize=false threads=false" \
 // RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
 // RUN: | FileCheck %s
+//
+// fp8-decompose-attention (the GPU route's lowering: the op's math on whole
+// tensors, scores materialized) passes the same checks against the f64
+// graph, so the flash lowering and the decomposition agree within them.
+// RUN: fp8-opt %s --fp8-decompose-attention --fp8-lower-to-cpu \
+// RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
+// RUN: | FileCheck %s
 
 #id4 = affine_map<(n, h, i, j) -> (n, h, i, j)>
 #id3 = affine_map<(n, h, i) -> (n, h, i)>

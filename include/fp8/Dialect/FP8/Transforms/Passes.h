@@ -15,6 +15,9 @@ namespace mlir::fp8 {
 /// fp8-optimize's rewrites, for reuse in other pipelines.
 void populateFP8OptimizePatterns(RewritePatternSet &patterns);
 
+/// fp8-decompose-attention's rewrite: fp8.attention as whole-tensor linalg.
+void populateFP8DecomposeAttentionPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
 

@@ -253,4 +253,24 @@ def FP8FuseAttention : Pass<"fp8-fuse-attention"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FP8DecomposeAttention : Pass<"fp8-decompose-attention"> {
+  let summary = "Rewrite fp8.attention as the attention it means, op by op";
+  let description = [{
+    Replaces each `fp8.attention` by its documented semantics on whole
+    tensors: `S = Q K^T` as a contraction generic (f32 products summed in
+    f32, K/V head `h / (hq / hkv)` by indexing map), scale, the mask (added,
+    or `-inf` where a boolean mask is false), the causal mask from
+    `linalg.index` comparisons, the row max from `-inf`, `E = exp(S - max)`,
+    `l = sum E`, `O = E V` (f32), `output = round(O / l)` and
+    `lse = max + log(l)` (`-inf` for a fully masked row, whose output is
+    NaN). The `sq x sk` scores are materialized: this is the GPU route's
+    lowering until a flash kernel exists, and a CPU reference for the flash
+    lowering.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_TD

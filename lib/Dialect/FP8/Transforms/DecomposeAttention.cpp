@@ -1,0 +1,265 @@
+//===- DecomposeAttention.cpp - fp8-decompose-attention -------------------===//
+//
+// fp8.attention back as the math it is defined by, on whole tensors: the
+// scores, the softmax in f32 and P V as linalg.generics. It materializes the
+// sq x sk scores, so it is the lowering for routes without a flash kernel
+// (the GPU route today) and an independent reference for the CPU's flash
+// lowering, not the fast path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8DECOMPOSEATTENTION
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+using utils::IteratorType;
+
+struct DecomposeAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue(),
+          mask = op.getMask();
+    auto queryType = cast<RankedTensorType>(query.getType());
+    auto keyType = cast<RankedTensorType>(key.getType());
+    // The key/value head is the indexing map `h floordiv group` when the
+    // group is a constant (linalg's maps take no symbols); otherwise the
+    // contractions read K and V with tensor.extract at `h / group`.
+    int64_t hq = queryType.getDimSize(1), hkv = keyType.getDimSize(1);
+    std::optional<int64_t> group;
+    if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv))
+      group = hq / hkv;
+    Value dynamicGroup;
+    if (!group)
+      dynamicGroup = arith::DivUIOp::create(
+          rewriter, loc, tensor::DimOp::create(rewriter, loc, query, 1),
+          tensor::DimOp::create(rewriter, loc, key, 1));
+    // kv[n, h / group, row, col] for the loop dimensions `row` and `col`.
+    auto extractKV = [&](OpBuilder &b, Location l, Value tensor, unsigned row,
+                         unsigned col) -> Value {
+      Value n = linalg::IndexOp::create(b, l, 0);
+      Value h = linalg::IndexOp::create(b, l, 1);
+      Value g = arith::DivUIOp::create(b, l, h, dynamicGroup);
+      return tensor::ExtractOp::create(
+          b, l, tensor,
+          ValueRange{n, g, linalg::IndexOp::create(b, l, row),
+                     linalg::IndexOp::create(b, l, col)});
+    };
+
+    Type f32 = rewriter.getF32Type();
+    Type element = queryType.getElementType();
+    const float negInfValue = -std::numeric_limits<float>::infinity();
+    auto constant = [&](OpBuilder &b, Location l, float x) -> Value {
+      return arith::ConstantOp::create(b, l, b.getF32FloatAttr(x));
+    };
+    auto widen = [&](OpBuilder &b, Location l, Value x) -> Value {
+      return x.getType().isF32() ? x : arith::ExtFOp::create(b, l, f32, x);
+    };
+
+    // Sizes of [b, hq, sq, sk] and [b, hq, sq, dv].
+    auto size = [&](Value tensor, int64_t d) {
+      return tensor::getMixedSize(rewriter, loc, tensor, d);
+    };
+    SmallVector<OpFoldResult> scoreSizes = {size(query, 0), size(query, 1),
+                                            size(query, 2), size(key, 2)};
+    SmallVector<OpFoldResult> outSizes = {size(query, 0), size(query, 1),
+                                          size(query, 2), size(value, 3)};
+    auto filled = [&](ArrayRef<OpFoldResult> sizes, float x) -> Value {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, f32);
+      return linalg::FillOp::create(rewriter, loc, constant(rewriter, loc, x),
+                                    empty)
+          .getResult(0);
+    };
+    auto generic =
+        [&](ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+            ArrayRef<IteratorType> iterators,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+          return linalg::GenericOp::create(
+                     rewriter, loc, init.getType(), inputs, init, maps,
+                     iterators,
+                     [&](OpBuilder &b, Location l, ValueRange args) {
+                       linalg::YieldOp::create(b, l, body(b, l, args));
+                     })
+              .getResult(0);
+        };
+
+    AffineExpr n = getAffineDimExpr(0, context), h = getAffineDimExpr(1, context),
+               i = getAffineDimExpr(2, context), x = getAffineDimExpr(3, context),
+               y = getAffineDimExpr(4, context);
+    AffineExpr kvHead = h.floorDiv(group.value_or(1));
+    auto map = [&](unsigned dims, ArrayRef<AffineExpr> results) {
+      return AffineMap::get(dims, 0, results, context);
+    };
+    auto par = IteratorType::parallel, red = IteratorType::reduction;
+
+    // S[n, h, i, j] = sum_c q[n, h, i, c] k[n, h / group, j, c], in f32.
+    AffineMap qMap = map(5, {n, h, i, y}), sMap = map(5, {n, h, i, x});
+    auto iterators5 = {par, par, par, par, red};
+    Value scores;
+    auto multiplyAdd = [&](OpBuilder &b, Location l, Value a, Value c,
+                           Value acc) -> Value {
+      Value p = arith::MulFOp::create(b, l, widen(b, l, a), widen(b, l, c));
+      return arith::AddFOp::create(b, l, acc, p);
+    };
+    if (group)
+      scores = generic({query, key}, filled(scoreSizes, 0.0f),
+                       {qMap, map(5, {n, kvHead, x, y}), sMap}, iterators5,
+                       [&](OpBuilder &b, Location l, ValueRange a) {
+                         return multiplyAdd(b, l, a[0], a[1], a[2]);
+                       });
+    else
+      scores = generic({query}, filled(scoreSizes, 0.0f), {qMap, sMap},
+                       iterators5, [&](OpBuilder &b, Location l, ValueRange a) {
+                         Value k = extractKV(b, l, key, 3, 4);
+                         return multiplyAdd(b, l, a[0], k, a[1]);
+                       });
+
+    // Scale, mask, causal mask: elementwise over [n, h, i, j].
+    SmallVector<Value> inputs = {scores};
+    AffineMap id4 = map(4, {n, h, i, x});
+    SmallVector<AffineMap> maps = {id4};
+    if (mask) {
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      SmallVector<AffineExpr> results;
+      for (int64_t d = 0; d < 4; ++d)
+        results.push_back(maskType.getDimSize(d) == 1
+                              ? getAffineConstantExpr(0, context)
+                              : getAffineDimExpr(d, context));
+      inputs.push_back(mask);
+      maps.push_back(map(4, results));
+    }
+    maps.push_back(id4);
+    const float scale = op.getScale().convertToFloat();
+    const bool causal = op.getCausal(), booleanMask = op.hasBooleanMask();
+    const int64_t offset = op.getCausalOffset();
+    Value masked = generic(
+        inputs, tensor::EmptyOp::create(rewriter, loc, scoreSizes, f32), maps,
+        {par, par, par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value s = arith::MulFOp::create(b, l, a[0], constant(b, l, scale));
+          Value negInf = constant(b, l, negInfValue);
+          if (mask && booleanMask)
+            s = arith::SelectOp::create(b, l, a[1], s, negInf);
+          else if (mask)
+            s = arith::AddFOp::create(b, l, s, widen(b, l, a[1]));
+          if (causal) {
+            Value row = linalg::IndexOp::create(b, l, 2);
+            Value column = linalg::IndexOp::create(b, l, 3);
+            Value last = arith::AddIOp::create(
+                b, l, row, arith::ConstantIndexOp::create(b, l, offset));
+            Value hidden = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sgt, column, last);
+            s = arith::SelectOp::create(b, l, hidden, negInf, s);
+          }
+          return s;
+        });
+
+    // m = max_j s (NaN propagates, as in the written graph).
+    SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(),
+                                       scoreSizes.begin() + 3);
+    AffineMap row4 = map(4, {n, h, i});
+    Value rowMax = generic(
+        {masked}, filled(rowSizes, negInfValue), {id4, row4},
+        {par, par, par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
+          return arith::MaximumFOp::create(b, l, a[0], a[1]).getResult();
+        });
+    // E = exp(s - m): NaN on a fully masked row (-inf - -inf).
+    Value exps = generic(
+        {masked, rowMax}, tensor::EmptyOp::create(rewriter, loc, scoreSizes, f32),
+        {id4, row4, id4}, {par, par, par, par},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value d = arith::SubFOp::create(b, l, a[0], a[1]);
+          return math::ExpOp::create(b, l, d).getResult();
+        });
+    Value rowSum = generic({exps}, filled(rowSizes, 0.0f), {id4, row4},
+                           {par, par, par, red},
+                           [&](OpBuilder &b, Location l, ValueRange a) {
+                             return arith::AddFOp::create(b, l, a[1], a[0])
+                                 .getResult();
+                           });
+    // O[n, h, i, c] = sum_j E[n, h, i, j] v[n, h / group, j, c], in f32.
+    AffineMap eMap = map(5, {n, h, i, y}), oMap = map(5, {n, h, i, x});
+    Value weighted;
+    if (group)
+      weighted = generic({exps, value}, filled(outSizes, 0.0f),
+                         {eMap, map(5, {n, kvHead, y, x}), oMap}, iterators5,
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return multiplyAdd(b, l, a[0], a[1], a[2]);
+                         });
+    else
+      weighted = generic({exps}, filled(outSizes, 0.0f), {eMap, oMap},
+                         iterators5, [&](OpBuilder &b, Location l, ValueRange a) {
+                           Value v = extractKV(b, l, value, 4, 3);
+                           return multiplyAdd(b, l, a[0], v, a[1]);
+                         });
+    Value output = generic(
+        {weighted, rowSum},
+        tensor::EmptyOp::create(rewriter, loc, outSizes, element),
+        {id4, row4, id4}, {par, par, par, par},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value o = arith::DivFOp::create(b, l, a[0], a[1]);
+          if (element.isF32())
+            return o;
+          return arith::TruncFOp::create(b, l, element, o).getResult();
+        });
+
+    SmallVector<Value> results = {output};
+    if (op.getLse()) {
+      // The log of an empty sum is -inf: a fully masked row's m is -inf and
+      // its l NaN, so m + log(l) would be NaN.
+      AffineMap id3 = map(3, {n, h, i});
+      results.push_back(generic(
+          {rowMax, rowSum}, tensor::EmptyOp::create(rewriter, loc, rowSizes, f32),
+          {id3, id3, id3}, {par, par, par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value negInf = constant(b, l, negInfValue);
+            Value lse = arith::AddFOp::create(
+                b, l, a[0], math::LogOp::create(b, l, a[1]));
+            Value empty = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ, a[0], negInf);
+            return arith::SelectOp::create(b, l, empty, negInf, lse)
+                .getResult();
+          }));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct FP8DecomposeAttentionPass
+    : fp8::impl::FP8DecomposeAttentionBase<FP8DecomposeAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFP8DecomposeAttentionPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::fp8::populateFP8DecomposeAttentionPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<DecomposeAttention>(patterns.getContext());
+}

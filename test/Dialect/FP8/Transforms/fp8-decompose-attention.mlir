@@ -1,0 +1,88 @@
+// RUN: fp8-opt %s -split-input-file --fp8-decompose-attention | FileCheck %s
+
+// GQA by indexing map (query head h reads key/value head h floordiv 2),
+// products and sums in f32, the causal mask from linalg.index, the softmax
+// in f32 and one rounding of the output; lse is -inf on a fully masked row.
+
+// CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+// CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
+// CHECK-LABEL: func.func @causal_gqa(
+// CHECK-SAME: %[[Q:.+]]: tensor<1x4x70x4xbf16>, %[[KT:.+]]: tensor<1x2x133x4xbf16>, %[[VT:.+]]: tensor<1x2x133x3xbf16>)
+// CHECK-NOT: fp8.attention
+// CHECK: %[[S:.+]] = linalg.generic {{.+}}#[[K]]{{.+}} ins(%[[Q]], %[[KT]] : {{.+}}) outs({{.+}} : tensor<1x4x70x133xf32>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[M:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<1x4x70x133xf32>)
+// CHECK: arith.mulf %{{.+}}, %[[SCALE:.+]] : f32
+// CHECK: %[[I:.+]] = linalg.index 2
+// CHECK: %[[J:.+]] = linalg.index 3
+// CHECK: %[[LAST:.+]] = arith.addi %[[I]], %c63
+// CHECK: arith.cmpi sgt, %[[J]], %[[LAST]]
+// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} ins(%[[M]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[E:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[MAX]] :
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: %[[L:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
+// CHECK: %[[O:.+]] = linalg.generic {{.+}}#[[V]]{{.+}} ins(%[[E]], %[[VT]] : {{.+}}) outs({{.+}} : tensor<1x4x70x3xf32>)
+// CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]], %[[L]] :
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[MAX]], %[[L]] :
+// CHECK: math.log
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: return %[[OUT]], %[[LSE]]
+func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
+                      %v: tensor<1x2x133x3xbf16>)
+    -> (tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.5 {causal, causal_offset = 63}
+      : tensor<1x4x70x4xbf16>, tensor<1x2x133x4xbf16>, tensor<1x2x133x3xbf16>
+      -> tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>
+  return %o, %lse : tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>
+}
+
+// -----
+
+// A boolean mask broadcast over batch and heads selects -inf where false.
+
+// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
+// CHECK-LABEL: func.func @boolean_mask(
+// CHECK-NOT: fp8.attention
+// CHECK: linalg.generic {{.+}}#[[MASK]]
+// CHECK: ^bb0(%[[S:.+]]: f32, %[[KEEP:.+]]: i1, %{{.+}}: f32):
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[S]]
+// CHECK: arith.select %[[KEEP]], %[[SCALED]], %cst
+func.func @boolean_mask(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>,
+                        %v: tensor<2x4x8x16xf32>, %m: tensor<1x1x8x8xi1>)
+    -> tensor<2x4x8x16xf32> {
+  %o = fp8.attention %q, %k, %v mask %m : tensor<1x1x8x8xi1> scale 0.25
+      : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+      -> tensor<2x4x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Heads known only at run time: K and V are read at h / (hq / hkv).
+
+// CHECK-LABEL: func.func @dynamic_heads(
+// CHECK-SAME: %[[Q:.+]]: tensor<?x?x?x?xf32>, %[[K:.+]]: tensor<?x?x?x?xf32>, %[[V:.+]]: tensor<?x?x?x?xf32>)
+// CHECK-NOT: fp8.attention
+// CHECK: %[[HQ:.+]] = tensor.dim %[[Q]], %c1
+// CHECK: %[[HKV:.+]] = tensor.dim %[[K]], %c1
+// CHECK: %[[G:.+]] = arith.divui %[[HQ]], %[[HKV]]
+// CHECK: linalg.generic {{.+}} ins(%[[Q]] :
+// CHECK: %[[H:.+]] = linalg.index 1
+// CHECK: %[[KVH:.+]] = arith.divui %[[H]], %[[G]]
+// CHECK: tensor.extract %[[K]][%{{.+}}, %[[KVH]], %{{.+}}, %{{.+}}]
+// CHECK: tensor.extract %[[V]]
+func.func @dynamic_heads(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
+                         %v: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %o = fp8.attention %q, %k, %v scale 0.5 {causal}
+      : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
+      -> tensor<?x?x?x?xf32>
+  return %o : tensor<?x?x?x?xf32>
+}

@@ -1,0 +1,34 @@
+// fp8-lower-to-gpu takes fp8.attention (until a flash kernel exists) as
+// fp8-decompose-attention's whole-tensor linalg, which the linalg -> gpu
+// route turns into kernels: the program completes with no attention left.
+// The decomposition's numbers are checked on the CPU against an f64 graph
+// in test/Integration/fp8-attention-cpu.mlir.
+//
+// RUN: fp8-opt %s --fp8-lower-to-gpu | FileCheck %s
+// CHECK-NOT: fp8.attention
+// CHECK-LABEL: llvm.func @causal_gqa(
+// CHECK-NOT: fp8.attention
+// CHECK: gpu.launch_func
+// CHECK-NOT: fp8.attention
+// CHECK-LABEL: llvm.func @dynamic_heads(
+// CHECK-NOT: fp8.attention
+// CHECK: gpu.launch_func
+// CHECK-NOT: fp8.attention
+
+func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
+                      %v: tensor<1x2x133x3xbf16>)
+    -> (tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.5 {causal, causal_offset = 63}
+      : tensor<1x4x70x4xbf16>, tensor<1x2x133x4xbf16>, tensor<1x2x133x3xbf16>
+      -> tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>
+  return %o, %lse : tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>
+}
+
+func.func @dynamic_heads(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
+                         %v: tensor<?x?x?x?xf32>, %m: tensor<1x1x?x?xi1>)
+    -> tensor<?x?x?x?xf32> {
+  %o = fp8.attention %q, %k, %v mask %m : tensor<1x1x?x?xi1> scale 0.5
+      : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
+      -> tensor<?x?x?x?xf32>
+  return %o : tensor<?x?x?x?xf32>
+}
