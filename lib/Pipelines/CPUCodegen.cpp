@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -241,6 +242,13 @@ static void vectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<bool> scalable(vectorSizes.size(), false);
   if (failed(linalg::vectorizeOpPrecondition(op, vectorSizes, scalable)))
     return;
+  // A memref of i1 holds a byte per element, an LLVM vector of i1 a bit:
+  // the vector loads and stores would read and write packed bits.
+  if (llvm::any_of(op->getOperandTypes(), [](Type type) {
+        auto shaped = dyn_cast<ShapedType>(type);
+        return shaped && shaped.getElementType().isInteger(1);
+      }))
+    return;
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
       rewriter, op, vectorSizes, scalable,
@@ -443,12 +451,29 @@ struct FP8TileAndVectorizeForCPUPass
       return signalPassFailure();
     }
 
+    IRRewriter rewriter(&getContext());
+    // Loops built as scf.forall on tensors (fp8.attention's tiles) run as
+    // threads like the tiled ops: scf.parallel, for convert-scf-to-openmp.
+    if (threads) {
+      SmallVector<scf::ForallOp> foralls;
+      func.walk([&](scf::ForallOp forall) {
+        if (forall.getNumResults() == 0)
+          foralls.push_back(forall);
+      });
+      for (scf::ForallOp forall : foralls) {
+        rewriter.setInsertionPoint(forall);
+        if (failed(scf::forallToParallelLoop(rewriter, forall))) {
+          forall.emitOpError("could not become an scf.parallel");
+          return signalPassFailure();
+        }
+      }
+    }
+
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && op.getNumLoops() > 0)
         ops.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
       if (std::optional<ContractionLoops> loops = getContractionLoops(op))
         tileContraction(rewriter, op, *loops, cache, registers);
@@ -498,6 +523,14 @@ struct FP8TileAndVectorizeForCPUPass
     lowerVectors(func);
   }
 
+  /// Whether `op` gets threads of its own: not inside a loop whose
+  /// iterations are threads already (fp8.attention's tiles), which would
+  /// nest OpenMP regions.
+  bool threadsFor(Operation *op) const {
+    return threads && !op->getParentOfType<scf::ForallOp>() &&
+           !op->getParentOfType<scf::ParallelOp>();
+  }
+
   void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
                        const ContractionLoops &loops, ArrayRef<int64_t> cache,
                        ArrayRef<int64_t> registers) {
@@ -520,7 +553,7 @@ struct FP8TileAndVectorizeForCPUPass
     using linalg::LinalgTilingLoopType;
     FailureOr<linalg::LinalgOp> block =
         tile(rewriter, op, sizesFor(1, cache[0], cache[1], 0),
-             threads ? LinalgTilingLoopType::ParallelLoops
+             threadsFor(op) ? LinalgTilingLoopType::ParallelLoops
                      : LinalgTilingLoopType::Loops);
     if (failed(block))
       return;
@@ -601,7 +634,7 @@ struct FP8TileAndVectorizeForCPUPass
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     using linalg::LinalgTilingLoopType;
     linalg::LinalgOp current = op;
-    if (threads && getStaticIterations(op) >= kMinParallelIterations &&
+    if (threadsFor(op) && getStaticIterations(op) >= kMinParallelIterations &&
         iterators.front() == utils::IteratorType::parallel) {
       // The leading parallel loops (all but the innermost) in parallel,
       // one row per iteration; a lone loop in blocks of vectors.
@@ -639,7 +672,8 @@ struct FP8TileAndVectorizeForCPUPass
       return;
     SmallVector<int64_t> sizes(numLoops, 1);
     sizes[numLoops - 2] = sizes[numLoops - 1] = kLocalityBlock;
-    bool parallel = threads && getStaticIterations(op) >= kMinParallelIterations;
+    bool parallel =
+        threadsFor(op) && getStaticIterations(op) >= kMinParallelIterations;
     (void)tile(rewriter, op, sizes,
                parallel ? linalg::LinalgTilingLoopType::ParallelLoops
                         : linalg::LinalgTilingLoopType::Loops);

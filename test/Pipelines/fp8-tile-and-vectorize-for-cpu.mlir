@@ -214,3 +214,25 @@ func.func @hoist_out_of_outermost(%acc: memref<8xf32>, %x: memref<64x8xf32>) -> 
   }
   return %sum : f32
 }
+
+// -----
+
+// A memref of i1 holds a byte per element and a vector of i1 a bit per
+// lane: an op that reads booleans stays scalar (vectorized, it read packed
+// bits; fp8.attention's boolean masks are such reads).
+// CHECK-LABEL: func.func @select_by_mask
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @select_by_mask(%keep: memref<64x64xi1>, %s: memref<64x64xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%keep : memref<64x64xi1>) outs(%s : memref<64x64xf32>) {
+  ^bb0(%k: i1, %x: f32):
+    %y = arith.select %k, %x, %ninf : f32
+    linalg.yield %y : f32
+  }
+  return
+}

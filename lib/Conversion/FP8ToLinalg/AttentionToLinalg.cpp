@@ -129,9 +129,9 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     OpFoldResult headDim = tensor::getMixedSize(rewriter, loc, query, 3);
     OpFoldResult valueDim = tensor::getMixedSize(rewriter, loc, value, 3);
 
-    // Tile sizes: a whole short sequence is one tile. A tile has a static
-    // size when every tile is full (no tail), which keeps the linalg ops
-    // static for vectorization.
+    // Tile sizes: a whole short sequence is one tile. Query tiles have a
+    // static size when every one is full; key tiles always do, but for one
+    // tail tile after them (below), so the linalg ops vectorize.
     int64_t sq = queryType.getDimSize(2), sk = keyType.getDimSize(2);
     int64_t queryTile =
         ShapedType::isDynamic(sq) ? kQueryTile
@@ -139,15 +139,9 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     int64_t keyTile = ShapedType::isDynamic(sk)
                           ? kKeyTile
                           : std::max<int64_t>(1, std::min(sk, kKeyTile));
-    std::optional<int64_t> staticQueryTile, staticKeyTile;
+    std::optional<int64_t> staticQueryTile;
     if (!ShapedType::isDynamic(sq) && sq % queryTile == 0)
       staticQueryTile = queryTile;
-    // Causal tiles end at the diagonal: full only when the diagonal falls on
-    // key tile boundaries.
-    if (!ShapedType::isDynamic(sk) && sk % keyTile == 0 &&
-        (!causal || (staticQueryTile && queryTile % keyTile == 0 &&
-                     causalOffset % keyTile == 0)))
-      staticKeyTile = keyTile;
 
     Value numQueryTiles = arith::CeilDivUIOp::create(rewriter, loc, queryLength,
                                                      t.index(queryTile));
@@ -206,153 +200,194 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
                                              IteratorType::parallel,
                                              IteratorType::reduction};
     AffineMap rowMap = map2({i}), tileMap = map2({i, j});
-    AffineMap vectorMap = AffineMap::get(1, 0, {i}, context);
-    AffineMap identity1 = vectorMap;
+    AffineMap identity1 = AffineMap::get(1, 0, {i}, context);
 
+    // The running state and the scratch tiles live for one query tile; every
+    // op of a key tile updates them in place (destination-passing into the
+    // loop's own iter_args), so after bufferization the loops carry no
+    // buffers and the threaded loop body frees only its own tiles, without
+    // run-time alias checks.
     Value mInit = t.filled({rowsOfr}, negInf);
     Value lInit = t.filled({rowsOfr}, 0.0f);
     Value accInit = t.filled({rowsOfr, valueDim}, 0.0f);
+    Value alphaInit = tensor::EmptyOp::create(
+        rewriter, loc, SmallVector<OpFoldResult>{rowsOfr}, rewriter.getF32Type());
 
-    auto loop = scf::ForOp::create(
-        rewriter, loc, t.index(0), numKeyTiles, t.index(1),
-        ValueRange{mInit, lInit, accInit},
+    // One key tile of `cols` keys from `k0`: `state` is (m, l, O, alpha, S),
+    // S a [rows, cols] scratch; returns the updated state.
+    bool booleanMask = op.hasBooleanMask();
+    auto keyTileStep = [&](OpBuilder &b, Location l, Value k0,
+                           OpFoldResult colsOfr,
+                           ValueRange state) -> SmallVector<Value> {
+      TileBuilder tb{b, l};
+      Value mOld = state[0], lOld = state[1], accOld = state[2],
+            alphaOld = state[3], scratch = state[4];
+      Value keys = tb.slice2d(key, {n, kvHead, k0, zero},
+                              {one, one, colsOfr, headDim});
+      Value values = tb.slice2d(value, {n, kvHead, k0, zero},
+                                {one, one, colsOfr, valueDim});
+
+      // S = Q K^T, f32 products summed in f32.
+      Value zeroS = linalg::FillOp::create(b, l, tb.f32(0.0f), scratch)
+                        .getResult(0);
+      Value products = tb.generic(
+          {queryTileValue, keys}, zeroS,
+          {map3({i, c}), map3({j, c}), map3({i, j})}, contraction,
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            Value product = arith::MulFOp::create(
+                nb, nl, widen(nb, nl, args[0]), widen(nb, nl, args[1]));
+            return arith::AddFOp::create(nb, nl, args[2], product);
+          });
+
+      // The scale, the mask and the causal diagonal, in place.
+      SmallVector<Value> scoreInputs;
+      SmallVector<AffineMap> scoreMaps;
+      if (mask) {
+        auto maskType = cast<RankedTensorType>(mask.getType());
+        auto broadcast = [&](int64_t d) { return maskType.getDimSize(d) == 1; };
+        SmallVector<OpFoldResult> offsets = {
+            broadcast(0) ? zero : OpFoldResult(n),
+            broadcast(1) ? zero : OpFoldResult(h),
+            broadcast(2) ? zero : OpFoldResult(q0),
+            broadcast(3) ? zero : OpFoldResult(k0)};
+        SmallVector<OpFoldResult> sizes = {one, one,
+                                           broadcast(2) ? one : rowsOfr,
+                                           broadcast(3) ? one : colsOfr};
+        scoreInputs.push_back(tb.slice2d(mask, offsets, sizes));
+        AffineExpr zeroExpr = getAffineConstantExpr(0, context);
+        scoreMaps.push_back(map2({broadcast(2) ? zeroExpr : i,
+                                  broadcast(3) ? zeroExpr : j}));
+      }
+      scoreMaps.push_back(tileMap);
+      Value scores = tb.generic(
+          scoreInputs, products, scoreMaps, parallel2,
+          [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            Value score = args.back();
+            Value s = arith::MulFOp::create(
+                nb, nl, score,
+                arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(scale)));
+            Value masked = arith::ConstantOp::create(
+                nb, nl, nb.getF32FloatAttr(negInf));
+            if (mask && booleanMask)
+              s = arith::SelectOp::create(nb, nl, args[0], s, masked);
+            else if (mask)
+              s = arith::AddFOp::create(nb, nl, s, widen(nb, nl, args[0]));
+            if (causal) {
+              Value row = arith::AddIOp::create(
+                  nb, nl, linalg::IndexOp::create(nb, nl, 0), q0);
+              Value col = arith::AddIOp::create(
+                  nb, nl, linalg::IndexOp::create(nb, nl, 1), k0);
+              Value limit = arith::AddIOp::create(
+                  nb, nl, row,
+                  arith::ConstantIndexOp::create(nb, nl, causalOffset));
+              Value after = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::sgt, col, limit);
+              s = arith::SelectOp::create(nb, nl, after, masked, s);
+            }
+            return s;
+          });
+
+      // m' = max(m, max_j s) (NaN propagates as in the written max) and
+      // alpha = exp(m - m'), which rescales what was summed before, in
+      // place of m and of the tile's max.
+      Value tileMaxInit =
+          linalg::FillOp::create(b, l, tb.f32(negInf), alphaOld).getResult(0);
+      Value tileMax = tb.generic(
+          {scores}, tileMaxInit, {tileMap, rowMap}, rowReduction,
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return arith::MaximumFOp::create(nb, nl, args[1], args[0]);
+          });
+      auto update = linalg::GenericOp::create(
+          b, l, TypeRange{mOld.getType(), tileMax.getType()}, ValueRange{},
+          ValueRange{mOld, tileMax}, {identity1, identity1},
+          {IteratorType::parallel},
+          [](OpBuilder &nb, Location nl, ValueRange args) {
+            Value mNew = arith::MaximumFOp::create(nb, nl, args[0], args[1]);
+            Value oneF = arith::ConstantOp::create(nb, nl,
+                                                   nb.getF32FloatAttr(1));
+            Value rescale = math::ExpOp::create(
+                nb, nl, arith::SubFOp::create(nb, nl, args[0], mNew));
+            Value alpha = arith::SelectOp::create(
+                nb, nl, isNegInfinity(nb, nl, mNew), oneF, rescale);
+            linalg::YieldOp::create(nb, nl, ValueRange{mNew, alpha});
+          });
+      Value mNew = update.getResult(0), alpha = update.getResult(1);
+      // p = exp(s - m'), over s; a row that is all -inf so far subtracts 0
+      // instead (its p are exp(-inf) = 0), never exp(-inf - -inf).
+      Value probabilities = tb.generic(
+          {mNew}, scores, {rowMap, tileMap}, parallel2,
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            Value zeroF = arith::ConstantOp::create(nb, nl,
+                                                    nb.getF32FloatAttr(0));
+            Value base = arith::SelectOp::create(
+                nb, nl, isNegInfinity(nb, nl, args[0]), zeroF, args[0]);
+            return math::ExpOp::create(
+                nb, nl, arith::SubFOp::create(nb, nl, args[1], base));
+          });
+      // l' = l alpha + sum_j p.
+      Value lScaled = tb.generic(
+          {alpha}, lOld, {identity1, identity1}, {IteratorType::parallel},
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return arith::MulFOp::create(nb, nl, args[1], args[0]);
+          });
+      Value lNew = tb.generic(
+          {probabilities}, lScaled, {tileMap, rowMap}, rowReduction,
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return arith::AddFOp::create(nb, nl, args[1], args[0]);
+          });
+      // O' = O alpha + P V.
+      Value accScaled = tb.generic(
+          {alpha}, accOld, {rowMap, tileMap}, parallel2,
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return arith::MulFOp::create(nb, nl, args[1], args[0]);
+          });
+      Value accNew = tb.generic(
+          {probabilities, values}, accScaled,
+          {map3({i, c}), map3({c, j}), map3({i, j})}, contraction,
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            Value product = arith::MulFOp::create(
+                nb, nl, args[0], widen(nb, nl, args[1]));
+            return arith::AddFOp::create(nb, nl, args[2], product);
+          });
+      return {mNew, lNew, accNew, alpha, probabilities};
+    };
+
+    // Full key tiles have the static size (they vectorize as contractions);
+    // the causal diagonal inside one is the select above. The rest of the
+    // keys, if any, is one more tile of dynamic size with its own scratch.
+    Value numFullTiles =
+        arith::DivUIOp::create(rewriter, loc, keyEnd, t.index(keyTile));
+    Value scratchInit = tensor::EmptyOp::create(
+        rewriter, loc,
+        SmallVector<OpFoldResult>{rowsOfr, rewriter.getIndexAttr(keyTile)},
+        rewriter.getF32Type());
+    auto fullLoop = scf::ForOp::create(
+        rewriter, loc, t.index(0), numFullTiles, t.index(1),
+        ValueRange{mInit, lInit, accInit, alphaInit, scratchInit},
         [&](OpBuilder &b, Location l, Value keyTileIndex, ValueRange carried) {
           TileBuilder tb{b, l};
-          Value mOld = carried[0], lOld = carried[1], accOld = carried[2];
           Value k0 = tb.mul(keyTileIndex, tb.index(keyTile));
-          Value cols = arith::MinUIOp::create(b, l, tb.index(keyTile),
-                                              tb.sub(keyEnd, k0));
-          OpFoldResult colsOfr = tb.fold(cols, staticKeyTile);
-          Value keys = tb.slice2d(key, {n, kvHead, k0, zero},
-                                  {one, one, colsOfr, headDim});
-          Value values = tb.slice2d(value, {n, kvHead, k0, zero},
-                                    {one, one, colsOfr, valueDim});
-
-          // S = Q K^T, f32 products summed in f32.
-          Value products = tb.generic(
-              {queryTileValue, keys}, tb.filled({rowsOfr, colsOfr}, 0.0f),
-              {map3({i, c}), map3({j, c}), map3({i, j})}, contraction,
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                Value product = arith::MulFOp::create(
-                    nb, nl, widen(nb, nl, args[0]), widen(nb, nl, args[1]));
-                return arith::AddFOp::create(nb, nl, args[2], product);
-              });
-
-          // The scale, the mask and the causal diagonal.
-          SmallVector<Value> scoreInputs = {products};
-          SmallVector<AffineMap> scoreMaps = {tileMap};
-          if (mask) {
-            auto maskType = cast<RankedTensorType>(mask.getType());
-            auto broadcast = [&](int64_t d) {
-              return maskType.getDimSize(d) == 1;
-            };
-            SmallVector<OpFoldResult> offsets = {
-                broadcast(0) ? zero : OpFoldResult(n),
-                broadcast(1) ? zero : OpFoldResult(h),
-                broadcast(2) ? zero : OpFoldResult(q0),
-                broadcast(3) ? zero : OpFoldResult(k0)};
-            SmallVector<OpFoldResult> sizes = {one, one,
-                                               broadcast(2) ? one : rowsOfr,
-                                               broadcast(3) ? one : colsOfr};
-            scoreInputs.push_back(tb.slice2d(mask, offsets, sizes));
-            AffineExpr zeroExpr = getAffineConstantExpr(0, context);
-            scoreMaps.push_back(map2({broadcast(2) ? zeroExpr : i,
-                                      broadcast(3) ? zeroExpr : j}));
-          }
-          scoreMaps.push_back(tileMap);
-          bool booleanMask = op.hasBooleanMask();
-          Value scores = tb.generic(
-              scoreInputs, tb.filled({rowsOfr, colsOfr}, 0.0f), scoreMaps,
-              parallel2, [&](OpBuilder &nb, Location nl, ValueRange args) {
-                Value s = arith::MulFOp::create(
-                    nb, nl, args[0],
-                    arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(scale)));
-                Value masked = arith::ConstantOp::create(
-                    nb, nl, nb.getF32FloatAttr(negInf));
-                if (mask && booleanMask)
-                  s = arith::SelectOp::create(nb, nl, args[1], s, masked);
-                else if (mask)
-                  s = arith::AddFOp::create(nb, nl, s, widen(nb, nl, args[1]));
-                if (causal) {
-                  Value row = arith::AddIOp::create(
-                      nb, nl, linalg::IndexOp::create(nb, nl, 0), q0);
-                  Value col = arith::AddIOp::create(
-                      nb, nl, linalg::IndexOp::create(nb, nl, 1), k0);
-                  Value limit = arith::AddIOp::create(
-                      nb, nl, row,
-                      arith::ConstantIndexOp::create(nb, nl, causalOffset));
-                  Value after = arith::CmpIOp::create(
-                      nb, nl, arith::CmpIPredicate::sgt, col, limit);
-                  s = arith::SelectOp::create(nb, nl, after, masked, s);
-                }
-                return s;
-              });
-
-          // m' = max(m, max_j s): NaN propagates as in the written max.
-          Value mCopy = tb.generic(
-              {mOld}, tb.filled({rowsOfr}, 0.0f), {identity1, identity1},
-              {IteratorType::parallel},
-              [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-          Value mNew = tb.generic(
-              {scores}, mCopy, {tileMap, rowMap}, rowReduction,
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                return arith::MaximumFOp::create(nb, nl, args[1], args[0]);
-              });
-          // p = exp(s - m'); a row that is all -inf so far subtracts 0
-          // instead (its p are exp(-inf) = 0), never exp(-inf - -inf).
-          Value probabilities = tb.generic(
-              {scores, mNew}, tb.filled({rowsOfr, colsOfr}, 0.0f),
-              {tileMap, rowMap, tileMap}, parallel2,
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                Value zeroF = arith::ConstantOp::create(nb, nl,
-                                                        nb.getF32FloatAttr(0));
-                Value base = arith::SelectOp::create(
-                    nb, nl, isNegInfinity(nb, nl, args[1]), zeroF, args[1]);
-                return math::ExpOp::create(
-                    nb, nl, arith::SubFOp::create(nb, nl, args[0], base));
-              });
-          // alpha = exp(m - m') rescales what was summed before.
-          Value alpha = tb.generic(
-              {mOld, mNew}, tb.filled({rowsOfr}, 0.0f),
-              {identity1, identity1, identity1}, {IteratorType::parallel},
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                Value oneF = arith::ConstantOp::create(nb, nl,
-                                                       nb.getF32FloatAttr(1));
-                Value rescale = math::ExpOp::create(
-                    nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]));
-                return arith::SelectOp::create(
-                    nb, nl, isNegInfinity(nb, nl, args[1]), oneF, rescale);
-              });
-          // l' = l alpha + sum_j p.
-          Value lScaled = tb.generic(
-              {lOld, alpha}, tb.filled({rowsOfr}, 0.0f),
-              {identity1, identity1, identity1}, {IteratorType::parallel},
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                return arith::MulFOp::create(nb, nl, args[0], args[1]);
-              });
-          Value lNew = tb.generic(
-              {probabilities}, lScaled, {tileMap, rowMap}, rowReduction,
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                return arith::AddFOp::create(nb, nl, args[1], args[0]);
-              });
-          // O' = O alpha + P V.
-          Value accScaled = tb.generic(
-              {accOld, alpha}, tb.filled({rowsOfr, valueDim}, 0.0f),
-              {tileMap, rowMap, tileMap}, parallel2,
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                return arith::MulFOp::create(nb, nl, args[0], args[1]);
-              });
-          Value accNew = tb.generic(
-              {probabilities, values}, accScaled,
-              {map3({i, c}), map3({c, j}), map3({i, j})}, contraction,
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                Value product = arith::MulFOp::create(
-                    nb, nl, args[0], widen(nb, nl, args[1]));
-                return arith::AddFOp::create(nb, nl, args[2], product);
-              });
-          scf::YieldOp::create(b, l, ValueRange{mNew, lNew, accNew});
+          scf::YieldOp::create(b, l,
+                               keyTileStep(b, l, k0,
+                                           b.getIndexAttr(keyTile), carried));
         });
-    Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
+    auto tailLoop = scf::ForOp::create(
+        rewriter, loc, numFullTiles, numKeyTiles, t.index(1),
+        ValueRange(fullLoop.getResults()).take_front(4),
+        [&](OpBuilder &b, Location l, Value keyTileIndex, ValueRange carried) {
+          TileBuilder tb{b, l};
+          Value k0 = tb.mul(keyTileIndex, tb.index(keyTile));
+          Value cols = tb.sub(keyEnd, k0);
+          Value tailScratch = tensor::EmptyOp::create(
+              b, l, SmallVector<OpFoldResult>{rowsOfr, cols}, b.getF32Type());
+          SmallVector<Value> state(carried);
+          state.push_back(tailScratch);
+          SmallVector<Value> next = keyTileStep(b, l, k0, cols, state);
+          next.pop_back();
+          scf::YieldOp::create(b, l, next);
+        });
+    Value m = tailLoop.getResult(0), l = tailLoop.getResult(1),
+          acc = tailLoop.getResult(2);
 
     // O / l rounded once; a fully masked row is 0 / 0 = NaN.
     Value outputTile = t.generic(
