@@ -111,6 +111,12 @@ LogicalResult FP8Dialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'fp8.reason' must be a string");
     return success();
   }
+  // fp8-fuse-attention's reason for leaving an attention as written.
+  if (name == "fp8.attention_reason") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError("'fp8.attention_reason' must be a string");
+    return success();
+  }
   if (name == "fp8.backward") {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError("'fp8.backward' must be a unit attribute on a "

@@ -12,6 +12,7 @@
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Dialect/FP8/Transforms/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -436,7 +437,12 @@ struct FP8FuseAttentionPass
       std::string reason;
       FailureOr<AttentionMatch> match = matchAttention(candidate, reason);
       if (failed(match)) {
-        if (!reason.empty() && remarks)
+        if (reason.empty())
+          continue;
+        // The reason stays on the op for the JSON report (Report.cpp).
+        candidate->setAttr(kAttentionReasonAttr,
+                           rewriter.getStringAttr(reason));
+        if (remarks)
           candidate->emitRemark("attention left as written: ") << reason;
         continue;
       }

@@ -1,6 +1,9 @@
 //===- Report.cpp - Explaining GEMM decisions -----------------------------===//
 
 #include "fp8/Dialect/FP8/Transforms/Report.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -24,6 +27,67 @@ void mlir::fp8::emitGemmRemarks(ArrayRef<GemmInfo> gemms, RecipeAttr recipe) {
   }
 }
 
+static std::string printLocation(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+static llvm::json::Value sizeToJson(int64_t size) {
+  if (ShapedType::isDynamic(size))
+    return nullptr;
+  return size;
+}
+
+/// One record per attention: fused (an fp8.attention, with its shape and
+/// options) or left as written (the op fp8-fuse-attention marked, and why).
+static llvm::json::Array buildAttentionReport(ModuleOp module) {
+  llvm::json::Array records;
+  module.walk([&](Operation *op) {
+    auto attention = dyn_cast<AttentionOp>(op);
+    auto reason = op->getAttrOfType<StringAttr>(kAttentionReasonAttr);
+    if (!attention && !reason)
+      return;
+    auto func = op->getParentOfType<FunctionOpInterface>();
+    llvm::json::Object record{
+        {"function", func ? func.getName().str() : ""},
+        {"location", printLocation(op->getLoc())},
+        {"op", op->getName().getStringRef().str()},
+        {"fused", attention != nullptr},
+    };
+    if (!attention) {
+      record["reason"] = reason.getValue().str();
+      records.push_back(std::move(record));
+      return;
+    }
+    auto query = cast<RankedTensorType>(attention.getQuery().getType());
+    auto key = cast<RankedTensorType>(attention.getKey().getType());
+    auto value = cast<RankedTensorType>(attention.getValue().getType());
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    os << query.getElementType();
+    record["element_type"] = element;
+    record["batch"] = sizeToJson(query.getDimSize(0));
+    record["query_heads"] = sizeToJson(query.getDimSize(1));
+    record["kv_heads"] = sizeToJson(key.getDimSize(1));
+    record["query_length"] = sizeToJson(query.getDimSize(2));
+    record["key_length"] = sizeToJson(key.getDimSize(2));
+    record["head_dim"] = sizeToJson(query.getDimSize(3));
+    record["value_head_dim"] = sizeToJson(value.getDimSize(3));
+    record["scale"] = static_cast<double>(attention.getScale().convertToFloat());
+    record["causal"] = attention.getCausal();
+    if (attention.getCausal())
+      record["causal_offset"] = attention.getCausalOffset();
+    record["mask"] = !attention.getMask()        ? "none"
+                     : attention.hasBooleanMask() ? "boolean"
+                                                  : "additive";
+    record["lse"] = attention.getLse() != nullptr;
+    records.push_back(std::move(record));
+  });
+  return records;
+}
+
 LogicalResult mlir::fp8::writeGemmReport(ModuleOp module, StringRef path,
                                          ArrayRef<GemmInfo> gemms,
                                          RecipeAttr recipe) {
@@ -32,7 +96,9 @@ LogicalResult mlir::fp8::writeGemmReport(ModuleOp module, StringRef path,
   if (error)
     return module.emitError("cannot write the FP8 report to '")
            << path << "': " << error.message();
-  os << llvm::formatv("{0:2}", buildGemmReport(gemms, recipe)) << "\n";
+  llvm::json::Value report = buildGemmReport(gemms, recipe);
+  report.getAsObject()->insert({"attention", buildAttentionReport(module)});
+  os << llvm::formatv("{0:2}", report) << "\n";
   // A full disk shows only when the data is flushed; an unchecked error
   // would abort the process from the stream's destructor.
   os.close();

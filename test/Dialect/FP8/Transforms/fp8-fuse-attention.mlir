@@ -93,7 +93,9 @@ func.func @causal(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3
 
 // The softmax over the query axis (max and sum reduce i, not j).
 // CHECK-LABEL: func.func @softmax_over_queries
-// CHECK-NOT: fp8.attention
+// CHECK-NOT: = fp8.attention
+// CHECK: linalg.batch_matmul {fp8.attention_reason = "the softmax is not over the last (key) axis"}
+// CHECK-NOT: = fp8.attention
 func.func @softmax_over_queries(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32
@@ -147,7 +149,9 @@ func.func @softmax_over_queries(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v
 // A score modifier (tanh soft-capping) that the op does not model, and the
 // probabilities returned as well.
 // CHECK-LABEL: func.func @unmodeled
-// CHECK-NOT: fp8.attention
+// CHECK-NOT: = fp8.attention
+// CHECK: fp8.attention_reason = "the scores are not scaled by a constant multiply
+// CHECK-NOT: = fp8.attention
 func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> (tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32

@@ -7,10 +7,18 @@
 
 namespace mlir::fp8 {
 
+/// The attribute fp8-fuse-attention leaves on the `P V` contraction of an
+/// attention it found but did not fuse: why (a string).
+inline constexpr llvm::StringLiteral kAttentionReasonAttr =
+    "fp8.attention_reason";
+
 /// Emits one remark per GEMM saying what was decided and why.
 void emitGemmRemarks(ArrayRef<GemmInfo> gemms, RecipeAttr recipe);
 
-/// Writes buildGemmReport() to `path`; an error on `module` if it can't.
+/// Writes buildGemmReport() to `path`, with an "attention" array: one record
+/// per fp8.attention in `module` (fused) and per attention that
+/// fp8-fuse-attention left as written, with its reason; an error on
+/// `module` if it can't.
 LogicalResult writeGemmReport(ModuleOp module, StringRef path,
                               ArrayRef<GemmInfo> gemms, RecipeAttr recipe);
 
