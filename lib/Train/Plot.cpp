@@ -6,6 +6,11 @@
 // temporary file of ours that is then copied to --plot's path, so a quote or
 // a newline in any of them can neither run a command nor break the plot.
 //
+//
+// With several seeds a recipe is drawn as the mean training curve over its
+// seeds that did not diverge, in a band from the lowest to the highest of
+// their losses at each step, and its mean validation points.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Train/Report.h"
@@ -17,6 +22,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -39,6 +45,52 @@ static std::string quote(StringRef text) {
   return quoted + "'";
 }
 
+static std::string number(double value) {
+  return std::isfinite(value) ? formatNumber(value) : "NaN";
+}
+
+/// One data block per recipe: step, mean, min and max training loss over
+/// the seeds that did not diverge (all of them when every one did), mean
+/// validation loss.
+static void writeBands(raw_ostream &data, ArrayRef<RecipeSummary> recipes) {
+  for (const RecipeSummary &recipe : recipes) {
+    SmallVector<const Run *> kept;
+    for (const Run *run : recipe.runs)
+      if (!run->divergedAt())
+        kept.push_back(run);
+    if (kept.empty())
+      kept = recipe.runs;
+    size_t rows = 0;
+    for (const Run *run : kept)
+      rows = std::max(rows, run->rows.size());
+    for (size_t i = 0; i < rows; ++i) {
+      double sum = 0, low = INFINITY, high = -INFINITY, valSum = 0;
+      unsigned n = 0, valN = 0;
+      uint64_t step = 0;
+      for (const Run *run : kept) {
+        if (i >= run->rows.size() || !std::isfinite(run->rows[i].loss))
+          continue;
+        const Run::Row &row = run->rows[i];
+        step = row.step;
+        sum += row.loss;
+        low = std::min(low, row.loss);
+        high = std::max(high, row.loss);
+        ++n;
+        if (std::isfinite(row.valLoss)) {
+          valSum += row.valLoss;
+          ++valN;
+        }
+      }
+      if (n == 0)
+        continue;
+      data << step << " " << number(sum / n) << " " << number(low) << " "
+           << number(high) << " " << (valN ? number(valSum / valN) : "NaN")
+           << "\n";
+    }
+    data << "\n\n";
+  }
+}
+
 /// The gnuplot data of every run and the script that plots it into
 /// `outputFile` (the title's file name is ARG1).
 static LogicalResult writeScript(StringRef dataFile, StringRef scriptFile,
@@ -50,15 +102,21 @@ static LogicalResult writeScript(StringRef dataFile, StringRef scriptFile,
     error = ("cannot write '" + dataFile + "': " + ec.message()).str();
     return failure();
   }
+  bool bands = llvm::any_of(
+      runs, [&](const Run &run) { return run.seed != runs.front().seed; });
+  std::vector<RecipeSummary> recipes = summarizeRecipes(runs, 0.01);
   // One gnuplot data block per run (two blank lines apart): step, train
   // loss, validation loss ("NaN" where not measured).
-  for (const Run &run : runs) {
-    for (const Run::Row &row : run.rows)
-      data << row.step << " " << row.loss << " "
-           << (std::isfinite(row.valLoss) ? formatNumber(row.valLoss) : "NaN")
-           << "\n";
-    data << "\n\n";
-  }
+  if (bands)
+    writeBands(data, recipes);
+  else
+    for (const Run &run : runs) {
+      for (const Run::Row &row : run.rows)
+        data << row.step << " " << row.loss << " "
+             << (std::isfinite(row.valLoss) ? formatNumber(row.valLoss) : "NaN")
+             << "\n";
+      data << "\n\n";
+    }
   if (failed(closeOutput(data, dataFile, error)))
     return failure();
 
@@ -66,6 +124,33 @@ static LogicalResult writeScript(StringRef dataFile, StringRef scriptFile,
   if (ec) {
     error = ("cannot write '" + scriptFile + "': " + ec.message()).str();
     return failure();
+  }
+  if (bands) {
+    script << "set terminal pngcairo size 1100,700 noenhanced\n"
+           << "set output " << quote(outputFile) << "\n"
+           << "set title 'Training loss, mean over seeds, band min-max (' . "
+              "ARG1 . ')'\n"
+           << "set xlabel 'step'\nset ylabel 'cross entropy (nats)'\n"
+           << "set key top right\nset grid\nset datafile missing 'NaN'\n"
+           << "set style fill transparent solid 0.2 noborder\n"
+           << "plot ";
+    for (auto [i, recipe] : llvm::enumerate(recipes)) {
+      std::string label =
+          recipe.label + " (" + std::to_string(recipe.runs.size()) + " seeds";
+      if (recipe.gap && recipe.gap->used && recipe.kind != Recipe::BF16)
+        label += ", val " + formatPercent(recipe.gap->mean) + " vs bf16, " +
+                 recipe.verdict;
+      label += ")";
+      script << (i ? ", " : "") << quote(dataFile) << " index " << i
+             << " using 1:3:4 with filledcurves lc " << i + 1 << " notitle, "
+             << quote(dataFile) << " index " << i
+             << " using 1:2 with lines lw 1 lc " << i + 1 << " title "
+             << quote(label + " train") << ", " << quote(dataFile) << " index "
+             << i << " using 1:5 with linespoints pt 7 ps 0.6 lw 2 lc " << i + 1
+             << " title " << quote(recipe.label + " val");
+    }
+    script << "\n";
+    return closeOutput(script, scriptFile, error);
   }
   script << "set terminal pngcairo size 1100,700 noenhanced\n"
          << "set output " << quote(outputFile) << "\n"

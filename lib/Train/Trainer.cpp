@@ -100,18 +100,17 @@ static double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-/// The mean loss over the validation batches (fixed by the seed), the
-/// scaling state left as it was.
-static FailureOr<double> validationLoss(Run &run, const Contract &contract,
-                                        const Corpus &data, Type tokenType,
-                                        uint64_t step,
-                                        const TrainOptions &options,
-                                        std::string &error) {
+/// The mean loss over the validation batches (fixed by the seed) and its
+/// standard error over them, the scaling state left as it was.
+static FailureOr<std::pair<double, double>>
+validationLoss(Run &run, const Contract &contract, const Corpus &data,
+               Type tokenType, uint64_t step, const TrainOptions &options,
+               std::string &error) {
   FailureOr<StateSnapshot> state = snapshotState(run, error);
   if (failed(state))
     return failure();
   std::mt19937_64 rng(options.seed ^ 0xda7aULL);
-  double sum = 0;
+  double sum = 0, squares = 0;
   for (unsigned b = 0; b < options.valBatches; ++b) {
     auto [tokens, targets] =
         data.batch(data.validation, contract, tokenType, rng);
@@ -120,11 +119,28 @@ static FailureOr<double> validationLoss(Run &run, const Contract &contract,
         error);
     if (failed(out))
       return failure();
-    sum += (*out)[contract.loss].get(0);
+    double loss = (*out)[contract.loss].get(0);
+    sum += loss;
+    squares += loss * loss;
   }
   if (failed(restoreState(run, *state, error)))
     return failure();
-  return sum / options.valBatches;
+  double n = options.valBatches, mean = sum / n;
+  double standardError =
+      n > 1 ? std::sqrt(std::max(0.0, squares - n * mean * mean) / (n - 1) / n)
+            : NAN;
+  return std::make_pair(mean, standardError);
+}
+
+std::optional<uint64_t> Run::divergedAt() const {
+  if (stopped)
+    return lastStep;
+  for (const Row &row : rows)
+    if (!std::isfinite(row.loss))
+      return row.step;
+  if (!std::isfinite(finalValLoss) || !std::isfinite(finalLoss))
+    return lastStep;
+  return std::nullopt;
 }
 
 LogicalResult train::trainRun(Run &run, const Contract &contract,
@@ -181,7 +197,7 @@ LogicalResult train::trainRun(Run &run, const Contract &contract,
     if (!problem.empty()) {
       std::string jump = largestAmaxJump(run);
       std::string event =
-          llvm::formatv("{0}: step {1}: {2}{3}; {4}", run.recipe.label, step,
+          llvm::formatv("{0}: step {1}: {2}{3}; {4}", run.getName(), step,
                         problem, jump.empty() ? "" : "; amax jumped in " + jump,
                         options.onSpike == OnSpike::Stop   ? "run stopped"
                         : options.onSpike == OnSpike::Skip ? "update skipped"
@@ -213,12 +229,13 @@ LogicalResult train::trainRun(Run &run, const Contract &contract,
 
     double valLoss = NAN;
     if (step % every == 0 || step == steps || run.stopped) {
-      FailureOr<double> value =
+      FailureOr<std::pair<double, double>> value =
           validationLoss(run, contract, data, tokenType, step, options, error);
       if (failed(value))
         return failure();
-      valLoss = *value;
+      valLoss = value->first;
       run.finalValLoss = valLoss;
+      run.finalValStdErr = value->second;
     }
     run.finalLoss = loss;
     run.lastStep = step;
@@ -227,7 +244,7 @@ LogicalResult train::trainRun(Run &run, const Contract &contract,
       *options.log << llvm::formatv(
           "fp8-train: {0,-10} step {1,5}/{2}  loss {3:f4}  val {4:f4}  "
           "{5:f2} s/step\n",
-          run.recipe.label, step, steps, loss, valLoss, seconds);
+          run.getName(), step, steps, loss, valLoss, seconds);
     if (!options.checkpointDir.empty() && options.checkpointEvery &&
         step % options.checkpointEvery == 0 &&
         failed(saveCheckpoint(options.checkpointDir, run, step, error)))

@@ -70,6 +70,15 @@ static cl::opt<uint64_t> seed("seed", cl::init(1), cl::cat(trainCategory),
                               cl::desc("Seed of the initial weights and of "
                                        "the batches"));
 static cl::opt<unsigned>
+    seeds("seeds", cl::init(1), cl::cat(trainCategory),
+          cl::desc("Runs per recipe, from seeds --seed, --seed+1, ...: means, "
+                   "95% intervals and verdicts against BF16 (each recipe "
+                   "compiled once)"));
+static cl::opt<double> parityTolerance(
+    "parity-tolerance", cl::init(0.01), cl::cat(trainCategory),
+    cl::desc("The relative validation-loss gap to BF16 within which a "
+             "recipe is at parity (0.01 = 1%), for the verdicts"));
+static cl::opt<unsigned>
     valEvery("val-every", cl::init(0), cl::cat(trainCategory),
              cl::desc("Validation loss every N steps and at the last (default: "
                       "steps / 10)"));
@@ -188,6 +197,13 @@ int main(int argc, char **argv) {
   if (steps == 0 || steps > kMaxSteps)
     return fail("--steps must be from 1 to " + Twine(kMaxSteps) +
                 " (the step function gets the step as an f32)");
+  if (seeds == 0)
+    return fail("--seeds must be at least 1 (runs per recipe)");
+  if (!(parityTolerance >= 0 && parityTolerance < 1))
+    return fail("--parity-tolerance must be from 0 to 1 (0.01 = 1%)");
+  if (seeds > 1 && (!checkpointDir.empty() || !resumeDir.empty()))
+    return fail("--checkpoint and --resume keep one run per recipe: use them "
+                "with --seeds=1");
   if (valBatches == 0)
     return fail("--val-batches must be at least 1");
   if (ranks == 0)
@@ -291,45 +307,70 @@ int main(int argc, char **argv) {
                             "the corpus", error)))
     return fail(error);
   data->rank = mpi ? mpi->getRank() : 0;
-  SmallVector<HostTensor> initial = initialParameters(*contract, seed);
 
   // Every recipe is compiled before any trains: a bad one fails at once.
+  // Each is compiled once; every seed restarts it from the parameters of
+  // its seed, zero moments and the scaling state it was compiled with.
   CompileOptions compileOptions;
   compileOptions.optLevel = optLevel;
   compileOptions.verifyEachPass = verifyEach;
   compileOptions.accumulation = accumulation;
-  std::vector<Run> runs;
+  std::vector<Run> compiled;
+  SmallVector<StateSnapshot> compiledState;
   for (const Recipe &recipe : *recipeList) {
-    Run &run = runs.emplace_back();
+    Run &run = compiled.emplace_back();
     run.recipe = recipe;
     if (options.progress)
       llvm::errs() << "fp8-train: compiling " << recipe.label << "\n";
     FailureOr<OwningOpRef<ModuleOp>> step =
         transformForRecipe(*module, *contract, run, error);
-    if (failed(step) || failed(reserveRun(budget, **step, run, steps, error)) ||
+    if (failed(step) ||
+        failed(
+            reserveRun(budget, **step, run, uint64_t(steps) * seeds, error)) ||
         failed(compileRun(**step, *contract, run, compileOptions, error)))
       return fail(error);
-  }
-  for (Run &run : runs) {
-    const Recipe &recipe = run.recipe;
-    startRun(run, initial);
-    if (!resumeDir.empty()) {
-      FailureOr<uint64_t> done =
-          loadCheckpoint(resumeDir, run, error, budget.getLimit());
-      if (failed(done))
-        return fail(error);
-      run.firstStep = *done + 1;
-    }
-    if (failed(trainRun(run, *contract, *data, options, error)))
+    FailureOr<StateSnapshot> state = snapshotState(run, error);
+    if (failed(state))
       return fail(recipe.label + ": " + error);
-    if (mpi) {
-      FailureOr<uint64_t> digest = digestState(run, error);
-      if (failed(digest))
-        return fail(recipe.label + ": " + error);
-      if (!mpi->allEqual(*digest))
-        return fail(recipe.label + ": the parameters or the FP8 scaling "
-                                   "state differ between the ranks after "
-                                   "the run");
+    compiledState.push_back(std::move(*state));
+  }
+  std::vector<Run> runs;
+  runs.reserve(compiled.size() * seeds);
+  for (unsigned i = 0; i < seeds; ++i) {
+    options.seed = seed + i;
+    SmallVector<HostTensor> initial =
+        initialParameters(*contract, options.seed);
+    for (auto [r, recipeRun] : llvm::enumerate(compiled)) {
+      Run run = recipeRun;
+      run.seed = options.seed;
+      if (seeds > 1)
+        run.name = llvm::formatv("{0} seed {1}", run.recipe.label, run.seed);
+      if (failed(restoreState(run, compiledState[r], error)))
+        return fail(run.getName() + ": " + error);
+      startRun(run, initial);
+      if (!resumeDir.empty()) {
+        FailureOr<uint64_t> done =
+            loadCheckpoint(resumeDir, run, error, budget.getLimit());
+        if (failed(done))
+          return fail(error);
+        run.firstStep = *done + 1;
+      }
+      if (failed(trainRun(run, *contract, *data, options, error)))
+        return fail(run.getName() + ": " + error);
+      if (mpi) {
+        FailureOr<uint64_t> digest = digestState(run, error);
+        if (failed(digest))
+          return fail(run.getName() + ": " + error);
+        if (!mpi->allEqual(*digest))
+          return fail(run.getName() + ": the parameters or the FP8 scaling "
+                                      "state differ between the ranks after "
+                                      "the run");
+      }
+      // The report needs the records only.
+      run.parameters.clear();
+      run.moment1.clear();
+      run.moment2.clear();
+      runs.push_back(std::move(run));
     }
   }
   if (!lead)
@@ -341,6 +382,7 @@ int main(int argc, char **argv) {
       failed(writePlot(plotFile, llvm::sys::path::filename(inputFile), runs,
                        error)))
     return fail(error);
-  printSummary(llvm::outs(), runs, json, ranks, accumulation);
+  printSummary(llvm::outs(), runs, json, ranks, accumulation, seeds,
+               parityTolerance);
   return 0;
 }

@@ -1,19 +1,21 @@
-//===- Report.h - The runs' losses as a table, JSON, CSV, a plot -*- C++ -*-===//
+//===- Report.h - The runs' losses as a table, JSON, CSV, a plot -*- C++
+//-*-===//
 
 #ifndef FP8_TRAIN_REPORT_H
 #define FP8_TRAIN_REPORT_H
 
 #include "fp8/Pipelines/Accumulation.h"
+#include "fp8/Train/Confidence.h"
+#include "fp8/Train/Run.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::fp8::train {
-
-struct Run;
 
 /// "+0.30%": a relative gap as a signed percentage.
 std::string formatPercent(double fraction);
@@ -30,15 +32,35 @@ LogicalResult closeOutput(llvm::raw_fd_ostream &os, StringRef path,
 /// The relative gap of `run`'s final validation loss to the BF16 run's.
 std::optional<double> gapToBF16(const Run &run, ArrayRef<Run> runs);
 
+/// A recipe's runs over the seeds and their statistics: the final losses
+/// means and intervals over the seeds that did not diverge, the paired gap
+/// of the final validation loss to BF16's (absent without a bf16 recipe),
+/// and the verdict at a tolerance.
+struct RecipeSummary {
+  std::string label;
+  Recipe::Kind kind;
+  SmallVector<const Run *> runs;
+  Interval finalLoss, finalValLoss;
+  SmallVector<double> gaps;
+  std::optional<Interval> gap;
+  std::string verdict;
+};
+
+/// `runs` grouped by recipe, in order, each recipe's runs in seed order.
+std::vector<RecipeSummary> summarizeRecipes(ArrayRef<Run> runs,
+                                            double tolerance);
+
 /// What the bf16 recipe is when its 16-bit GEMMs accumulate as
 /// `accumulation` says: one line for the summary.
 std::string describeBF16(Accumulation accumulation);
 
 /// The summary table of `runs` and their events, then (with `json`) one
 /// JSON object of the runs (`ranks` data-parallel ranks trained them; their
-/// 16-bit GEMMs accumulated as `accumulation` says).
-void printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
-                  int64_t ranks, Accumulation accumulation);
+/// 16-bit GEMMs accumulated as `accumulation` says; `seeds` seeds per
+/// recipe, verdicts at `tolerance`).
+void printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json, int64_t ranks,
+                  Accumulation accumulation, unsigned seeds = 1,
+                  double tolerance = 0.01);
 
 /// Writes every run and step to the CSV file `path` (the last column says
 /// how 16-bit GEMMs accumulated), and the per-tensor statistics to

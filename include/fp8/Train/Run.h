@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,12 @@ FailureOr<SmallVector<Recipe>> parseRecipes(StringRef list, std::string &error);
 /// One run's state and history.
 struct Run {
   Recipe recipe;
-  std::unique_ptr<runner::CompiledFunction> fn;
+  /// Shared by every seed of the recipe: compiled once.
+  std::shared_ptr<runner::CompiledFunction> fn;
+  /// The seed of the initial weights and batches; `name` is how events and
+  /// progress lines call the run (the recipe's label when empty).
+  uint64_t seed = 1;
+  std::string name;
   SmallVector<runner::QuantizeProbe> probes;
   llvm::StringMap<RankedTensorType> scalingState;
   SmallVector<runner::HostTensor> parameters, moment1, moment2;
@@ -59,8 +65,17 @@ struct Run {
   uint64_t firstStep = 1, lastStep = 0;
   bool stopped = false;
   double finalLoss = NAN, finalValLoss = NAN;
+  /// The standard error of the final validation loss over its batches
+  /// (NaN with one batch): the validation noise, next to the seeds'.
+  double finalValStdErr = NAN;
   /// The all-reduces (MAX) that fp8-pipeline added for amaxes: one step's.
   unsigned amaxCollectives = 0;
+
+  StringRef getName() const { return name.empty() ? recipe.label : name; }
+  /// The step at which the run diverged: stopped (--on-spike=stop), or its
+  /// first non-finite loss, or its last when the final validation loss is
+  /// not finite. Its results then enter no mean.
+  std::optional<uint64_t> divergedAt() const;
 };
 
 /// The step of `run.recipe` in `module`, transformed as the recipe says
