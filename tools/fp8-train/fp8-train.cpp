@@ -82,7 +82,7 @@ static cl::opt<unsigned>
     valEvery("val-every", cl::init(0), cl::cat(trainCategory),
              cl::desc("Validation loss every N steps and at the last (default: "
                       "steps / 10)"));
-static cl::opt<unsigned> valBatches("val-batches", cl::init(4),
+static cl::opt<unsigned> valBatches("val-batches", cl::init(16),
                                     cl::cat(trainCategory),
                                     cl::desc("Batches per validation loss"));
 static cl::opt<std::string> csvFile(

@@ -39,7 +39,7 @@ struct TrainOptions {
   uint64_t seed = 1;
   /// Validation loss every N steps and at the last (0: steps / 10).
   uint64_t valEvery = 0;
-  unsigned valBatches = 4;
+  unsigned valBatches = 16;
   OnSpike onSpike = OnSpike::Continue;
   /// A loss over spikeFactor times the median of the last spikeWindow
   /// losses is a spike.
