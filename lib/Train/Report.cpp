@@ -103,8 +103,8 @@ static llvm::json::Value jsonInterval(const Interval &interval) {
   return llvm::json::Array{jsonNumber(*interval.lo), jsonNumber(*interval.hi)};
 }
 
-/// "3.1234 ± 0.0123" (or "3.1234" without an interval); `scale` 100 and
-/// `percent` for a gap.
+/// "3.1234 ± 0.0123" (or "3.1234" without an interval); with `percent`, a
+/// gap as "+0.12% ± 0.30%".
 static std::string formatMean(const Interval &interval, bool percent) {
   if (interval.used == 0)
     return "-";
