@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -50,24 +51,38 @@ struct FP8ImportTosaPass : fp8::impl::FP8ImportTosaBase<FP8ImportTosaPass> {
     pm.getDependentDialects(registry);
   }
 
+  /// The names of the TOSA ops in `module`, in walk order.
+  static SmallVector<OperationName> tosaOps(ModuleOp module) {
+    SmallVector<OperationName> names;
+    module->walk([&](Operation *op) {
+      if (isa_and_present<tosa::TosaDialect>(op->getDialect()))
+        names.push_back(op->getName());
+    });
+    return names;
+  }
+
   void runOnOperation() override {
-    bool hasTosa =
-        getOperation()
-            ->walk([](Operation *op) {
-              return isa_and_present<tosa::TosaDialect>(op->getDialect())
-                         ? WalkResult::interrupt()
-                         : WalkResult::advance();
-            })
-            .wasInterrupted();
-    if (!hasTosa)
+    ModuleOp module = getOperation();
+    SmallVector<OperationName> before = tosaOps(module);
+    if (before.empty())
       return markAllAnalysesPreserved();
-    OpPassManager pm(ModuleOp::getOperationName());
+    // The front end runs on a copy, taken only when it converted a TOSA op.
+    // Ops that nothing converts (tosa.custom) then leave the module exactly
+    // as it was: the front end's canonicalization would otherwise rewrite
+    // the rest of it on every run, and fp8-pipeline on its own output would
+    // not be a fixed point (found by fp8-fuzz).
+    OwningOpRef<ModuleOp> copy = module.clone();
+    PassManager pm(&getContext(), ModuleOp::getOperationName());
     buildTosaFrontEnd(pm);
-    if (failed(runPipeline(pm, getOperation())))
+    if (failed(pm.run(*copy)))
       return signalPassFailure();
+    if (tosaOps(*copy) == before)
+      markAllAnalysesPreserved();
+    else
+      module.getBodyRegion().takeBody(copy->getBodyRegion());
     if (!complete)
       return;
-    WalkResult left = getOperation()->walk([](Operation *op) {
+    WalkResult left = module->walk([](Operation *op) {
       if (!isa_and_present<tosa::TosaDialect>(op->getDialect()))
         return WalkResult::advance();
       op->emitOpError()

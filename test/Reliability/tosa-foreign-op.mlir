@@ -6,6 +6,11 @@
 // becomes FP8. The lowerings cannot run it: a located error naming it.
 //
 // RUN: fp8-opt %s -split-input-file --fp8-pipeline | FileCheck %s
+// The op left is left alone on the next run too: fp8-pipeline on its own
+// output changes nothing (the TOSA front end only runs where it converts).
+// RUN: fp8-opt %s -split-input-file --fp8-pipeline -o %t.once.mlir
+// RUN: fp8-opt %t.once.mlir -split-input-file --fp8-pipeline -o %t.twice.mlir
+// RUN: diff %t.once.mlir %t.twice.mlir
 // RUN: fp8-opt %s -split-input-file --fp8-pipeline --fp8-lower-to-cpu -verify-diagnostics -o /dev/null
 // RUN: fp8-opt %s -split-input-file --fp8-lower-to-gpu -verify-diagnostics -o /dev/null
 
