@@ -59,11 +59,11 @@ void train::startRun(Run &run, ArrayRef<HostTensor> initial) {
   }
 }
 
-/// The step's inputs in argument order.
-static SmallVector<HostTensor> stepInputs(const Run &run,
-                                          const Contract &contract,
-                                          HostTensor tokens, HostTensor targets,
-                                          uint64_t step) {
+/// Calls the step on a batch with the run's parameters and moments; its
+/// results in order.
+static FailureOr<SmallVector<HostTensor>>
+callStep(Run &run, const Contract &contract, HostTensor tokens,
+         HostTensor targets, uint64_t step, std::string &error) {
   FunctionType type = contract.type;
   SmallVector<HostTensor> inputs(type.getNumInputs());
   inputs[contract.tokens] = std::move(tokens);
@@ -84,7 +84,7 @@ static SmallVector<HostTensor> stepInputs(const Run &run,
     inputs[contract.moment1[i]] = run.moment1[i];
     inputs[contract.moment2[i]] = run.moment2[i];
   }
-  return inputs;
+  return run.fn->call(inputs, error);
 }
 
 static bool allFinite(const HostTensor &tensor) {
@@ -114,9 +114,8 @@ validationLoss(Run &run, const Contract &contract, const Corpus &data,
   for (unsigned b = 0; b < options.valBatches; ++b) {
     auto [tokens, targets] =
         data.batch(data.validation, contract, tokenType, rng);
-    FailureOr<SmallVector<HostTensor>> out = run.fn->call(
-        stepInputs(run, contract, std::move(tokens), std::move(targets), step),
-        error);
+    FailureOr<SmallVector<HostTensor>> out = callStep(
+        run, contract, std::move(tokens), std::move(targets), step, error);
     if (failed(out))
       return failure();
     double loss = (*out)[contract.loss].get(0);
@@ -162,9 +161,8 @@ LogicalResult train::trainRun(Run &run, const Contract &contract,
     if (options.onSpike == OnSpike::Skip &&
         failed(before = snapshotState(run, error)))
       return failure();
-    FailureOr<SmallVector<HostTensor>> out = run.fn->call(
-        stepInputs(run, contract, std::move(tokens), std::move(targets), step),
-        error);
+    FailureOr<SmallVector<HostTensor>> out = callStep(
+        run, contract, std::move(tokens), std::move(targets), step, error);
     if (failed(out))
       return failure();
     double loss = (*out)[contract.loss].get(0);
