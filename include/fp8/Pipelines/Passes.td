@@ -682,7 +682,11 @@ def FP8GpuModuleToBinary : Pass<"fp8-gpu-module-to-binary", "ModuleOp"> {
     path: ... does not exist", then a cubin made by whichever `ptxas` is on
     the PATH, and exit status 0). This pass runs `gpu-module-to-binary` and
     fails when it failed or reported an error; the diagnostics are
-    printed as upstream wrote them.
+    printed as upstream wrote them. The one exception is a toolkit without
+    libdevice (`nvvm/libdevice/libdevice.10.bc`, absent from a bare `ptxas`
+    install): upstream reports it as an error and goes on without it, which
+    is right when no kernel calls a libdevice (`__nv_*`) function, so the
+    report is dropped then; it fails the pass when a kernel does.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"isa\"",
