@@ -164,6 +164,54 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
   ];
 }
 
+def FP8TuneVariants : Pass<"fp8-tune-variants", "ModuleOp"> {
+  let summary = "Make each FP8 candidate GEMM's precision a run-time choice";
+  let description = [{
+    What `fp8-tune` compiles once for all its trials. Every GEMM that the
+    GEMM analysis sends to FP8 under the given policy (the same options as
+    `fp8-pipeline`'s) becomes an `scf.if` on element `i` of the module's
+    mask, a public mutable `ml_program.global @fp8.tune.mask :
+    tensor<Nxi1>` (all true: every candidate in FP8), where `i` numbers the
+    candidates of the module in walk order and `N` is their count. The then
+    branch holds the GEMM with `fp8.precision = "fp8"`, the else branch the
+    GEMM with `fp8.precision = "high"`; `fp8-pipeline` then quantizes the
+    first and leaves the second, and a runner chooses the precision of each
+    GEMM per call by writing the mask. GEMMs that are not candidates (and
+    those already marked `fp8.precision = "high"`) are left as they were.
+
+    ```mlir
+    %y = linalg.matmul ins(%x, %w : ...) outs(%z : ...) -> tensor<32x16xf32>
+    // becomes
+    %mask = ml_program.global_load @fp8.tune.mask : tensor<1xi1>
+    %fp8 = tensor.extract %mask[%c0] : tensor<1xi1>
+    %y = scf.if %fp8 -> (tensor<32x16xf32>) {
+      %a = linalg.matmul {fp8.precision = "fp8"} ins(%x, %w : ...) ...
+      scf.yield %a : tensor<32x16xf32>
+    } else {
+      %b = linalg.matmul {fp8.precision = "high"} ins(%x, %w : ...) ...
+      scf.yield %b : tensor<32x16xf32>
+    }
+    ```
+
+    The pass fails when no GEMM is a candidate (there is nothing to tune)
+    and when the module already has a `@fp8.tune.mask`.
+  }];
+  let options = !listconcat(FP8PolicyOptions, [
+    Option<"granularity", "granularity", "std::string",
+           /*default=*/"\"tensor\"",
+           "The pipeline's granularity: finer than tensor keeps GEMMs with "
+           "dynamic sizes out, as fp8-quantize does">,
+    Option<"wgradHigh", "wgrad-high", "bool", /*default=*/"false",
+           "The pipeline's wgrad-high: weight-gradient GEMMs are no "
+           "candidates">,
+  ]);
+  let dependentDialects = [
+    "::mlir::ml_program::MLProgramDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Lowering support
 //===----------------------------------------------------------------------===//
