@@ -17,6 +17,7 @@
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Runner/Golden.h"
 #include "fp8/Runner/GpuFunction.h"
+#include "fp8/Runner/InputDefaults.h"
 #include "fp8/Runner/JSON.h"
 #include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
@@ -375,144 +376,9 @@ materializeExternGlobals(ModuleOp module) {
   return externs;
 }
 
-namespace {
-/// How an input (argument or extern global) is drawn when --arg says
-/// nothing: chosen from what the program does with it.
-struct InputDefault {
-  /// Weights: N(0, 1/K) for the K of the GEMM that reads them, so that the
-  /// products keep the activations' scale.
-  std::optional<double> scale;
-  /// Integers used as indices (token ids, positions): uniform over the
-  /// dimension they index.
-  std::optional<int64_t> integerRange;
-  std::string why;
-  /// Boolean masks: causal (true where the key position j <= the query
-  /// position i, over the last two dimensions) where they select what a
-  /// softmax reads, all true otherwise.
-  enum class Mask { None, Causal, AllTrue } mask = Mask::None;
-};
-} // namespace
-
-/// Whether the boolean `root` is the condition of a select (arith.select,
-/// tosa.select) whose result reaches an exponential (a softmax), followed
-/// through views, casts and the bodies of linalg ops. `sawSelect` tells
-/// whether it reached a select at all.
-static bool selectsSoftmaxInput(Value root, bool &sawSelect) {
-  SmallVector<std::pair<Value, bool>> worklist{{root, false}};
-  DenseSet<Value> seen;
-  sawSelect = false;
-  while (!worklist.empty() && seen.size() < 1024) {
-    auto [value, selected] = worklist.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    for (OpOperand &use : value.getUses()) {
-      Operation *user = use.getOwner();
-      if (selected && isa<math::ExpOp, math::Exp2Op, tosa::ExpOp>(user))
-        return true;
-      bool isCondition = isa<arith::SelectOp, tosa::SelectOp>(user) &&
-                         use.getOperandNumber() == 0;
-      sawSelect |= isCondition;
-      bool next = selected || isCondition;
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
-        if (linalgOp.isDpsInput(&use))
-          worklist.push_back({linalgOp.getMatchingBlockArgument(&use), next});
-        continue;
-      }
-      if (auto yield = dyn_cast<linalg::YieldOp>(user)) {
-        worklist.push_back(
-            {yield->getParentOp()->getResult(use.getOperandNumber()), next});
-        continue;
-      }
-      for (Value result : user->getResults())
-        worklist.push_back({result, next});
-    }
-  }
-  return false;
-}
-
-/// The defaults of `func`'s arguments ("arg<i>") and of globals ("global
-/// @name"), from the GEMM analysis and the uses of integer arguments.
-static llvm::StringMap<InputDefault> chooseInputDefaults(ModuleOp module,
-                                                         func::FuncOp func) {
-  llvm::StringMap<InputDefault> defaults;
-  if (plainInputs)
-    return defaults;
-  // The analysis reports bad fp8.* attributes itself; the pipeline will too.
-  ScopedDiagnosticHandler quiet(module.getContext(),
-                                [](Diagnostic &) { return success(); });
-  FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, {});
-  // A weight in every GEMM that reads it (x in a forward GEMM and in a
-  // weight-gradient one is an activation, whatever the latter says).
-  llvm::StringSet<> notWeights;
-  if (succeeded(gemms))
-    for (const GemmInfo &gemm : *gemms)
-      for (const GemmOperand *operand : {&gemm.lhs, &gemm.rhs}) {
-        if (!operand->value ||
-            gemm.op->getParentOfType<func::FuncOp>() != func)
-          continue;
-        if (operand->role != OperandRole::Weight ||
-            ShapedType::isDynamic(gemm.k) || gemm.k <= 0) {
-          notWeights.insert(operand->origin);
-          continue;
-        }
-        if (!defaults.count(operand->origin))
-          defaults[operand->origin] = {
-              1.0 / std::sqrt(double(gemm.k)), std::nullopt,
-              "weight, K = " + std::to_string(gemm.k)};
-      }
-  for (const auto &name : notWeights)
-    defaults.erase(name.getKey());
-  for (BlockArgument arg : func.getArguments()) {
-    Type element = getElementTypeOrSelf(arg.getType());
-    if (!element.isSignlessInteger() || element.isInteger(1))
-      continue;
-    if (std::optional<int64_t> extent = findIndexedExtent(arg))
-      defaults["arg" + std::to_string(arg.getArgNumber())] = {
-          std::nullopt, extent,
-          "indexes a dimension of " + std::to_string(*extent)};
-  }
-  auto chooseMask = [](Value value) {
-    bool sawSelect;
-    auto shaped = dyn_cast<ShapedType>(value.getType());
-    bool causal = selectsSoftmaxInput(value, sawSelect) && shaped &&
-                  shaped.getRank() >= 2;
-    InputDefault mask;
-    mask.mask = causal ? InputDefault::Mask::Causal
-                       : InputDefault::Mask::AllTrue;
-    mask.why = causal      ? "selects what a softmax reads"
-               : sawSelect ? "selects, but not before a softmax"
-                           : "a boolean";
-    return mask;
-  };
-  for (BlockArgument arg : func.getArguments())
-    if (getElementTypeOrSelf(arg.getType()).isInteger(1))
-      defaults["arg" + std::to_string(arg.getArgNumber())] = chooseMask(arg);
-  // Boolean globals (a causal mask exported without its values): the
-  // first load the function reads decides.
-  func.walk([&](ml_program::GlobalLoadOp load) {
-    if (getElementTypeOrSelf(load.getType()).isInteger(1))
-      defaults.try_emplace(
-          ("global @" + load.getGlobal().getLeafReference().getValue()).str(),
-          chooseMask(load.getResult()));
-  });
-  return defaults;
-}
-
 /// The generators' scales: a standard deviation or a bound.
 static bool isPositiveFinite(double value) {
   return std::isfinite(value) && value > 0;
-}
-
-/// A boolean mask: all true, or causal over the last two dimensions (query
-/// i sees keys j <= i + keys - queries: the last query sees every key).
-static void fillMask(HostTensor &tensor, bool causal) {
-  ArrayRef<int64_t> shape = tensor.getShape();
-  int64_t keys = shape.empty() ? 1 : shape.back();
-  int64_t queries = shape.size() < 2 ? 1 : shape[shape.size() - 2];
-  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
-    int64_t key = i % keys, query = (i / keys) % queries;
-    tensor.set(i, !causal || key <= query + keys - queries ? 1 : 0);
-  }
 }
 
 /// What an input of `type` is drawn from when nothing names it: its
@@ -1038,8 +904,10 @@ int main(int argc, char **argv) {
     return 1;
   progress("compiling the graph as written");
   compileStart = std::chrono::steady_clock::now();
-  llvm::StringMap<InputDefault> inputDefaults = chooseInputDefaults(
-      *reference, reference->lookupSymbol<func::FuncOp>(*name));
+  llvm::StringMap<InputDefault> inputDefaults;
+  if (!plainInputs)
+    inputDefaults = chooseInputDefaults(
+        *reference, reference->lookupSymbol<func::FuncOp>(*name));
   CompileOptions compileOptions;
   compileOptions.vectorize = !scalarLoops;
   compileOptions.optLevel = optLevel;
