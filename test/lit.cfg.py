@@ -34,7 +34,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
-tools = ["fp8-compile", "fp8-gen", "fp8-opt", "fp8-run", "fp8-train", "mlir-opt", "mlir-runner",
+tools = ["fp8-compile", "fp8-gen", "fp8-opt", "fp8-run", "fp8-train", "fp8-tune", "mlir-opt", "mlir-runner",
          ToolSubst("FP8NumericsTests", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

@@ -1,0 +1,194 @@
+//===- Selection.cpp - Which GEMMs go to FP8 under a noise budget ---------===//
+
+#include "fp8/Tune/Selection.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::tune;
+
+double tune::noiseFromDb(double db) {
+  if (std::isnan(db))
+    return std::numeric_limits<double>::infinity();
+  return std::pow(10.0, -db / 10.0);
+}
+
+double tune::dbFromNoise(double noise) {
+  if (noise <= 0)
+    return std::numeric_limits<double>::infinity();
+  return -10.0 * std::log10(noise);
+}
+
+SmallVector<double> tune::predictNoise(const SelectionProblem &problem,
+                                       ArrayRef<bool> chosen) {
+  SmallVector<double> noise(problem.baseline);
+  for (auto [i, isChosen] : llvm::enumerate(chosen))
+    if (isChosen)
+      for (auto [m, cost] : llvm::enumerate(problem.cost[i]))
+        noise[m] += cost;
+  return noise;
+}
+
+bool tune::fitsBudget(const SelectionProblem &problem, ArrayRef<bool> chosen) {
+  return llvm::all_of_zip(predictNoise(problem, chosen), problem.limit,
+                          [](double noise, double limit) {
+                            return noise <= limit;
+                          });
+}
+
+static bool isAllowed(const SelectionProblem &problem, unsigned i) {
+  return problem.allowed.empty() || problem.allowed[i];
+}
+
+/// Whether `cost` still fits on top of `noise`.
+static bool fits(ArrayRef<double> noise, ArrayRef<double> cost,
+                 ArrayRef<double> limit) {
+  for (auto [n, c, l] : llvm::zip_equal(noise, cost, limit))
+    if (!(n + c <= l))
+      return false;
+  return true;
+}
+
+static double sumFlops(const SelectionProblem &problem, ArrayRef<bool> chosen) {
+  double total = 0;
+  for (auto [i, isChosen] : llvm::enumerate(chosen))
+    if (isChosen)
+      total += problem.flops[i];
+  return total;
+}
+
+Selection tune::selectExact(const SelectionProblem &problem) {
+  unsigned n = problem.flops.size();
+  Selection best;
+  best.chosen.assign(n, false);
+  best.exact = true;
+  if (!fitsBudget(problem, best.chosen))
+    return best;
+
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < n; ++i)
+    if (isAllowed(problem, i))
+      order.push_back(i);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return problem.flops[a] > problem.flops[b];
+  });
+  // remaining[k]: the FLOPs of order[k..], the most the rest can add.
+  SmallVector<double> remaining(order.size() + 1, 0);
+  for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k)
+    remaining[k] = remaining[k + 1] + problem.flops[order[k]];
+
+  SmallVector<bool> chosen(n, false);
+  SmallVector<double> noise(problem.baseline);
+  double bestFlops = 0;
+  // Depth first over "take order[k]" / "leave it", taking first.
+  std::function<void(unsigned, double)> search = [&](unsigned k,
+                                                     double flops) {
+    if (flops > bestFlops) {
+      bestFlops = flops;
+      best.chosen = chosen;
+    }
+    if (k == order.size() || flops + remaining[k] <= bestFlops)
+      return;
+    unsigned i = order[k];
+    if (fits(noise, problem.cost[i], problem.limit)) {
+      chosen[i] = true;
+      for (auto [m, c] : llvm::enumerate(problem.cost[i]))
+        noise[m] += c;
+      search(k + 1, flops + problem.flops[i]);
+      for (auto [m, c] : llvm::enumerate(problem.cost[i]))
+        noise[m] -= c;
+      chosen[i] = false;
+    }
+    search(k + 1, flops);
+  };
+  search(0, 0);
+  best.flops = sumFlops(problem, best.chosen);
+  return best;
+}
+
+Selection tune::selectGreedy(const SelectionProblem &problem) {
+  unsigned n = problem.flops.size();
+  Selection result;
+  result.chosen.assign(n, false);
+  if (!fitsBudget(problem, result.chosen))
+    return result;
+
+  // What a candidate uses of the budget: its largest share of any metric's
+  // slack (the metric it exhausts first).
+  SmallVector<double> share(n, 0);
+  for (unsigned i = 0; i < n; ++i)
+    for (auto [m, c] : llvm::enumerate(problem.cost[i])) {
+      double slack = problem.limit[m] - problem.baseline[m];
+      share[i] = std::max(share[i], slack > 0 ? c / slack
+                                              : (c > 0 ? INFINITY : 0.0));
+    }
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < n; ++i)
+    if (isAllowed(problem, i))
+      order.push_back(i);
+  auto gain = [&](unsigned i) {
+    return share[i] > 0 ? problem.flops[i] / share[i] : INFINITY;
+  };
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    if (gain(a) != gain(b))
+      return gain(a) > gain(b);
+    return problem.flops[a] > problem.flops[b];
+  });
+
+  SmallVector<double> noise(problem.baseline);
+  auto add = [&](unsigned i, double sign) {
+    for (auto [m, c] : llvm::enumerate(problem.cost[i]))
+      noise[m] += sign * c;
+  };
+  for (unsigned i : order)
+    if (fits(noise, problem.cost[i], problem.limit)) {
+      result.chosen[i] = true;
+      add(i, +1);
+    }
+
+  // Fix-ups: the ratio order can leave a large GEMM out for small ones
+  // that together use more budget than it would.
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (unsigned in : order) {
+      if (result.chosen[in])
+        continue;
+      if (fits(noise, problem.cost[in], problem.limit)) {
+        result.chosen[in] = true;
+        add(in, +1);
+        improved = true;
+        continue;
+      }
+      for (unsigned out : order) {
+        if (!result.chosen[out] || problem.flops[out] >= problem.flops[in])
+          continue;
+        add(out, -1);
+        if (fits(noise, problem.cost[in], problem.limit)) {
+          result.chosen[out] = false;
+          result.chosen[in] = true;
+          add(in, +1);
+          improved = true;
+          break;
+        }
+        add(out, +1);
+      }
+    }
+  }
+  result.flops = sumFlops(problem, result.chosen);
+  return result;
+}
+
+Selection tune::selectSubset(const SelectionProblem &problem) {
+  unsigned allowed = 0;
+  for (unsigned i = 0, e = problem.flops.size(); i < e; ++i)
+    allowed += isAllowed(problem, i);
+  return allowed <= kExactSearchLimit ? selectExact(problem)
+                                      : selectGreedy(problem);
+}

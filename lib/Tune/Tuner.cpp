@@ -1,0 +1,692 @@
+//===- Tuner.cpp - The most FP8 a graph takes under a budget --------------===//
+
+#include "fp8/Tune/Tuner.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Runner/Golden.h"
+#include "fp8/Runner/InputDefaults.h"
+#include "fp8/Tune/Selection.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::runner;
+using namespace mlir::fp8::tune;
+
+static constexpr llvm::StringLiteral kMaskName = "fp8.tune.mask";
+
+GemmPolicy tune::getGemmPolicy(const FP8PipelineOptions &options) {
+  // fp8-quantize: finer granularities need static shapes; wgrad-high is a
+  // rowwise option.
+  return GemmPolicy{options.fp8Attention,
+                    options.keepFirstLast,
+                    options.minFlops,
+                    options.wgradHigh,
+                    options.granularity != "tensor",
+                    llvm::to_vector(options.exclude)};
+}
+
+static std::string printLocation(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+static std::string formatDb(double db) {
+  if (std::isinf(db))
+    return db > 0 ? "inf" : "-inf";
+  if (std::isnan(db))
+    return "nan";
+  return llvm::formatv("{0:f2}", db).str();
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The graph's inputs, drawn as fp8-run draws them.
+class InputMaker {
+public:
+  InputMaker(ModuleOp module, func::FuncOp func, const TuneOptions &options)
+      : func(func), signature(func.getFunctionType()), options(options),
+        defaults(chooseInputDefaults(module, func)) {}
+
+  /// Parses --arg and reads .npy files once.
+  LogicalResult prepare(std::string &error) {
+    FunctionType type = func.getFunctionType();
+    for (auto [index, input] : llvm::enumerate(type.getInputs())) {
+      auto shaped = dyn_cast<RankedTensorType>(input);
+      if (shaped && !shaped.hasStaticShape()) {
+        error = llvm::formatv("argument #{0} of @{1} has a dynamic shape "
+                              "({2}): fp8-tune needs static shapes",
+                              index, func.getName(), input)
+                    .str();
+        return failure();
+      }
+    }
+    for (StringRef spec : options.argOverrides) {
+      auto [indexText, what] = spec.split(':');
+      auto [source, scaleText] = what.split(':');
+      unsigned index;
+      double scale = options.scale;
+      if (indexText.getAsInteger(10, index) || source.empty() ||
+          index >= type.getNumInputs() ||
+          (!scaleText.empty() &&
+           (scaleText.getAsDouble(scale) || !std::isfinite(scale) ||
+            scale <= 0))) {
+        error = ("bad --arg '" + spec +
+                 "' (expected INDEX:DIST[:SCALE] with SCALE > 0, or "
+                 "INDEX:file.npy, with INDEX < " +
+                 std::to_string(type.getNumInputs()) + ")")
+                    .str();
+        return failure();
+      }
+      if (source.ends_with(".npy")) {
+        FailureOr<HostTensor> tensor = readNpy(
+            source, getElementTypeOrSelf(type.getInput(index)), error);
+        if (failed(tensor))
+          return failure();
+        auto shaped = dyn_cast<RankedTensorType>(type.getInput(index));
+        if (!shaped || tensor->getShape() != shaped.getShape()) {
+          error = ("'" + source + "' does not have the shape of argument #" +
+                   std::to_string(index))
+                      .str();
+          return failure();
+        }
+        files[index] = std::move(*tensor);
+        continue;
+      }
+      std::optional<Distribution> distribution = parseDistribution(source);
+      if (!distribution) {
+        error = ("unknown distribution '" + source + "' in --arg").str();
+        return failure();
+      }
+      overrides[index] = {*distribution, scale};
+    }
+    return success();
+  }
+
+  SmallVector<HostTensor> make(uint64_t seed) const {
+    std::mt19937_64 rng(seed);
+    SmallVector<HostTensor> inputs;
+    for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
+      if (auto file = files.find(index); file != files.end()) {
+        inputs.push_back(file->second);
+        continue;
+      }
+      auto shaped = dyn_cast<ShapedType>(type);
+      HostTensor tensor(getElementTypeOrSelf(type),
+                        shaped ? shaped.getShape() : ArrayRef<int64_t>());
+      auto it = defaults.find("arg" + std::to_string(index));
+      const InputDefault *byDefault =
+          it == defaults.end() ? nullptr : &it->second;
+      if (byDefault && byDefault->mask != InputDefault::Mask::None) {
+        fillMask(tensor, byDefault->mask == InputDefault::Mask::Causal);
+      } else {
+        Distribution distribution = options.distribution;
+        double scale = byDefault && byDefault->scale ? *byDefault->scale
+                                                     : options.scale;
+        if (auto given = overrides.find(index); given != overrides.end()) {
+          distribution = given->second.first;
+          scale = given->second.second;
+        }
+        int64_t range = byDefault && byDefault->integerRange
+                            ? *byDefault->integerRange
+                            : options.integerRange;
+        fill(tensor, distribution, scale, range, rng);
+      }
+      inputs.push_back(std::move(tensor));
+    }
+    return inputs;
+  }
+
+private:
+  func::FuncOp func;
+  FunctionType signature;
+  const TuneOptions &options;
+  llvm::StringMap<InputDefault> defaults;
+  DenseMap<unsigned, std::pair<Distribution, double>> overrides;
+  DenseMap<unsigned, HostTensor> files;
+};
+
+/// `values` converted to the argument types of `signature`.
+SmallVector<HostTensor> convertInputs(ArrayRef<HostTensor> values,
+                                      FunctionType signature) {
+  SmallVector<HostTensor> converted;
+  for (auto [value, type] : llvm::zip(values, signature.getInputs())) {
+    Type element = getElementTypeOrSelf(type);
+    if (value.getElementType() == element) {
+      converted.push_back(value);
+      continue;
+    }
+    HostTensor copy(element, value.getShape());
+    for (int64_t i = 0, e = value.getNumElements(); i < e; ++i)
+      copy.set(i, value.get(i));
+    converted.push_back(std::move(copy));
+  }
+  return converted;
+}
+
+/// The compiled golden and variant programs, and the runs of one input set.
+class Trials {
+public:
+  Trials(CompiledFunction &golden, CompiledFunction &variants,
+         ArrayRef<unsigned> outputs, unsigned numCandidates,
+         TuneResult &result)
+      : golden(golden), variants(variants), outputs(outputs),
+        numCandidates(numCandidates), result(result) {}
+
+  /// Runs the golden graph on `inputs` and warms the variants' scaling
+  /// state up on them (delayed scaling is measured in its steady state).
+  LogicalResult setInputs(SmallVector<HostTensor> inputs, std::string &error) {
+    Clock::time_point start = Clock::now();
+    FailureOr<SmallVector<HostTensor>> reference =
+        golden.call(convertInputs(inputs, golden.getSignature()), error);
+    result.runSeconds += secondsSince(start);
+    ++result.runs;
+    if (failed(reference))
+      return failure();
+    for (unsigned output : outputs) {
+      const HostTensor &ref = (*reference)[output];
+      for (int64_t i = 0, e = ref.getNumElements(); i < e; ++i)
+        if (!std::isfinite(ref.get(i))) {
+          error = llvm::formatv("the golden run is not finite on these "
+                                "inputs: output #{0}, element {1} is {2}",
+                                output, i, ref.get(i))
+                      .str();
+          return failure();
+        }
+    }
+    goldenOutputs = std::move(*reference);
+    current = std::move(inputs);
+    SmallVector<bool> allFP8(numCandidates, true);
+    return failure(failed(measure(allFP8, error)));
+  }
+
+  FailureOr<Measurement> measure(ArrayRef<bool> fp8, std::string &error) {
+    HostTensor mask(IntegerType::get(golden.getSignature().getContext(), 1),
+                    {static_cast<int64_t>(fp8.size())});
+    for (auto [i, on] : llvm::enumerate(fp8))
+      mask.set(i, on ? 1 : 0);
+    if (failed(variants.writeGlobal(kMaskName, mask, error)))
+      return failure();
+    Clock::time_point start = Clock::now();
+    FailureOr<SmallVector<HostTensor>> actual = variants.call(current, error);
+    result.runSeconds += secondsSince(start);
+    ++result.runs;
+    if (failed(actual))
+      return failure();
+    Measurement m;
+    m.worstDb = m.worstRowWorstDb = INFINITY;
+    for (unsigned output : outputs) {
+      Comparison c = compare(goldenOutputs[output], (*actual)[output]);
+      double db = c.nonFinite ? -INFINITY : c.sqnrDb;
+      double rowDb = c.nonFinite ? -INFINITY : c.worstRowSqnrDb;
+      m.outputDb.push_back(db);
+      m.worstRowDb.push_back(rowDb);
+      m.worstDb = std::min(m.worstDb, db);
+      m.worstRowWorstDb = std::min(m.worstRowWorstDb, rowDb);
+    }
+    return m;
+  }
+
+private:
+  CompiledFunction &golden, &variants;
+  ArrayRef<unsigned> outputs;
+  unsigned numCandidates;
+  TuneResult &result;
+  SmallVector<HostTensor> current, goldenOutputs;
+};
+} // namespace
+
+/// The metrics the budget bounds, as noise powers: each output's SQNR, then
+/// (with a per-row budget) each output's worst row. Summing worst-row noise
+/// over GEMMs bounds every row's sum from above, so the row prediction is
+/// conservative.
+static SmallVector<double> toNoise(const Measurement &m, bool perRow) {
+  SmallVector<double> noise;
+  for (double db : m.outputDb)
+    noise.push_back(noiseFromDb(db));
+  if (perRow)
+    for (double db : m.worstRowDb)
+      noise.push_back(noiseFromDb(db));
+  return noise;
+}
+
+/// The worst SQNR among the first `numOutputs` metrics (the outputs').
+static double worstOutputDb(ArrayRef<double> noise, unsigned numOutputs) {
+  double worst = INFINITY;
+  for (double n : noise.take_front(numOutputs))
+    worst = std::min(worst, dbFromNoise(n));
+  return worst;
+}
+
+static bool meetsBudget(const Measurement &m, const TuneOptions &options) {
+  return m.worstDb >= options.budgetDb &&
+         (!options.perRowDb || m.worstRowWorstDb >= *options.perRowDb);
+}
+
+FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
+                                      const TuneOptions &options,
+                                      std::string &error) {
+  Clock::time_point tuneStart = Clock::now();
+  TuneResult result;
+  if (!std::isfinite(options.budgetDb) ||
+      (options.perRowDb && !std::isfinite(*options.perRowDb))) {
+    error = "the budget must be a finite number of dB";
+    return failure();
+  }
+  std::unique_ptr<FP8PipelineOptions> pipeline =
+      FP8PipelineOptions::createFromString(options.pipelineOptions);
+  if (!pipeline) {
+    error = "bad --fp8-pipeline options '" + options.pipelineOptions + "'";
+    return failure();
+  }
+  if (pipeline->state != "globals") {
+    error = "fp8-tune measures state=globals only (the tuned graph runs "
+            "under any state)";
+    return failure();
+  }
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func || func.isExternal()) {
+    error = ("no function @" + name + " with a body").str();
+    return failure();
+  }
+
+  // Every GEMM, for the report; the candidates, in the order of the mask.
+  GemmPolicy policy = getGemmPolicy(*pipeline);
+  FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, policy);
+  if (failed(gemms)) {
+    error = "the GEMM analysis failed (see the diagnostics above)";
+    return failure();
+  }
+  SmallVector<unsigned> candidates;
+  for (const GemmInfo &gemm : *gemms) {
+    GemmRecord record;
+    record.location = printLocation(gemm.op->getLoc());
+    record.opName = gemm.op->getName().getStringRef().str();
+    record.flops = gemm.getFlops();
+    record.reason = gemm.reason;
+    if (gemm.isFP8()) {
+      record.candidate = candidates.size();
+      candidates.push_back(result.gemms.size());
+    } else {
+      record.why = ("not a candidate: " + stringifyGemmReason(gemm.reason))
+                       .str();
+    }
+    if (record.flops)
+      result.totalFlops += *record.flops;
+    result.gemms.push_back(std::move(record));
+  }
+  if (candidates.empty()) {
+    error = llvm::formatv("no GEMM of the graph goes to FP8 under these "
+                          "options ({0} GEMMs found): there is nothing "
+                          "to tune",
+                          gemms->size())
+                .str();
+    return failure();
+  }
+
+  SmallVector<unsigned> outputs;
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+    if (isa<FloatType>(getElementTypeOrSelf(type))) {
+      outputs.push_back(index);
+      result.outputNames.push_back("output #" + std::to_string(index));
+    }
+  if (outputs.empty()) {
+    error = ("@" + name + " has no float output to measure").str();
+    return failure();
+  }
+
+  // The two programs.
+  Clock::time_point compileStart = Clock::now();
+  OwningOpRef<ModuleOp> wide = module.clone();
+  if (failed(widenFloats(*wide, Float64Type::get(module.getContext()), error)))
+    return failure();
+  std::unique_ptr<CompiledFunction> golden =
+      CompiledFunction::compile(*wide, name, error, options.compile);
+  if (!golden)
+    return failure();
+  OwningOpRef<ModuleOp> variantModule = module.clone();
+  {
+    PassManager pm(module.getContext());
+    FP8TuneVariantsOptions variantOptions;
+    variantOptions.fp8Attention = policy.fp8Attention;
+    variantOptions.keepFirstLast = policy.keepFirstLast;
+    variantOptions.minFlops = policy.minFlops;
+    variantOptions.exclude = policy.exclude;
+    variantOptions.granularity = pipeline->granularity;
+    variantOptions.wgradHigh = policy.wgradHigh;
+    pm.addPass(createFP8TuneVariants(variantOptions));
+    buildFP8Pipeline(pm, *pipeline);
+    if (failed(pm.run(*variantModule))) {
+      error = "fp8-tune-variants and fp8-pipeline failed (see the "
+              "diagnostics above)";
+      return failure();
+    }
+  }
+  std::unique_ptr<CompiledFunction> variants =
+      CompiledFunction::compile(*variantModule, name, error, options.compile);
+  if (!variants)
+    return failure();
+  result.compileSeconds = secondsSince(compileStart);
+
+  InputMaker inputs(module, func, options);
+  if (failed(inputs.prepare(error)))
+    return failure();
+  unsigned n = candidates.size();
+  Trials trials(*golden, *variants, outputs, n, result);
+  if (failed(trials.setInputs(inputs.make(options.seed), error)))
+    return failure();
+
+  // The baseline: the graph's own arithmetic.
+  SmallVector<bool> none(n, false), all(n, true);
+  FailureOr<Measurement> baseline = trials.measure(none, error);
+  if (failed(baseline))
+    return failure();
+  result.baseline = *baseline;
+  if (!meetsBudget(result.baseline, options)) {
+    std::string figures;
+    llvm::raw_string_ostream os(figures);
+    for (auto [o, db] : llvm::enumerate(result.baseline.outputDb))
+      os << (o ? ", " : "") << result.outputNames[o] << " " << formatDb(db)
+         << " dB (worst row " << formatDb(result.baseline.worstRowDb[o])
+         << " dB)";
+    error = llvm::formatv("the budget of {0} dB{1} is out of reach even with "
+                          "no GEMM in FP8: the graph's own arithmetic "
+                          "against the f64 golden run gives {2}",
+                          formatDb(options.budgetDb),
+                          options.perRowDb
+                              ? " (rows " + formatDb(*options.perRowDb) + " dB)"
+                              : std::string(),
+                          figures)
+                .str();
+    return failure();
+  }
+  FailureOr<Measurement> allFP8 = trials.measure(all, error);
+  if (failed(allFP8))
+    return failure();
+  result.allFP8 = *allFP8;
+
+  // Each candidate alone.
+  bool perRow = options.perRowDb.has_value();
+  SelectionProblem problem;
+  problem.baseline = toNoise(result.baseline, perRow);
+  for (unsigned o = 0; o < outputs.size(); ++o)
+    problem.limit.push_back(noiseFromDb(options.budgetDb));
+  if (perRow)
+    for (unsigned o = 0; o < outputs.size(); ++o)
+      problem.limit.push_back(noiseFromDb(*options.perRowDb));
+  for (unsigned c = 0; c < n; ++c) {
+    SmallVector<bool> alone(n, false);
+    alone[c] = true;
+    FailureOr<Measurement> m = trials.measure(alone, error);
+    if (failed(m))
+      return failure();
+    SmallVector<double> cost;
+    for (auto [noise, base] : llvm::zip(toNoise(*m, perRow), problem.baseline))
+      cost.push_back(std::max(0.0, noise - base));
+    GemmRecord &record = result.gemms[candidates[c]];
+    record.aloneWorstDb = m->worstDb;
+    for (auto [m2, c2] : llvm::enumerate(cost)) {
+      double slack = problem.limit[m2] - problem.baseline[m2];
+      record.budgetShare = std::max(
+          record.budgetShare, slack > 0 ? c2 / slack : double(INFINITY));
+    }
+    problem.flops.push_back(record.flops ? double(*record.flops) : 0.0);
+    problem.cost.push_back(std::move(cost));
+  }
+  result.allFP8PredictedDb =
+      worstOutputDb(predictNoise(problem, all), outputs.size());
+
+  // Choose, verify, and drop the worst contributor while the measurement
+  // misses.
+  problem.allowed.assign(n, true);
+  SmallVector<std::string> dropped(n);
+  Selection selection;
+  Measurement measured;
+  for (;;) {
+    selection = selectSubset(problem);
+    FailureOr<Measurement> m = trials.measure(selection.chosen, error);
+    if (failed(m))
+      return failure();
+    ++result.verifications;
+    measured = *m;
+    if (meetsBudget(measured, options))
+      break;
+    SmallVector<double> noise = toNoise(measured, perRow);
+    unsigned worstMetric = 0;
+    for (unsigned k = 1; k < noise.size(); ++k)
+      if (noise[k] / problem.limit[k] >
+          noise[worstMetric] / problem.limit[worstMetric])
+        worstMetric = k;
+    std::optional<unsigned> worst;
+    for (unsigned c = 0; c < n; ++c)
+      if (selection.chosen[c] &&
+          (!worst || problem.cost[c][worstMetric] >
+                         problem.cost[*worst][worstMetric]))
+        worst = c;
+    // The baseline met the budget, so an empty choice never misses.
+    assert(worst && "an empty choice measured above the baseline");
+    problem.allowed[*worst] = false;
+    dropped[*worst] = llvm::formatv(
+        "dropped after verification {0}: the choice measured {1} dB "
+        "against {2} dB predicted, and this GEMM added the most noise "
+        "to the metric that missed",
+        result.verifications, formatDb(measured.worstDb),
+        formatDb(worstOutputDb(predictNoise(problem, selection.chosen),
+                               outputs.size())))
+                          .str();
+  }
+  result.chosen = measured;
+  result.exactSearch = selection.exact;
+  SmallVector<double> predicted = predictNoise(problem, selection.chosen);
+  result.predictedDb = result.predictedRowDb = INFINITY;
+  for (auto [k, noise] : llvm::enumerate(predicted)) {
+    double &worst = k < outputs.size() ? result.predictedDb
+                                       : result.predictedRowDb;
+    worst = std::min(worst, dbFromNoise(noise));
+  }
+
+  for (unsigned c = 0; c < n; ++c) {
+    GemmRecord &record = result.gemms[candidates[c]];
+    record.fp8 = selection.chosen[c];
+    if (record.fp8) {
+      result.fp8Flops += record.flops.value_or(0);
+      record.why = "FP8: the choice meets the budget with it";
+    } else if (!dropped[c].empty()) {
+      record.why = dropped[c];
+    } else if (record.budgetShare > 1) {
+      record.why = llvm::formatv("high precision: alone in FP8 it uses "
+                                 "{0:f2}x the budget",
+                                 record.budgetShare)
+                       .str();
+    } else {
+      record.why = llvm::formatv(
+                       "high precision: the budget left by larger GEMMs "
+                       "is too small (it uses {0:f2} of it alone)",
+                       record.budgetShare)
+                       .str();
+    }
+  }
+  int64_t candidateFlops = 0;
+  for (unsigned index : candidates)
+    candidateFlops += result.gemms[index].flops.value_or(0);
+  if (result.totalFlops > 0) {
+    result.fp8FlopShare = double(result.fp8Flops) / result.totalFlops;
+    result.candidateFlopShare = double(candidateFlops) / result.totalFlops;
+  }
+
+  // The same choice on inputs it was not tuned on.
+  if (failed(trials.setInputs(inputs.make(options.freshSeed), error)))
+    return failure();
+  FailureOr<Measurement> freshBaseline = trials.measure(none, error);
+  if (failed(freshBaseline))
+    return failure();
+  FailureOr<Measurement> freshChosen = trials.measure(selection.chosen, error);
+  if (failed(freshChosen))
+    return failure();
+  result.freshBaseline = *freshBaseline;
+  result.freshChosen = *freshChosen;
+  result.totalSeconds = secondsSince(tuneStart);
+  return result;
+}
+
+LogicalResult tune::applyDecisions(ModuleOp module, const TuneOptions &options,
+                                   const TuneResult &result,
+                                   std::string &error) {
+  std::unique_ptr<FP8PipelineOptions> pipeline =
+      FP8PipelineOptions::createFromString(options.pipelineOptions);
+  if (!pipeline) {
+    error = "bad --fp8-pipeline options '" + options.pipelineOptions + "'";
+    return failure();
+  }
+  FailureOr<SmallVector<GemmInfo, 0>> tuned =
+      analyzeGemms(module, getGemmPolicy(*pipeline));
+  FailureOr<SmallVector<GemmInfo, 0>> byDefault = analyzeGemms(module, {});
+  if (failed(tuned) || failed(byDefault) ||
+      tuned->size() != result.gemms.size() ||
+      byDefault->size() != result.gemms.size()) {
+    error = "the module is not the one tuned: its GEMMs differ";
+    return failure();
+  }
+  MLIRContext *context = module.getContext();
+  for (auto [gemm, plain, record] :
+       llvm::zip_equal(*tuned, *byDefault, result.gemms)) {
+    if (gemm.isFP8() != record.candidate.has_value()) {
+      error = "the module is not the one tuned: its GEMMs differ";
+      return failure();
+    }
+    if (record.candidate)
+      gemm.op->setAttr("fp8.precision",
+                       StringAttr::get(context, record.fp8 ? "fp8" : "high"));
+    else if (plain.isFP8())
+      gemm.op->setAttr("fp8.precision", StringAttr::get(context, "high"));
+  }
+  return success();
+}
+
+static llvm::json::Value jsonDb(double db) {
+  if (!std::isfinite(db))
+    return nullptr;
+  return db;
+}
+
+static llvm::json::Object toJSON(const Measurement &m) {
+  llvm::json::Array outputs;
+  for (auto [db, row] : llvm::zip(m.outputDb, m.worstRowDb))
+    outputs.push_back(
+        llvm::json::Object{{"sqnr_db", jsonDb(db)}, {"worst_row_sqnr_db", jsonDb(row)}});
+  return llvm::json::Object{{"worst_sqnr_db", jsonDb(m.worstDb)},
+                            {"worst_row_sqnr_db", jsonDb(m.worstRowWorstDb)},
+                            {"outputs", std::move(outputs)}};
+}
+
+llvm::json::Value tune::toJSON(const TuneResult &result,
+                               const TuneOptions &options) {
+  llvm::json::Array gemms;
+  for (auto [index, g] : llvm::enumerate(result.gemms)) {
+    llvm::json::Object record{
+        {"index", static_cast<int64_t>(index)},
+        {"op", g.opName},
+        {"location", g.location},
+        {"flops", g.flops ? llvm::json::Value(*g.flops) : nullptr},
+        {"candidate", g.candidate.has_value()},
+        {"analysis_reason", stringifyGemmReason(g.reason)},
+        {"decision", g.fp8 ? "fp8" : "high"},
+        {"why", g.why}};
+    if (g.candidate) {
+      record["mask_index"] = static_cast<int64_t>(*g.candidate);
+      record["alone_worst_sqnr_db"] = jsonDb(g.aloneWorstDb);
+      record["budget_share"] = jsonDb(g.budgetShare);
+    }
+    gemms.push_back(std::move(record));
+  }
+  llvm::json::Object totals{
+      {"budget_db", options.budgetDb},
+      {"per_row_budget_db",
+       options.perRowDb ? llvm::json::Value(*options.perRowDb) : nullptr},
+      {"gemm_flops", result.totalFlops},
+      {"fp8_flops", result.fp8Flops},
+      {"fp8_flop_share", result.fp8FlopShare},
+      {"candidate_flop_share", result.candidateFlopShare},
+      {"predicted_worst_sqnr_db", jsonDb(result.predictedDb)},
+      {"predicted_worst_row_sqnr_db",
+       options.perRowDb ? jsonDb(result.predictedRowDb) : nullptr},
+      {"measured_worst_sqnr_db", jsonDb(result.chosen.worstDb)},
+      {"measured_worst_row_sqnr_db", jsonDb(result.chosen.worstRowWorstDb)},
+      {"fresh_worst_sqnr_db", jsonDb(result.freshChosen.worstDb)},
+      {"fresh_worst_row_sqnr_db", jsonDb(result.freshChosen.worstRowWorstDb)},
+      {"all_fp8_predicted_worst_sqnr_db", jsonDb(result.allFP8PredictedDb)},
+      {"verifications", static_cast<int64_t>(result.verifications)},
+      {"exact_search", result.exactSearch},
+      {"runs", static_cast<int64_t>(result.runs)},
+      {"compile_seconds", result.compileSeconds},
+      {"run_seconds", result.runSeconds},
+      {"tuning_seconds", result.totalSeconds}};
+  return llvm::json::Object{
+      {"seed", static_cast<int64_t>(options.seed)},
+      {"fresh_seed", static_cast<int64_t>(options.freshSeed)},
+      {"gemms", std::move(gemms)},
+      {"calibration",
+       llvm::json::Object{{"no_fp8", ::toJSON(result.baseline)},
+                          {"all_fp8", ::toJSON(result.allFP8)},
+                          {"chosen", ::toJSON(result.chosen)}}},
+      {"fresh",
+       llvm::json::Object{{"no_fp8", ::toJSON(result.freshBaseline)},
+                          {"chosen", ::toJSON(result.freshChosen)}}},
+      {"totals", std::move(totals)}};
+}
+
+void tune::printSummary(llvm::raw_ostream &os, const TuneResult &result,
+                        const TuneOptions &options) {
+  os << llvm::formatv("{0,-5} {1,-14} {2,12} {3,10} {4,8}  {5}\n", "gemm",
+                      "op", "flops", "alone dB", "choice", "why");
+  for (auto [index, g] : llvm::enumerate(result.gemms))
+    os << llvm::formatv("{0,-5} {1,-14} {2,12} {3,10} {4,8}  {5}\n", index,
+                        StringRef(g.opName).drop_front(
+                            StringRef(g.opName).find('.') + 1),
+                        g.flops ? std::to_string(*g.flops) : "dynamic",
+                        g.candidate ? formatDb(g.aloneWorstDb) : "-",
+                        g.fp8 ? "fp8" : "high", g.why);
+  os << llvm::formatv(
+      "budget {0} dB{1}: FP8 share of GEMM FLOPs {2:f1}% (candidates "
+      "{3:f1}%)\n",
+      formatDb(options.budgetDb),
+      options.perRowDb ? " (rows " + formatDb(*options.perRowDb) + " dB)"
+                       : std::string(),
+      100 * result.fp8FlopShare, 100 * result.candidateFlopShare);
+  os << llvm::formatv(
+      "worst output SQNR: no FP8 {0} dB, all FP8 {1} dB (predicted {2}), "
+      "chosen {3} dB (predicted {4}; worst row {5} dB)\n",
+      formatDb(result.baseline.worstDb), formatDb(result.allFP8.worstDb),
+      formatDb(result.allFP8PredictedDb), formatDb(result.chosen.worstDb),
+      formatDb(result.predictedDb), formatDb(result.chosen.worstRowWorstDb));
+  os << llvm::formatv(
+      "fresh inputs (seed {0}): no FP8 {1} dB, chosen {2} dB (worst row "
+      "{3} dB){4}\n",
+      options.freshSeed, formatDb(result.freshBaseline.worstDb),
+      formatDb(result.freshChosen.worstDb),
+      formatDb(result.freshChosen.worstRowWorstDb),
+      meetsBudget(result.freshChosen, options) ? ""
+                                               : ": BUDGET MISSED on fresh "
+                                                 "inputs");
+  os << llvm::formatv("{0} verification run(s), {1} search; {2} runs; "
+                      "compile {3:f1} s, runs {4:f1} s, total {5:f1} s\n",
+                      result.verifications,
+                      result.exactSearch ? "exact" : "greedy", result.runs,
+                      result.compileSeconds, result.runSeconds,
+                      result.totalSeconds);
+}
