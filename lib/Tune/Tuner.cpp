@@ -99,7 +99,8 @@ public:
         if (failed(tensor))
           return failure();
         auto shaped = dyn_cast<RankedTensorType>(type.getInput(index));
-        if (!shaped || tensor->getShape() != shaped.getShape()) {
+        if (shaped ? tensor->getShape() != shaped.getShape()
+                   : !tensor->getShape().empty()) {
           error = ("'" + source + "' does not have the shape of argument #" +
                    std::to_string(index))
                       .str();
