@@ -180,7 +180,8 @@ SmallVector<HostTensor> convertInputs(ArrayRef<HostTensor> values,
   return converted;
 }
 
-/// The compiled golden and variant programs, and the runs of one input set.
+/// The compiled golden and variant programs, and their runs on one or
+/// more input sets.
 class Trials {
 public:
   Trials(CompiledFunction &golden, CompiledFunction &variants,
@@ -189,9 +190,10 @@ public:
       : golden(golden), variants(variants), outputs(outputs),
         numCandidates(numCandidates), result(result) {}
 
-  /// Runs the golden graph on `inputs` and warms the variants' scaling
-  /// state up on them (delayed scaling is measured in its steady state).
-  LogicalResult setInputs(SmallVector<HostTensor> inputs, std::string &error) {
+  /// Adds an input set: runs the golden graph on it and warms the
+  /// variants' scaling state up on it (delayed scaling is measured in its
+  /// steady state).
+  LogicalResult addInputs(SmallVector<HostTensor> inputs, std::string &error) {
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> reference =
         golden.call(convertInputs(inputs, golden.getSignature()), error);
@@ -210,13 +212,55 @@ public:
           return failure();
         }
     }
-    goldenOutputs = std::move(*reference);
-    current = std::move(inputs);
+    sets.push_back({std::move(inputs), std::move(*reference)});
     SmallVector<bool> allFP8(numCandidates, true);
-    return failure(failed(measure(allFP8, error)));
+    return failure(failed(run(sets.back(), allFP8, error)));
   }
 
+  void clearInputs() { sets.clear(); }
+
+  /// The SQNRs with the candidates in `fp8` in FP8, on every input set.
+  FailureOr<SmallVector<Measurement>> measureEach(ArrayRef<bool> fp8,
+                                                  std::string &error) {
+    SmallVector<Measurement> each;
+    for (const InputSet &set : sets) {
+      FailureOr<Measurement> m = run(set, fp8, error);
+      if (failed(m))
+        return failure();
+      each.push_back(std::move(*m));
+    }
+    return each;
+  }
+
+  /// The worst of every SQNR over the input sets.
   FailureOr<Measurement> measure(ArrayRef<bool> fp8, std::string &error) {
+    FailureOr<SmallVector<Measurement>> each = measureEach(fp8, error);
+    if (failed(each))
+      return failure();
+    return combine(*each);
+  }
+
+  static Measurement combine(ArrayRef<Measurement> each) {
+    Measurement worst = each.front();
+    for (const Measurement &m : each.drop_front()) {
+      for (auto [w, db] : llvm::zip(worst.outputDb, m.outputDb))
+        w = std::min(w, db);
+      for (auto [w, db] : llvm::zip(worst.worstRowDb, m.worstRowDb))
+        w = std::min(w, db);
+      worst.worstDb = std::min(worst.worstDb, m.worstDb);
+      worst.worstRowWorstDb = std::min(worst.worstRowWorstDb,
+                                       m.worstRowWorstDb);
+    }
+    return worst;
+  }
+
+private:
+  struct InputSet {
+    SmallVector<HostTensor> inputs, goldenOutputs;
+  };
+
+  FailureOr<Measurement> run(const InputSet &set, ArrayRef<bool> fp8,
+                             std::string &error) {
     HostTensor mask(IntegerType::get(golden.getSignature().getContext(), 1),
                     {static_cast<int64_t>(fp8.size())});
     for (auto [i, on] : llvm::enumerate(fp8))
@@ -224,7 +268,8 @@ public:
     if (failed(variants.writeGlobal(kMaskName, mask, error)))
       return failure();
     Clock::time_point start = Clock::now();
-    FailureOr<SmallVector<HostTensor>> actual = variants.call(current, error);
+    FailureOr<SmallVector<HostTensor>> actual =
+        variants.call(set.inputs, error);
     result.runSeconds += secondsSince(start);
     ++result.runs;
     if (failed(actual))
@@ -232,7 +277,7 @@ public:
     Measurement m;
     m.worstDb = m.worstRowWorstDb = INFINITY;
     for (unsigned output : outputs) {
-      Comparison c = compare(goldenOutputs[output], (*actual)[output]);
+      Comparison c = compare(set.goldenOutputs[output], (*actual)[output]);
       double db = c.nonFinite ? -INFINITY : c.sqnrDb;
       double rowDb = c.nonFinite ? -INFINITY : c.worstRowSqnrDb;
       m.outputDb.push_back(db);
@@ -243,12 +288,11 @@ public:
     return m;
   }
 
-private:
   CompiledFunction &golden, &variants;
   ArrayRef<unsigned> outputs;
   unsigned numCandidates;
   TuneResult &result;
-  SmallVector<HostTensor> current, goldenOutputs;
+  SmallVector<InputSet> sets;
 };
 } // namespace
 
@@ -389,15 +433,17 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     return failure();
   unsigned n = candidates.size();
   Trials trials(*golden, *variants, outputs, n, result);
-  if (failed(trials.setInputs(inputs.make(options.seed), error)))
-    return failure();
+  for (unsigned set = 0; set < options.calibrationSets; ++set)
+    if (failed(trials.addInputs(inputs.make(options.seed + set), error)))
+      return failure();
 
   // The baseline: the graph's own arithmetic.
   SmallVector<bool> none(n, false), all(n, true);
-  FailureOr<Measurement> baseline = trials.measure(none, error);
-  if (failed(baseline))
+  FailureOr<SmallVector<Measurement>> baselines =
+      trials.measureEach(none, error);
+  if (failed(baselines))
     return failure();
-  result.baseline = *baseline;
+  result.baseline = Trials::combine(*baselines);
   if (!meetsBudget(result.baseline, options)) {
     std::string figures;
     llvm::raw_string_ostream os(figures);
@@ -433,14 +479,18 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   for (unsigned c = 0; c < n; ++c) {
     SmallVector<bool> alone(n, false);
     alone[c] = true;
-    FailureOr<Measurement> m = trials.measure(alone, error);
-    if (failed(m))
+    FailureOr<SmallVector<Measurement>> each =
+        trials.measureEach(alone, error);
+    if (failed(each))
       return failure();
-    SmallVector<double> cost;
-    for (auto [noise, base] : llvm::zip(toNoise(*m, perRow), problem.baseline))
-      cost.push_back(std::max(0.0, noise - base));
+    // What it adds on the input set where it adds the most.
+    SmallVector<double> cost(problem.limit.size(), 0.0);
+    for (auto [m, base] : llvm::zip(*each, *baselines))
+      for (auto [total, noise, own] :
+           llvm::zip(cost, toNoise(m, perRow), toNoise(base, perRow)))
+        total = std::max(total, noise - own);
     GemmRecord &record = result.gemms[candidates[c]];
-    record.aloneWorstDb = m->worstDb;
+    record.aloneWorstDb = Trials::combine(*each).worstDb;
     for (auto [m2, c2] : llvm::enumerate(cost)) {
       double slack = problem.limit[m2] - problem.baseline[m2];
       record.budgetShare = std::max(
@@ -531,7 +581,8 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   }
 
   // The same choice on inputs it was not tuned on.
-  if (failed(trials.setInputs(inputs.make(options.freshSeed), error)))
+  trials.clearInputs();
+  if (failed(trials.addInputs(inputs.make(options.freshSeed), error)))
     return failure();
   FailureOr<Measurement> freshBaseline = trials.measure(none, error);
   if (failed(freshBaseline))
@@ -639,6 +690,7 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
       {"tuning_seconds", result.totalSeconds}};
   return llvm::json::Object{
       {"seed", static_cast<int64_t>(options.seed)},
+      {"calibration_sets", static_cast<int64_t>(options.calibrationSets)},
       {"fresh_seed", static_cast<int64_t>(options.freshSeed)},
       {"gemms", std::move(gemms)},
       {"calibration",

@@ -60,10 +60,16 @@ static cl::opt<std::string> functionName(
     cl::cat(tuneCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the calibration inputs"),
                               cl::init(0), cl::cat(tuneCategory));
+static cl::opt<unsigned> calibrationSets(
+    "calibration-sets",
+    cl::desc("Input sets (seeds --seed, --seed+1, ...) every GEMM's cost is "
+             "measured on and the choice must meet the budget on"),
+    cl::init(2), cl::cat(tuneCategory));
 static cl::opt<uint64_t>
     freshSeed("fresh-seed",
-              cl::desc("Seed of the fresh inputs the choice is checked on"),
-              cl::init(1), cl::cat(tuneCategory));
+              cl::desc("Seed of the fresh inputs the choice is checked on "
+                       "(default: the seed after the calibration sets')"),
+              cl::init(0), cl::cat(tuneCategory));
 static cl::opt<std::string>
     distribution("dist",
                  cl::desc("Inputs without a role-based default: normal | "
@@ -129,8 +135,12 @@ int main(int argc, char **argv) {
   options.distribution = *dist;
   options.scale = scale;
   options.integerRange = integerRange;
+  if (calibrationSets == 0)
+    return fail("--calibration-sets must be at least 1");
   options.seed = seed;
-  options.freshSeed = freshSeed;
+  options.calibrationSets = calibrationSets;
+  options.freshSeed =
+      freshSeed.getNumOccurrences() ? freshSeed : seed + calibrationSets;
   options.pipelineOptions = pipelineOptions;
   options.argOverrides.assign(argOverrides.begin(), argOverrides.end());
   options.compile.optLevel = optLevel;

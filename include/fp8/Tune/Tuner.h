@@ -34,9 +34,12 @@ struct TuneOptions {
   std::optional<double> perRowDb;
   /// fp8-pipeline's options: the recipe and policy the tuned graph is for.
   std::string pipelineOptions;
-  /// Calibration inputs; the fresh inputs that check the choice use
-  /// `freshSeed`.
+  /// Calibration inputs: `calibrationSets` sets drawn from seeds `seed`,
+  /// `seed + 1`, ...; a GEMM's cost is the most it adds on any of them and
+  /// the choice must meet the budget on all. The fresh inputs that check
+  /// the choice afterwards use `freshSeed`.
   uint64_t seed = 0, freshSeed = 1;
+  unsigned calibrationSets = 1;
   /// Inputs without a role-based default: `distribution` with `scale`;
   /// integers uniform in [0, integerRange).
   runner::Distribution distribution = runner::Distribution::Normal;
@@ -73,8 +76,9 @@ struct Measurement {
 struct TuneResult {
   SmallVector<GemmRecord> gemms;
   SmallVector<std::string> outputNames;
-  /// Calibration inputs: every candidate in high precision, all in FP8
-  /// (measured and predicted), the choice (predicted and measured).
+  /// Calibration inputs (the worst over the sets): every candidate in high
+  /// precision, all in FP8 (measured and predicted), the choice (predicted
+  /// and measured).
   Measurement baseline, allFP8, chosen;
   double allFP8PredictedDb = 0, predictedDb = 0, predictedRowDb = 0;
   /// Fresh inputs: every candidate in high precision, and the choice.
