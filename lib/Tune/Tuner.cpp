@@ -190,10 +190,13 @@ public:
       : golden(golden), variants(variants), outputs(outputs),
         numCandidates(numCandidates), result(result) {}
 
-  /// Adds an input set: runs the golden graph on it and warms the
-  /// variants' scaling state up on it (delayed scaling is measured in its
-  /// steady state).
-  LogicalResult addInputs(SmallVector<HostTensor> inputs, std::string &error) {
+  /// Adds an input set: runs the golden graph on it and, with `warmUp`,
+  /// the variants once with every candidate in FP8, so that delayed scaling
+  /// has seen its amaxes (its steady state on these inputs); without, the
+  /// scales are those of the inputs seen before, as in training, where a
+  /// step quantizes with the history of the steps before it.
+  LogicalResult addInputs(SmallVector<HostTensor> inputs, bool warmUp,
+                          std::string &error) {
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> reference =
         golden.call(convertInputs(inputs, golden.getSignature()), error);
@@ -213,6 +216,8 @@ public:
         }
     }
     sets.push_back({std::move(inputs), std::move(*reference)});
+    if (!warmUp)
+      return success();
     SmallVector<bool> allFP8(numCandidates, true);
     return failure(failed(run(sets.back(), allFP8, error)));
   }
@@ -434,7 +439,8 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   unsigned n = candidates.size();
   Trials trials(*golden, *variants, outputs, n, result);
   for (unsigned set = 0; set < options.calibrationSets; ++set)
-    if (failed(trials.addInputs(inputs.make(options.seed + set), error)))
+    if (failed(trials.addInputs(inputs.make(options.seed + set),
+                                /*warmUp=*/true, error)))
       return failure();
 
   // The baseline: the graph's own arithmetic.
@@ -580,15 +586,17 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     result.candidateFlopShare = double(candidateFlops) / result.totalFlops;
   }
 
-  // The same choice on inputs it was not tuned on.
+  // The same choice on inputs it was not tuned on, first of all with the
+  // scales of the calibration inputs (every run updates the scaling state).
   trials.clearInputs();
-  if (failed(trials.addInputs(inputs.make(options.freshSeed), error)))
-    return failure();
-  FailureOr<Measurement> freshBaseline = trials.measure(none, error);
-  if (failed(freshBaseline))
+  if (failed(trials.addInputs(inputs.make(options.freshSeed),
+                              /*warmUp=*/false, error)))
     return failure();
   FailureOr<Measurement> freshChosen = trials.measure(selection.chosen, error);
   if (failed(freshChosen))
+    return failure();
+  FailureOr<Measurement> freshBaseline = trials.measure(none, error);
+  if (failed(freshBaseline))
     return failure();
   result.freshBaseline = *freshBaseline;
   result.freshChosen = *freshChosen;
