@@ -323,9 +323,12 @@ static double worstOutputDb(ArrayRef<double> noise, unsigned numOutputs) {
   return worst;
 }
 
-static bool meetsBudget(const Measurement &m, const TuneOptions &options) {
-  return m.worstDb >= options.budgetDb &&
-         (!options.perRowDb || m.worstRowWorstDb >= *options.perRowDb);
+/// Whether `m` meets the budget, raised by `margin` dB.
+static bool meetsBudget(const Measurement &m, const TuneOptions &options,
+                        double margin = 0) {
+  return m.worstDb >= options.budgetDb + margin &&
+         (!options.perRowDb ||
+          m.worstRowWorstDb >= *options.perRowDb + margin);
 }
 
 FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
@@ -334,7 +337,8 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   Clock::time_point tuneStart = Clock::now();
   TuneResult result;
   if (!std::isfinite(options.budgetDb) ||
-      (options.perRowDb && !std::isfinite(*options.perRowDb))) {
+      (options.perRowDb && !std::isfinite(*options.perRowDb)) ||
+      !std::isfinite(options.marginDb) || options.marginDb < 0) {
     error = "the budget must be a finite number of dB";
     return failure();
   }
@@ -478,10 +482,10 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   SelectionProblem problem;
   problem.baseline = toNoise(result.baseline, perRow);
   for (unsigned o = 0; o < outputs.size(); ++o)
-    problem.limit.push_back(noiseFromDb(options.budgetDb));
+    problem.limit.push_back(noiseFromDb(options.budgetDb + options.marginDb));
   if (perRow)
     for (unsigned o = 0; o < outputs.size(); ++o)
-      problem.limit.push_back(noiseFromDb(*options.perRowDb));
+      problem.limit.push_back(noiseFromDb(*options.perRowDb + options.marginDb));
   for (unsigned c = 0; c < n; ++c) {
     SmallVector<bool> alone(n, false);
     alone[c] = true;
@@ -521,7 +525,7 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
       return failure();
     ++result.verifications;
     measured = *m;
-    if (meetsBudget(measured, options))
+    if (meetsBudget(measured, options, options.marginDb))
       break;
     SmallVector<double> noise = toNoise(measured, perRow);
     unsigned worstMetric = 0;
@@ -676,6 +680,7 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
   }
   llvm::json::Object totals{
       {"budget_db", options.budgetDb},
+      {"margin_db", options.marginDb},
       {"per_row_budget_db",
        options.perRowDb ? llvm::json::Value(*options.perRowDb) : nullptr},
       {"gemm_flops", result.totalFlops},
@@ -726,8 +731,11 @@ void tune::printSummary(llvm::raw_ostream &os, const TuneResult &result,
       "budget {0} dB{1}: FP8 share of GEMM FLOPs {2:f1}% (candidates "
       "{3:f1}%)\n",
       formatDb(options.budgetDb),
-      options.perRowDb ? " (rows " + formatDb(*options.perRowDb) + " dB)"
-                       : std::string(),
+      (options.perRowDb ? " (rows " + formatDb(*options.perRowDb) + " dB)"
+                        : std::string()) +
+          (options.marginDb > 0
+               ? ", calibrated to " + formatDb(options.marginDb) + " dB above"
+               : std::string()),
       100 * result.fp8FlopShare, 100 * result.candidateFlopShare);
   os << llvm::formatv(
       "worst output SQNR: no FP8 {0} dB, all FP8 {1} dB (predicted {2}), "

@@ -48,6 +48,11 @@ static cl::opt<std::string>
                                "row"),
            cl::cat(tuneCategory));
 static cl::opt<std::string>
+    margin("margin",
+           cl::desc("dB the calibration inputs must beat the budgets by "
+                    "(default 0)"),
+           cl::init("0"), cl::cat(tuneCategory));
+static cl::opt<std::string>
     pipelineOptions("fp8-pipeline",
                     cl::desc("fp8-pipeline's options: the recipe the graph "
                              "is tuned for"),
@@ -122,6 +127,10 @@ int main(int argc, char **argv) {
     if (!options.perRowDb)
       return fail("--per-row='" + perRow + "' is not a number of dB");
   }
+  std::optional<double> marginDb = parseDb(margin);
+  if (!marginDb || *marginDb < 0)
+    return fail("--margin='" + margin + "' is not a non-negative number of dB");
+  options.marginDb = *marginDb;
   std::optional<runner::Distribution> dist =
       runner::parseDistribution(distribution);
   if (!dist)

@@ -32,6 +32,10 @@ struct TuneOptions {
   double budgetDb = 25;
   /// And, when set, the SQNR of every output's worst row.
   std::optional<double> perRowDb;
+  /// The calibration inputs must beat the budgets by this much, so that
+  /// inputs the choice was not made on (their SQNR varies by a dB or two
+  /// from seed to seed on small graphs) meet them too.
+  double marginDb = 0;
   /// fp8-pipeline's options: the recipe and policy the tuned graph is for.
   std::string pipelineOptions;
   /// Calibration inputs: `calibrationSets` sets drawn from seeds `seed`,
