@@ -4,7 +4,11 @@
 #   f32: linalg.matmul in f32, lowered by fp8-lower-to-cpu;
 #   fp8: fp8.scaled_matmul on E4M3 operands (decode + contraction + scaling
 #        epilogue, f32 out), lowered the same way;
-#   openblas: numpy's matmul in f32 (Debian's python3-numpy on OpenBLAS).
+#   openblas: numpy's matmul in f32 (Debian's python3-numpy on OpenBLAS),
+#        with the kernels OpenBLAS detects for this CPU: OPENBLAS_CORETYPE
+#        and OPENBLAS_L2_SIZE, which this environment sets (to Haswell's
+#        AVX2 kernels on an AVX-512 machine), are unset for that command
+#        only. The kernel it used is printed (python3-threadpoolctl).
 # Each program is JIT-compiled once by mlir-runner and timed over REPEAT
 # calls (best call). The last line gives the ratios to OpenBLAS on the
 # geometric mean over the shapes: `ratio f32 X.XX fp8 Y.YY`.
@@ -129,34 +133,40 @@ run_ours() {  # kind m k n -> seconds
     -O3 -shared-libs="$libs" | tail -1
 }
 
-run_openblas() {  # m k n -> seconds
-  "$python" - "$@" "$repeat" <<'PY'
+run_openblas() {  # m k n -> "seconds kernel"
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$python" - "$@" "$repeat" <<'PY'
 import sys, time
 import numpy as np
+from threadpoolctl import threadpool_info
 m, k, n, repeat = map(int, sys.argv[1:])
+kernel = "/".join(info.get("architecture") or "?" for info in threadpool_info()
+                  if info.get("internal_api") == "openblas") or "not-openblas"
 rng = np.random.default_rng(0)
 a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
 b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
 best = float("inf")
 for _ in range(repeat):
     t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)
-print(best)
+print(best, kernel)
 PY
 }
 
 printf '%-16s %10s %10s %10s   (GFLOP/s, best of %d)\n' "M x K x N" f32 fp8 openblas "$repeat"
+kernels=()
 ratios=()
 for shape in $shapes; do
   IFS=x read -r m k n <<< "$shape"
   flop=$(( 2 * m * n * k ))
   f32=$(run_ours f32 "$m" "$k" "$n")
   fp8=$(run_ours fp8 "$m" "$k" "$n")
-  blas=$(run_openblas "$m" "$k" "$n")
+  read -r blas kernel < <(run_openblas "$m" "$k" "$n")
   read -r gf32 gfp8 gblas < <(awk -v f="$flop" -v a="$f32" -v b="$fp8" -v c="$blas" \
     'BEGIN { printf "%.1f %.1f %.1f\n", f / a / 1e9, f / b / 1e9, f / c / 1e9 }')
   printf '%-16s %10s %10s %10s\n' "$shape" "$gf32" "$gfp8" "$gblas"
+  kernels+=("$kernel")
   ratios+=("$gf32 $gfp8 $gblas")
 done
+echo "openblas kernel: $(printf '%s\n' "${kernels[@]}" | sort -u | paste -sd, -)"
 printf '%s\n' "${ratios[@]}" | awk '
   { f += log($1 / $3); p += log($2 / $3); n++ }
   END { printf "ratio f32 %.2f fp8 %.2f\n", exp(f / n), exp(p / n) }'
