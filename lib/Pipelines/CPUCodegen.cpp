@@ -16,13 +16,16 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -47,6 +50,14 @@ static constexpr int64_t kVectorLanes = 16;
 /// multiply-add that never becomes a vector.contract (the unit reduction
 /// folds away first). The outer-product lowering still walks K in order.
 static constexpr int64_t kRegisterK = 8;
+/// Contraction blocks M, N, K: a thread's block of the result, and the K
+/// panel its operands are walked in (fp8-tile-and-vectorize-for-cpu's
+/// default cache-tile; fp8-pack-contractions-for-cpu's decoded panels).
+static constexpr int64_t kCacheTile[3] = {128, 256, 256};
+/// Rows of M that share one decoded panel of B (fp8-pack-contractions-for-
+/// cpu): the panel is decoded once per block of this many rows, which
+/// fp8-tile-and-vectorize-for-cpu then walks in cache-tile blocks.
+static constexpr int64_t kDecodedPanelRows = 512;
 /// The blocks of scalar ops that walk an operand across its rows.
 static constexpr int64_t kLocalityBlock = 32;
 /// Iterations below which an op is not worth a parallel loop.
@@ -278,6 +289,12 @@ static int64_t getStaticIterations(linalg::LinalgOp op) {
 namespace {
 struct FP8PackContractionsForCPUPass
     : fp8::impl::FP8PackContractionsForCPUBase<FP8PackContractionsForCPUPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    // decodeInPanels tiles through TilingInterface.
+    linalg::registerTilingInterfaceExternalModels(registry);
+  }
+
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> contractions;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -288,6 +305,144 @@ struct FP8PackContractionsForCPUPass
     for (linalg::LinalgOp op : contractions)
       if (linalg::GenericOp pack = packRhs(rewriter, op))
         fuseProducers(rewriter, pack);
+
+    // Packing replaced some of the contractions: collected again.
+    contractions.clear();
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && getContractionLoops(op))
+        contractions.push_back(op);
+    });
+    for (linalg::LinalgOp op : contractions)
+      decodeInPanels(rewriter, op);
+    RewritePatternSet patterns(&getContext());
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+  }
+
+  /// Whether `op` widens its operands element by element without moving
+  /// them (the FP8 decode: i8 codes in, f32 out): computing it per tile
+  /// reads the narrow operand instead of a wide copy.
+  static bool isWideningElementwise(linalg::GenericOp op) {
+    if (op.getNumDpsInits() != 1 || op.getNumDpsInputs() == 0 ||
+        op.getNumReductionLoops() != 0 ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return false;
+    unsigned resultBits =
+        getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth();
+    return llvm::all_of(op.getDpsInputs(), [&](Value input) {
+      Type element = getElementTypeOrSelf(input.getType());
+      return element.isIntOrFloat() &&
+             element.getIntOrFloatBitWidth() < resultBits;
+    });
+  }
+
+  /// A contraction whose B is widened element by element (the FP8 decode)
+  /// computes B panel by panel, GotoBLAS-style: an scf.forall over M x N
+  /// blocks (the threads), an scf.for over K panels in order, and in each
+  /// panel the decode of the K x N panel of B into a block-sized f32 tile
+  /// that stays in cache, then the contraction of that panel. B is never
+  /// written whole in f32. Each output still accumulates its products in
+  /// K order, one rounding per step: the values are those of the
+  /// contraction of the whole decoded B.
+  static void decodeInPanels(RewriterBase &rewriter, linalg::LinalgOp op) {
+    ContractionLoops loops = *getContractionLoops(op);
+    Value rhs = op.getDpsInputs()[getRhsIndex(op, loops)];
+    auto decode = rhs.getDefiningOp<linalg::GenericOp>();
+    if (!decode || !isWideningElementwise(decode) || op->getNumResults() != 1)
+      return;
+    readSizesFromInits(rewriter, decode);
+    if (!rhs.hasOneUse())
+      return;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    MLIRContext *context = op.getContext();
+    auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
+      SmallVector<int64_t> sizes(ranges.size(), 0);
+      for (unsigned b : loops.batch)
+        sizes[b] = batch;
+      sizes[loops.m] = m;
+      sizes[loops.n] = n;
+      sizes[loops.k] = k;
+      for (auto [size, range] : llvm::zip(sizes, ranges))
+        if (!ShapedType::isDynamic(range) && range > 0 && size > range)
+          size = range;
+      return getAsIndexOpFoldResult(context, sizes);
+    };
+
+    // The blocks, with the decode and the accumulator's fill computed per
+    // block (the K loop below moves the decode further in).
+    using ControlFnResult = scf::SCFTileAndFuseOptions::ControlFnResult;
+    scf::SCFTilingOptions blocks;
+    blocks.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+        .setTileSizes(sizesFor(1, kDecodedPanelRows, kCacheTile[1], 0));
+    scf::SCFTileAndFuseOptions blockOptions;
+    blockOptions.setTilingOptions(blocks).setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer,
+            bool isDestination) -> std::optional<ControlFnResult> {
+          Operation *owner = producer.getOwner();
+          if (owner == decode.getOperation() ||
+              (isDestination && isa<linalg::FillOp>(owner)))
+            return ControlFnResult{};
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTileAndFuseResult> blocked =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), blockOptions);
+    if (failed(blocked))
+      return;
+    rewriter.replaceOp(op, blocked->replacements.lookup(op->getResult(0)));
+    eraseIfDead(rewriter, blocked->fusedProducers);
+
+    // The K panels inside a block, each decoding its panel of B.
+    auto blockOp = cast<linalg::LinalgOp>(blocked->tiledAndFusedOps.front());
+    Value blockRhs = blockOp.getDpsInputs()[getRhsIndex(blockOp, loops)];
+    Operation *blockDecode = blockRhs.getDefiningOp();
+    scf::SCFTilingOptions panels;
+    panels.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+        .setTileSizes(sizesFor(0, 0, 0, kCacheTile[2]));
+    scf::SCFTileAndFuseOptions panelOptions;
+    panelOptions.setTilingOptions(panels).setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer,
+            bool isDestination) -> std::optional<ControlFnResult> {
+          if (!isDestination && producer.getOwner() == blockDecode)
+            return ControlFnResult{};
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(blockOp);
+    FailureOr<scf::SCFTileAndFuseResult> paneled =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(blockOp.getOperation()),
+            panelOptions);
+    if (failed(paneled))
+      return;
+    rewriter.replaceOp(blockOp,
+                       paneled->replacements.lookup(blockOp->getResult(0)));
+    eraseIfDead(rewriter, paneled->fusedProducers);
+  }
+
+  /// The dynamic sizes of `op`'s results (tensor.dim, which tiling adds
+  /// for its loop bounds) read from its inits, which have the same sizes:
+  /// a decode used for nothing else is dead once tiled.
+  static void readSizesFromInits(RewriterBase &rewriter,
+                                 DestinationStyleOpInterface op) {
+    for (OpResult result : op->getResults())
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        if (auto dim = dyn_cast<tensor::DimOp>(user))
+          rewriter.modifyOpInPlace(dim, [&] {
+            dim.getSourceMutable().assign(op.getTiedOpOperand(result)->get());
+          });
+  }
+
+  /// Erases the producers that tiling fused and left without users.
+  static void eraseIfDead(RewriterBase &rewriter,
+                          const llvm::SetVector<Operation *> &ops) {
+    for (Operation *op : ops) {
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+        readSizesFromInits(rewriter, dps);
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+    }
   }
 
   /// Computes the element-wise producers of `pack`'s operand (an FP8

@@ -235,7 +235,125 @@ INSTANTIATE_TEST_SUITE_P(
         GemmCase{{2}, 130, 300, 257, false, true, false, true, "bf16", true,
                  false, true},
         GemmCase{{}, 70, 33, 129, true, false, false, false, "f16", false,
-                 false, true}));
+                 false, true},
+        // Several decoded panels of B in every dimension, with a bias and a
+        // bf16 result; E5M2 with infinities and NaNs.
+        GemmCase{{}, 600, 530, 300, false, false, false, false, "bf16", true,
+                 false},
+        GemmCase{{}, 520, 290, 270, false, false, true, true, "f32", false,
+                 true, true}));
+
+/// fp8.scaled_matmul's definition, written out in C++ from the FP8 codes
+/// (lib/Numerics' decode): per output the f32 sum of the exact products in
+/// K order from zero, one rounding per step, times sa * sb. Sizes that span
+/// several decoded panels of B (fp8-pack-contractions-for-cpu decodes K x N
+/// panels of 256 x 256 per block of 512 rows), with partial blocks and
+/// panels in M, N and K.
+class ScaledMatmulDefinition : public CPUCodegenTest,
+                               public ::testing::WithParamInterface<GemmCase> {
+};
+
+TEST_P(ScaledMatmulDefinition, MatchesDefinition) {
+  const GemmCase &c = GetParam();
+  ASSERT_EQ(c.result, "f32");
+  ASSERT_FALSE(c.bias);
+  GemmLayout layout(c.batch, c.m, c.k, c.n, c.transposeLhs, c.transposeRhs);
+  SmallVector<int64_t> &lhsShape = layout.lhs, &rhsShape = layout.rhs,
+                       &resultShape = layout.result;
+  namespace num = mlir::fp8::numerics;
+  num::Format lhsFormat = c.lhsE5M2 ? num::Format::E5M2 : num::Format::E4M3FN;
+  num::Format rhsFormat = c.rhsE5M2 ? num::Format::E5M2 : num::Format::E4M3FN;
+  const float sa = 0.375f, sb = 3.0e-3f;
+  std::string text = llvm::formatv(
+      R"(func.func @f(%a: {0}, %b: {1}) -> {2} {
+  %af = arith.bitcast %a : {0} to {3}
+  %bf = arith.bitcast %b : {1} to {4}
+  %sa = arith.constant 0.375 : f32
+  %sb = arith.constant 3.0e-3 : f32
+  %r = fp8.scaled_matmul %af, %bf scales %sa, %sb{5} : {3}, {4} -> {2}
+  return %r : {2}
+})",
+      shapeText(lhsShape, "i8", c.dynamic), shapeText(rhsShape, "i8", c.dynamic),
+      shapeText(resultShape, "f32", c.dynamic),
+      shapeText(lhsShape, c.lhsE5M2 ? "f8E5M2" : "f8E4M3FN", c.dynamic),
+      shapeText(rhsShape, c.rhsE5M2 ? "f8E5M2" : "f8E4M3FN", c.dynamic),
+      layout.attrs);
+  SmallVector<HostTensor> inputs = {fp8Codes(lhsShape, c.lhsE5M2, c.special),
+                                    fp8Codes(rhsShape, c.rhsE5M2, c.special)};
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module) << text;
+  std::string error;
+  auto compiled = CompiledFunction::compile(*module, "f", error);
+  ASSERT_TRUE(compiled) << error;
+  auto results = compiled->call(inputs, error);
+  ASSERT_TRUE(succeeded(results)) << error;
+  const HostTensor &result = (*results)[0];
+
+  auto at = [](ArrayRef<int64_t> shape, ArrayRef<int64_t> index) {
+    int64_t linear = 0;
+    for (auto [size, i] : llvm::zip(shape, index))
+      linear = linear * size + i;
+    return linear;
+  };
+  auto decode = [](const HostTensor &t, int64_t i, num::Format format) {
+    return num::toF32(static_cast<uint8_t>(t.data()[i]), format);
+  };
+  int64_t batches = c.batch.empty() ? 1 : c.batch.front();
+  int64_t mismatches = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    auto withBatch = [&](SmallVector<int64_t> index) {
+      if (!c.batch.empty())
+        index.insert(index.begin(), b);
+      return index;
+    };
+    for (int64_t m = 0; m < c.m; ++m) {
+      for (int64_t n = 0; n < c.n; ++n) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < c.k; ++k) {
+          float x = decode(inputs[0],
+                           at(lhsShape, withBatch(c.transposeLhs
+                                                      ? SmallVector<int64_t>{k, m}
+                                                      : SmallVector<int64_t>{m, k})),
+                           lhsFormat);
+          float w = decode(inputs[1],
+                           at(rhsShape, c.transposeRhs
+                                            ? SmallVector<int64_t>{n, k}
+                                            : SmallVector<int64_t>{k, n}),
+                           rhsFormat);
+          // The product of two FP8 values is exact in f32: one rounding.
+          float product = x * w;
+          acc = acc + product;
+        }
+        float expected = acc * (sa * sb);
+        float got =
+            static_cast<float>(result.get(at(resultShape, withBatch({m, n}))));
+        bool same = std::memcmp(&got, &expected, 4) == 0 ||
+                    (std::isnan(got) && std::isnan(expected));
+        if (!same && ++mismatches <= 3)
+          ADD_FAILURE() << "[" << b << ", " << m << ", " << n << "]: got "
+                        << got << ", the definition gives " << expected;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Panels, ScaledMatmulDefinition,
+    ::testing::Values(
+        // Two row blocks (one partial), three K panels (one partial), two
+        // N blocks (one partial).
+        GemmCase{{}, 600, 530, 300, false, false, false, false, "f32", false,
+                 false},
+        // E5M2 weight with infinities and NaNs; every size dynamic.
+        GemmCase{{}, 130, 600, 520, false, false, true, true, "f32", false,
+                 true, true},
+        // Batched lhs over a shared weight; a transposed lhs.
+        GemmCase{{2}, 70, 300, 257, true, false, false, false, "f32", false,
+                 false},
+        // Weights [N, K]: decoded whole into the packed copy.
+        GemmCase{{}, 40, 300, 270, false, true, false, false, "f32", false,
+                 false}));
 
 TEST_F(CPUCodegenTest, QuantizeCastTransposeAndAmax) {
   for (StringRef format : {"f8E4M3FN", "f8E5M2"}) {

@@ -534,9 +534,26 @@ def FP8PackContractionsForCPU
     and the contraction reads the copy: O(N K) data movement for an
     O(M N K) contraction. A producer computed element by element (the FP8
     decode of `fp8.scaled_matmul`) is fused into the copy, so that the
-    operand is still written once. Values do not change.
+    operand is still written once.
+
+    A contraction whose B (in `[.., K, N]`) is widened element by element
+    without a transposition (the FP8 decode: i8 codes in, f32 out) decodes
+    it panel by panel instead of into a whole f32 copy, GotoBLAS-style:
+    `scf.forall` over 128 x 256 blocks of M x N (the threads), `scf.for` over
+    256-deep K panels in order, and in each panel the decode of its
+    256 x 256 panel of B into a tile that stays in cache, then the
+    contraction of the panel (upstream
+    `scf::tileConsumerAndFuseProducersUsingSCF`, twice). The accumulator's
+    fill moves into the blocks. `fp8-tile-and-vectorize-for-cpu` then tiles
+    each panel's contraction for registers.
+
+    Values do not change: every output still sums its products in K order,
+    one rounding per step.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
