@@ -190,13 +190,12 @@ public:
       : golden(golden), variants(variants), outputs(outputs),
         numCandidates(numCandidates), result(result) {}
 
-  /// Adds an input set: runs the golden graph on it and, with `warmUp`,
-  /// the variants once with every candidate in FP8, so that delayed scaling
-  /// has seen its amaxes (its steady state on these inputs); without, the
-  /// scales are those of the inputs seen before, as in training, where a
-  /// step quantizes with the history of the steps before it.
-  LogicalResult addInputs(SmallVector<HostTensor> inputs, bool warmUp,
-                          std::string &error) {
+  /// Adds an input set: runs the golden graph on it and the variants once
+  /// with every candidate in FP8, so that delayed scaling has seen its
+  /// amaxes: every set is measured in the steady state of its own inputs.
+  /// (Each set draws its own weights too: scales carried from one set to
+  /// another would be those of another model, not of an earlier batch.)
+  LogicalResult addInputs(SmallVector<HostTensor> inputs, std::string &error) {
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> reference =
         golden.call(convertInputs(inputs, golden.getSignature()), error);
@@ -216,8 +215,6 @@ public:
         }
     }
     sets.push_back({std::move(inputs), std::move(*reference)});
-    if (!warmUp)
-      return success();
     SmallVector<bool> allFP8(numCandidates, true);
     return failure(failed(run(sets.back(), allFP8, error)));
   }
@@ -443,8 +440,7 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   unsigned n = candidates.size();
   Trials trials(*golden, *variants, outputs, n, result);
   for (unsigned set = 0; set < options.calibrationSets; ++set)
-    if (failed(trials.addInputs(inputs.make(options.seed + set),
-                                /*warmUp=*/true, error)))
+    if (failed(trials.addInputs(inputs.make(options.seed + set), error)))
       return failure();
 
   // The baseline: the graph's own arithmetic.
@@ -590,11 +586,9 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     result.candidateFlopShare = double(candidateFlops) / result.totalFlops;
   }
 
-  // The same choice on inputs it was not tuned on, first of all with the
-  // scales of the calibration inputs (every run updates the scaling state).
+  // The same choice on inputs it was not tuned on.
   trials.clearInputs();
-  if (failed(trials.addInputs(inputs.make(options.freshSeed),
-                              /*warmUp=*/false, error)))
+  if (failed(trials.addInputs(inputs.make(options.freshSeed), error)))
     return failure();
   FailureOr<Measurement> freshChosen = trials.measure(selection.chosen, error);
   if (failed(freshChosen))
