@@ -77,12 +77,12 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
   PassOptions::Option<bool> remarks{
       *this, "remarks", llvm::cl::desc("Explain decisions with remarks"),
       llvm::cl::init(false)};
-  // Off by default until fp8.attention lowers on the GPU path too.
+  // Not with fp8-attention: its Q K^T and P V are to be quantized as GEMMs.
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("Replace attention written op by op with fp8.attention "
-                     "(fp8-fuse-attention; CPU path only for now)"),
-      llvm::cl::init(false)};
+                     "(fp8-fuse-attention; not with fp8-attention)"),
+      llvm::cl::init(true)};
 };
 
 /// TOSA to linalg on tensors (a no-op on linalg input), then cleanup.

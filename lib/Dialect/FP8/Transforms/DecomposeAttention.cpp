@@ -198,8 +198,22 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                                  .getResult();
                            });
     // O[n, h, i, c] = sum_j E[n, h, i, j] v[n, h / group, j, c], in f32.
+    // V is widened first (an O(sk d) copy), so both operands are f32: a
+    // contraction of one operand type, which the GPU route's GEMM kernels
+    // take, where f32 x bf16 would be left to loops.
     AffineMap eMap = map(5, {n, h, i, y}), oMap = map(5, {n, h, i, x});
     Value weighted;
+    if (group && !element.isF32()) {
+      SmallVector<OpFoldResult> valueSizes = tensor::getMixedSizes(
+          rewriter, loc, value);
+      AffineMap id4 = map(4, {n, h, i, x});
+      value = generic({value},
+                      tensor::EmptyOp::create(rewriter, loc, valueSizes, f32),
+                      {id4, id4}, {par, par, par, par},
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return widen(b, l, a[0]);
+                      });
+    }
     if (group)
       weighted = generic({exps, value}, filled(outSizes, 0.0f),
                          {eMap, map(5, {n, kvHead, y, x}), oMap}, iterators5,

@@ -37,6 +37,7 @@ namespace {
 /// One attention found in the graph.
 struct AttentionMatch {
   linalg::LinalgOp scores;        // Q K^T
+  Operation *keyTranspose = nullptr;   // K [b, n, k] -> [b, k, n], TOSA form
   Operation *scoresRounding = nullptr; // truncf of Q K^T, generic form
   linalg::GenericOp scaled;       // scale and causal mask, in f32
   linalg::GenericOp rowMax, rowSum, normalize;
@@ -317,14 +318,24 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
     scores = rounding.getDpsInputs()[0];
   }
   auto qk = scores.getDefiningOp<linalg::LinalgOp>();
-  if (!qk || !isBatchContraction(qk, /*transposedRhs=*/true)) {
+  if (qk && isBatchContraction(qk, /*transposedRhs=*/true)) {
+    match.key = qk.getDpsInputs()[1];
+  } else if (auto transpose = qk ? qk.getDpsInputs()[1]
+                                       .getDefiningOp<linalg::TransposeOp>()
+                                 : linalg::TransposeOp();
+             transpose && isBatchContraction(qk, /*transposedRhs=*/false) &&
+             transpose.getPermutation() == ArrayRef<int64_t>{0, 2, 1}) {
+    // TOSA's form: K [b, n, k] transposed by its own op, then [b, k, n].
+    match.keyTranspose = transpose;
+    match.key = transpose.getInput();
+  } else {
     reason = "the scores are not Q K^T as a batched contraction from zero "
-             "with K as [b, n, k]";
+             "with K as [b, n, k] (or transposed to [b, k, n] by "
+             "linalg.transpose)";
     return failure();
   }
   match.scores = qk;
   match.query = qk.getDpsInputs()[0];
-  match.key = qk.getDpsInputs()[1];
   match.value = output.getDpsInputs()[1];
 
   // Nothing else may read the intermediate tensors: they disappear.
@@ -405,7 +416,7 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
   SmallVector<Operation *> chain = {match.output,   match.normalize,
                                     match.rowSum,   match.rowMax,
                                     match.scaled,   match.scoresRounding,
-                                    match.scores};
+                                    match.scores,   match.keyTranspose};
   for (Operation *op : chain) {
     if (!op || op == last || !op->use_empty())
       continue;

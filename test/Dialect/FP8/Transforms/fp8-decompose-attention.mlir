@@ -1,7 +1,7 @@
 // RUN: fp8-opt %s -split-input-file --fp8-decompose-attention | FileCheck %s
 
 // GQA by indexing map (query head h reads key/value head h floordiv 2),
-// products and sums in f32, the causal mask from linalg.index, the softmax
+// products and sums in f32 (V widened before P V), the causal mask from linalg.index, the softmax
 // in f32 and one rounding of the output; lse is -inf on a fully masked row.
 
 // CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
@@ -26,7 +26,11 @@
 // CHECK: arith.subf
 // CHECK: math.exp
 // CHECK: %[[L:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
-// CHECK: %[[O:.+]] = linalg.generic {{.+}}#[[V]]{{.+}} ins(%[[E]], %[[VT]] : {{.+}}) outs({{.+}} : tensor<1x4x70x3xf32>)
+// V widened to f32, so that P V has one operand type (a GEMM kernel's).
+// CHECK: %[[VW:.+]] = linalg.generic {{.+}} ins(%[[VT]] : tensor<1x2x133x3xbf16>) outs({{.+}} : tensor<1x2x133x3xf32>)
+// CHECK-NEXT: ^bb0(%[[VIN:.+]]: bf16,
+// CHECK-NEXT: arith.extf %[[VIN]] : bf16 to f32
+// CHECK: %[[O:.+]] = linalg.generic {{.+}}#[[V]]{{.+}} ins(%[[E]], %[[VW]] : tensor<1x4x70x133xf32>, tensor<1x2x133x3xf32>) outs({{.+}} : tensor<1x4x70x3xf32>)
 // CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]], %[[L]] :
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.+}} : f32 to bf16

@@ -10,12 +10,22 @@
 // RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=f16 --form=generic \
 // RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN
+// TOSA's form, after the import: K transposed by its own op.
+// RUN: fp8-gen --arch=gpt2 --layers=1 --hidden=64 --heads=4 --seq=8 --batch=2 --dtype=bf16 --form=tosa \
+// RUN: | fp8-opt --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=TOSA
+// RUN: fp8-gen --arch=llama --layers=2 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=f32 --form=tosa \
+// RUN: | fp8-opt --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN2
 // RUN: fp8-opt %s -split-input-file --fp8-fuse-attention=remarks=true -verify-diagnostics | FileCheck %s
 
 // GEN: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
 // GEN: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 {causal} : tensor<1x8x8x16x[[T:.+]]>, tensor<1x8x8x16x[[T]]>, tensor<1x8x8x16x[[T]]> -> tensor<1x8x8x16x[[T]]>
 // GEN-NOT: arith.maximumf
 // GEN-NOT: linalg.batch_matmul
+
+// TOSA: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
+// TOSA-NOT: linalg.transpose ins(%{{.+}} : tensor<8x8x16xbf16>) {{.*}} permutation = [0, 2, 1]
+// TOSA: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 {causal} : tensor<1x8x8x16xbf16>
+// TOSA-NOT: arith.maximumf
 
 // GEN2-COUNT-2: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
 // GEN2-COUNT-2: fp8.attention
@@ -222,13 +232,77 @@ func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
   return %o1, %o2, %p2 : tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x8xf32>
 }
 
-// fp8-pipeline runs the fusion first with fuse-attention=true (off by
-// default until fp8.attention lowers on the GPU path).
+// fp8-pipeline runs the fusion first, by default; fuse-attention=false keeps
+// the graph as written, and so does fp8-attention (whose Q K^T and P V are
+// quantized as GEMMs, not fused).
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named \
-// RUN: | fp8-opt --fp8-pipeline="fuse-attention=true" | FileCheck %s --check-prefix=PIPE
+// RUN: | fp8-opt --fp8-pipeline | FileCheck %s --check-prefix=PIPE
+// RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=tosa \
+// RUN: | fp8-opt --fp8-pipeline | FileCheck %s --check-prefix=PIPE
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named \
-// RUN: | fp8-opt --fp8-pipeline | FileCheck %s --check-prefix=NOPIPE
+// RUN: | fp8-opt --fp8-pipeline="fuse-attention=false" | FileCheck %s --check-prefix=NOPIPE
+// RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=16 --batch=2 --dtype=bf16 --form=named \
+// RUN: | fp8-opt --fp8-pipeline="fp8-attention=true" | FileCheck %s --check-prefix=FP8ATT
 // PIPE: fp8.attention
 // PIPE-NOT: linalg.batch_matmul
 // NOPIPE-NOT: fp8.attention
 // NOPIPE: linalg.batch_matmul
+// FP8ATT-NOT: fp8.attention
+// FP8ATT-COUNT-9: fp8.scaled_matmul
+// FP8ATT-NOT: fp8.attention
+
+// -----
+
+#id = affine_map<(b, i, j) -> (b, i, j)>
+#row = affine_map<(b, i, j) -> (b, i)>
+
+// TOSA's form: K [b, n, k] transposed to [b, k, n] by linalg.transpose, then
+// a plain batch_matmul; fused with K as the transpose's input.
+// CHECK-LABEL: func.func @transposed_key
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x8x4xf32>, %[[K:.+]]: tensor<2x8x4xf32>, %[[V:.+]]: tensor<2x8x3xf32>)
+// CHECK-DAG: %[[K4:.+]] = tensor.expand_shape %[[K]] {{\[}}[0, 1], [2], [3]] output_shape [1, 2, 8, 4]
+// CHECK: fp8.attention %{{.+}}, %[[K4]], %{{.+}} scale 5.000000e-01 :
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @transposed_key(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %half = arith.constant 0.5 : f32
+  %ek = tensor.empty() : tensor<2x4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x8x4xf32>) outs(%ek : tensor<2x4x8xf32>) permutation = [0, 2, 1]
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %half : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sc, %max, %sum : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.divf %x, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention fused into fp8.attention (scale 5.000000e-01)}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}

@@ -1,19 +1,19 @@
 // The JSON report (report=<file> of fp8-classify / fp8-pipeline) has one
 // "attention" record per attention fp8-fuse-attention found: fused (the
 // fp8.attention, its shape and options), or left as written with the
-// reason, on the contraction that consumes the softmax. Without
-// fuse-attention the list is empty (attention is not searched for).
+// reason, on the contraction that consumes the softmax. With
+// fuse-attention=false the list is empty (attention is not searched for).
 //
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named \
-// RUN: | fp8-opt --fp8-pipeline="fuse-attention=true report=%t.fused.json" -o /dev/null
+// RUN: | fp8-opt --fp8-pipeline="report=%t.fused.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=FUSED < %t.fused.json
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named --mode=train \
-// RUN: | fp8-opt --fp8-pipeline="fuse-attention=true report=%t.train.json" -o /dev/null
+// RUN: | fp8-opt --fp8-pipeline="report=%t.train.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=TRAIN < %t.train.json
 // RUN: fp8-opt %s --fp8-fuse-attention --fp8-classify="report=%t.op.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=OP < %t.op.json
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named \
-// RUN: | fp8-opt --fp8-pipeline="report=%t.off.json" -o /dev/null
+// RUN: | fp8-opt --fp8-pipeline="fuse-attention=false report=%t.off.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=OFF < %t.off.json
 
 // Llama's GQA attention, fused: the heads stay in the batch dimension.
