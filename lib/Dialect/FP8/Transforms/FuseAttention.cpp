@@ -41,6 +41,8 @@ struct AttentionMatch {
   Operation *scoresRounding = nullptr; // truncf of Q K^T, generic form
   linalg::GenericOp scaled;       // scale and causal mask, in f32
   linalg::GenericOp rowMax, rowSum, normalize;
+  Operation *softmax = nullptr;        // the named linalg.softmax form
+  Operation *probRounding = nullptr;   // truncf of its result
   linalg::LinalgOp output;        // P V
   Operation *outputRounding = nullptr; // truncf of P V, generic form
   Value query, key, value;
@@ -211,15 +213,41 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
   return success();
 }
 
-/// The chain that ends at `output` (a P V candidate). Fails with an empty
-/// reason when `output` is no attention at all, with the reason why it is
-/// left as written otherwise.
-FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
-                                         std::string &reason) {
-  AttentionMatch match;
-  match.output = output;
-  if (!output || output.getNumDpsInputs() != 2)
+/// The named form: P = linalg.softmax over the keys of the f32 scaled
+/// scores, optionally rounded by a generic. Fails with an empty reason when
+/// P is not a linalg.softmax.
+FailureOr<Value> matchNamedSoftmax(linalg::LinalgOp output,
+                                   AttentionMatch &match, std::string &reason) {
+  Value probabilities = output.getDpsInputs()[0];
+  if (auto rounding = probabilities.getDefiningOp<linalg::GenericOp>();
+      rounding && isRounding(rounding)) {
+    match.probRounding = rounding;
+    probabilities = rounding.getDpsInputs()[0];
+  }
+  auto softmax = probabilities.getDefiningOp<linalg::SoftmaxOp>();
+  if (!softmax) {
+    match.probRounding = nullptr;
     return failure();
+  }
+  auto type = cast<ShapedType>(softmax.getInput().getType());
+  if (type.getRank() != 3 || softmax.getDimension() != 2 ||
+      !type.getElementType().isF32()) {
+    reason = "the linalg.softmax is not over the last (key) axis of f32 "
+             "[b, i, j] scores";
+    return failure();
+  }
+  if (!isBatchContraction(output, /*transposedRhs=*/false)) {
+    reason = "P V is not a batched [b, m, k] x [b, k, n] contraction from zero";
+    return failure();
+  }
+  match.softmax = softmax;
+  return softmax.getInput();
+}
+
+/// The softmax written out: P = exp(s - max) / sum as generics. Returns the
+/// scaled scores it reads.
+FailureOr<Value> matchSoftmaxChain(linalg::LinalgOp output,
+                                   AttentionMatch &match, std::string &reason) {
   auto normalize =
       output.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
   // Attention starts where a contraction consumes a softmax: exp / sum.
@@ -301,7 +329,14 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
   }
   match.rowMax = rowMax;
   match.rowSum = rowSum;
+  return scaledScores;
+}
 
+/// The rest of the chain, from the softmax's input back to Q K^T, and the
+/// checks on users and element types.
+FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
+                                      std::string &reason) {
+  linalg::LinalgOp output = match.output;
   auto scaled = scaledScores.getDefiningOp<linalg::GenericOp>();
   if (!scaled) {
     reason = "the softmax input is not computed by an elementwise scale";
@@ -345,14 +380,28 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
     });
   };
   Operation *scaledOp = scaled;
+  bool softmaxPrivate;
+  if (match.softmax) {
+    Operation *prob =
+        match.probRounding ? match.probRounding : match.softmax;
+    softmaxPrivate =
+        onlyUsedBy(scaled.getResult(0), {match.softmax}) &&
+        (!match.probRounding ||
+         onlyUsedBy(match.softmax->getResult(0), {match.probRounding})) &&
+        onlyUsedBy(prob->getResult(0), {output});
+  } else {
+    Operation *rowMax = match.rowMax, *rowSum = match.rowSum,
+              *normalize = match.normalize;
+    softmaxPrivate = onlyUsedBy(scaled.getResult(0), {rowMax, rowSum, normalize}) &&
+                     onlyUsedBy(rowMax->getResult(0), {rowSum, normalize}) &&
+                     onlyUsedBy(rowSum->getResult(0), {normalize}) &&
+                     onlyUsedBy(normalize->getResult(0), {output});
+  }
   if (!onlyUsedBy(qk->getResult(0), {match.scoresRounding ? match.scoresRounding
                                                          : scaledOp}) ||
       (match.scoresRounding &&
        !onlyUsedBy(match.scoresRounding->getResult(0), {scaledOp})) ||
-      !onlyUsedBy(scaled.getResult(0), {rowMax, rowSum, normalize}) ||
-      !onlyUsedBy(rowMax.getResult(0), {rowSum, normalize}) ||
-      !onlyUsedBy(rowSum.getResult(0), {normalize}) ||
-      !onlyUsedBy(normalize.getResult(0), {output})) {
+      !softmaxPrivate) {
     reason = "the scores or probabilities have other users (saved for a "
              "backward pass?)";
     return failure();
@@ -379,6 +428,26 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
     return failure();
   }
   return match;
+}
+
+/// The chain that ends at `output` (a P V candidate). Fails with an empty
+/// reason when `output` is no attention at all, with the reason why it is
+/// left as written otherwise.
+FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
+                                         std::string &reason) {
+  AttentionMatch match;
+  match.output = output;
+  if (!output || output.getNumDpsInputs() != 2)
+    return failure();
+  FailureOr<Value> scaledScores = matchNamedSoftmax(output, match, reason);
+  if (failed(scaledScores)) {
+    if (!reason.empty())
+      return failure();
+    scaledScores = matchSoftmaxChain(output, match, reason);
+    if (failed(scaledScores))
+      return failure();
+  }
+  return matchScores(*scaledScores, match, reason);
 }
 
 /// `value` [N, s, d] as [1, N, s, d].
@@ -413,7 +482,8 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
       rewriter, loc, resultType, attention.getOutput(),
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   rewriter.replaceOp(last, collapsed);
-  SmallVector<Operation *> chain = {match.output,   match.normalize,
+  SmallVector<Operation *> chain = {match.output,   match.probRounding,
+                                    match.softmax,  match.normalize,
                                     match.rowSum,   match.rowMax,
                                     match.scaled,   match.scoresRounding,
                                     match.scores,   match.keyTranspose};

@@ -306,3 +306,71 @@ func.func @transposed_key(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tens
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>
 }
+
+// -----
+
+#id = affine_map<(b, i, j) -> (b, i, j)>
+#q = affine_map<(b, i, j, c) -> (b, i, c)>
+#kt = affine_map<(b, i, j, c) -> (b, j, c)>
+#s = affine_map<(b, i, j, c) -> (b, i, j)>
+
+// The named linalg.softmax over the keys, its result rounded to bf16 for
+// P V: fused (the op does not round P).
+// CHECK-LABEL: func.func @named_softmax
+// CHECK: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 1.250000e-01 : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x3xbf16> -> tensor<1x2x8x3xbf16>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @named_softmax(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>, %v: tensor<2x8x3xbf16>) -> tensor<2x8x3xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 0.125 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sc : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eb = tensor.empty() : tensor<2x8x8xbf16>
+  %pb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<2x8x8xf32>) outs(%eb : tensor<2x8x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x8xbf16>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention fused into fp8.attention (scale 1.250000e-01)}}
+  %o = linalg.batch_matmul ins(%pb, %v : tensor<2x8x8xbf16>, tensor<2x8x3xbf16>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %er = tensor.empty() : tensor<2x8x3xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o : tensor<2x8x3xf32>) outs(%er : tensor<2x8x3xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x3xbf16>
+  return %r : tensor<2x8x3xbf16>
+}
+
+// A softmax over the queries is no attention's: left as written.
+// CHECK-LABEL: func.func @named_softmax_wrong_axis
+// CHECK: linalg.softmax dimension(1)
+// CHECK-NOT: fp8.attention %
+// CHECK: linalg.batch_matmul {fp8.attention_reason =
+func.func @named_softmax_wrong_axis(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 0.125 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(1) ins(%sc : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention left as written: the linalg.softmax is not over the last (key) axis of f32 [b, i, j] scores}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
