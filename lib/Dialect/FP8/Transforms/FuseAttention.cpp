@@ -14,6 +14,8 @@
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Report.h"
 
+#include "FuseAttention.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -34,6 +36,82 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
+/// The body's ops other than the terminator.
+SmallVector<Operation *> bodyOps(linalg::GenericOp op) {
+  SmallVector<Operation *> ops;
+  for (Operation &nested : op.getBody()->without_terminator())
+    ops.push_back(&nested);
+  return ops;
+}
+
+Value yielded(linalg::GenericOp op) {
+  return op.getBody()->getTerminator()->getOperand(0);
+}
+
+AffineMap map3(MLIRContext *context, ArrayRef<unsigned> dims, unsigned n) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d : dims)
+    results.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(n, 0, results, context);
+}
+
+} // namespace
+
+bool attention::isFilledWith(Value init, float expected) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  FloatAttr value;
+  if (!matchPattern(fill.getInputs()[0], m_Constant(&value)))
+    return false;
+  return value.getValueAsDouble() == double(expected);
+}
+
+/// A batched contraction [b, m, k] x rhs -> [b, m, n] from zero, with the
+/// rhs as [b, n, k] (`transposedRhs`) or [b, k, n]; f32 products summed.
+bool attention::isBatchContraction(linalg::LinalgOp op, bool transposedRhs) {
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 4 || op.getNumReductionLoops() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return false;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineMap> expected = {
+      map3(context, {0, 1, 3}, 4),
+      transposedRhs ? map3(context, {0, 2, 3}, 4) : map3(context, {0, 3, 2}, 4),
+      map3(context, {0, 1, 2}, 4)};
+  return op.getIndexingMapsArray() == expected &&
+         isFilledWith(op.getDpsInits()[0], 0.0f);
+}
+
+/// An elementwise generic that only rounds its one input (the generic
+/// form's truncf after an f32-accumulating contraction).
+bool attention::isRounding(linalg::GenericOp op) {
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  SmallVector<Operation *> ops = bodyOps(op);
+  return ops.size() == 1 && isa<arith::TruncFOp>(ops[0]) &&
+         ops[0]->getOperand(0) == op.getBody()->getArgument(0) &&
+         yielded(op) == ops[0]->getResult(0);
+}
+
+/// `value` [N, s, d] as [1, N, s, d].
+Value attention::addUnitBatch(RewriterBase &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, type.getShape());
+  SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+  llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, value));
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, type.clone(shape), value,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}, sizes);
+}
+
+namespace {
+using namespace mlir::fp8::attention;
+
 /// One attention found in the graph.
 struct AttentionMatch {
   linalg::LinalgOp scores;        // Q K^T
@@ -50,50 +128,9 @@ struct AttentionMatch {
   bool causal = false;
 };
 
-/// The body's ops other than the terminator.
-SmallVector<Operation *> bodyOps(linalg::GenericOp op) {
-  SmallVector<Operation *> ops;
-  for (Operation &nested : op.getBody()->without_terminator())
-    ops.push_back(&nested);
-  return ops;
-}
 
-Value yielded(linalg::GenericOp op) {
-  return op.getBody()->getTerminator()->getOperand(0);
-}
 
-bool isFilledWith(Value init, float expected) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return false;
-  FloatAttr value;
-  if (!matchPattern(fill.getInputs()[0], m_Constant(&value)))
-    return false;
-  return value.getValueAsDouble() == double(expected);
-}
 
-AffineMap map3(MLIRContext *context, ArrayRef<unsigned> dims, unsigned n) {
-  SmallVector<AffineExpr> results;
-  for (unsigned d : dims)
-    results.push_back(getAffineDimExpr(d, context));
-  return AffineMap::get(n, 0, results, context);
-}
-
-/// A batched contraction [b, m, k] x rhs -> [b, m, n] from zero, with the
-/// rhs as [b, n, k] (`transposedRhs`) or [b, k, n]; f32 products summed.
-bool isBatchContraction(linalg::LinalgOp op, bool transposedRhs) {
-  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 4 || op.getNumReductionLoops() != 1 ||
-      !linalg::isaContractionOpInterface(op))
-    return false;
-  MLIRContext *context = op.getContext();
-  SmallVector<AffineMap> expected = {
-      map3(context, {0, 1, 3}, 4),
-      transposedRhs ? map3(context, {0, 2, 3}, 4) : map3(context, {0, 3, 2}, 4),
-      map3(context, {0, 1, 2}, 4)};
-  return op.getIndexingMapsArray() == expected &&
-         isFilledWith(op.getDpsInits()[0], 0.0f);
-}
 
 bool isIdentity3(AffineMap map) {
   return map.isIdentity() && map.getNumDims() == 3;
@@ -102,19 +139,6 @@ bool isRow3(AffineMap map) {
   return map == map3(map.getContext(), {0, 1}, 3);
 }
 
-/// An elementwise generic that only rounds its one input (the generic
-/// form's truncf after an f32-accumulating contraction).
-bool isRounding(linalg::GenericOp op) {
-  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  SmallVector<Operation *> ops = bodyOps(op);
-  return ops.size() == 1 && isa<arith::TruncFOp>(ops[0]) &&
-         ops[0]->getOperand(0) == op.getBody()->getArgument(0) &&
-         yielded(op) == ops[0]->getResult(0);
-}
 
 /// `value` is exp(arg0 - arg1) of the generic's block arguments.
 bool isExpOfDifference(Value value, Block *body) {
@@ -450,17 +474,6 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
   return matchScores(*scaledScores, match, reason);
 }
 
-/// `value` [N, s, d] as [1, N, s, d].
-Value addUnitBatch(RewriterBase &rewriter, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape = {1};
-  llvm::append_range(shape, type.getShape());
-  SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
-  llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, value));
-  return tensor::ExpandShapeOp::create(
-      rewriter, loc, type.clone(shape), value,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}, sizes);
-}
 
 void fuse(RewriterBase &rewriter, AttentionMatch &match) {
   Operation *last = match.outputRounding ? match.outputRounding
@@ -517,6 +530,19 @@ struct FP8FuseAttentionPass
     for (linalg::LinalgOp candidate : candidates) {
       std::string reason;
       FailureOr<AttentionMatch> match = matchAttention(candidate, reason);
+      if (failed(match) && reason.empty()) {
+        // Not the fused-generic form; maybe one op per step (TOSA's).
+        Location loc = candidate->getLoc();
+        FailureOr<OpByOpFusion> fused =
+            fuseOpByOp(rewriter, candidate, reason);
+        if (succeeded(fused)) {
+          if (remarks)
+            emitRemark(loc, "attention fused into fp8.attention (")
+                << (fused->masked ? "mask, " : "") << "scale "
+                << fused->scale << ")";
+          continue;
+        }
+      }
       if (failed(match)) {
         if (reason.empty())
           continue;

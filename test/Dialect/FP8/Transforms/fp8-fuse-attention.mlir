@@ -15,6 +15,9 @@
 // RUN: | fp8-opt --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=TOSA
 // RUN: fp8-gen --arch=llama --layers=2 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=f32 --form=tosa \
 // RUN: | fp8-opt --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN2
+// One op per step, as TOSA's import leaves SDPA (4-D scores, reshapes, a
+// computed padding mask, reduce ops, reciprocal-multiply).
+// RUN: fp8-opt %S/../../../Integration/Inputs/tosa-op-by-op-attention.mlir --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=OPBYOP
 // RUN: fp8-opt %s -split-input-file --fp8-fuse-attention=remarks=true -verify-diagnostics | FileCheck %s
 
 // GEN: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
@@ -26,6 +29,25 @@
 // TOSA-NOT: linalg.transpose ins(%{{.+}} : tensor<8x8x16xbf16>) {{.*}} permutation = [0, 2, 1]
 // TOSA: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 {causal} : tensor<1x8x8x16xbf16>
 // TOSA-NOT: arith.maximumf
+
+// OPBYOP: remark: attention fused into fp8.attention (mask, scale 1.767767e-01)
+// OPBYOP-LABEL: func.func @attention(
+// OPBYOP-SAME: %[[Q:.+]]: tensor<1x4x16x32xf32>, %[[K:.+]]: tensor<1x4x16x32xf32>, %[[V:.+]]: tensor<1x4x16x32xf32>, %[[KEEP:.+]]: tensor<1x16xf32>)
+// The mask (1 - keep) * -1e4 stays as the graph computes it.
+// OPBYOP: linalg.generic
+// OPBYOP: arith.subf
+// OPBYOP: %[[MASK:.+]] = linalg.generic
+// OPBYOP: arith.mulf
+// K is used as it was before the graph's transpose: no transpose is left.
+// OPBYOP-NOT: linalg.transpose
+// OPBYOP-DAG: %[[K3:.+]] = tensor.collapse_shape %[[K]] {{\[}}[0, 1], [2], [3]] : tensor<1x4x16x32xf32> into tensor<4x16x32xf32>
+// OPBYOP-DAG: %[[M3:.+]] = tensor.collapse_shape %[[MASK]] {{\[}}[0, 1], [2], [3]] : tensor<1x1x1x16xf32> into tensor<1x1x16xf32>
+// OPBYOP-DAG: %[[M4:.+]] = tensor.expand_shape %[[M3]] {{\[}}[0, 1], [2], [3]] output_shape [1, 1, 1, 16]
+// OPBYOP-DAG: %[[K4:.+]] = tensor.expand_shape %[[K3]]
+// OPBYOP: fp8.attention %{{.+}}, %[[K4]], %{{.+}} mask %[[M4]] : tensor<1x1x1x16xf32> scale 0.176776{{[0-9]+}} : tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32> -> tensor<1x4x16x32xf32>
+// OPBYOP-NOT: linalg.reduce
+// OPBYOP-NOT: math.exp
+// OPBYOP: return
 
 // GEN2-COUNT-2: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
 // GEN2-COUNT-2: fp8.attention
@@ -371,6 +393,72 @@ func.func @named_softmax_wrong_axis(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>
   %eo = tensor.empty() : tensor<2x8x3xf32>
   %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
   // expected-remark @+1 {{attention left as written: the linalg.softmax is not over the last (key) axis of f32 [b, i, j] scores}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+#id = affine_map<(b, i, j) -> (b, i, j)>
+#rowb = affine_map<(b, i, j) -> (b, i, 0)>
+#maskb = affine_map<(b, i, j) -> (0, 0, j)>
+
+// One op per step with the mask added before the scale: (s + m) c is not
+// s c + m, so it is left as written.
+// CHECK-LABEL: func.func @op_by_op_mask_before_scale
+// CHECK-NOT: fp8.attention %
+// CHECK: linalg.reduce
+func.func @op_by_op_mask_before_scale(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x3xf32>, %m: tensor<1x1x8xf32>) -> tensor<2x8x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant dense<0.5> : tensor<2x8x8xf32>
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #maskb, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk, %m : tensor<2x8x8xf32>, tensor<1x1x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a, %c : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.reduce ins(%s : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) dimensions = [2]
+    (%in: f32, %init: f32) {
+      %r = arith.maximumf %in, %init : f32
+      linalg.yield %r : f32
+    }
+  %max3 = tensor.expand_shape %max [[0], [1, 2]] output_shape [2, 8, 1] : tensor<2x8xf32> into tensor<2x8x1xf32>
+  %d = linalg.generic {indexing_maps = [#id, #rowb, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %max3 : tensor<2x8x8xf32>, tensor<2x8x1xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.subf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%d : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.reduce ins(%e : tensor<2x8x8xf32>) outs(%si : tensor<2x8xf32>) dimensions = [2]
+    (%in: f32, %init: f32) {
+      %r = arith.addf %in, %init : f32
+      linalg.yield %r : f32
+    }
+  %sum3 = tensor.expand_shape %sum [[0], [1, 2]] output_shape [2, 8, 1] : tensor<2x8xf32> into tensor<2x8x1xf32>
+  %p = linalg.generic {indexing_maps = [#id, #rowb, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%e, %sum3 : tensor<2x8x8xf32>, tensor<2x8x1xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.divf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention left as written: the mask is added before the scores are scaled}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>
 }

@@ -1,0 +1,50 @@
+//===- FuseAttention.h - fp8-fuse-attention's shared matchers ---*- C++ -*-===//
+//
+// Private to lib/Dialect/FP8/Transforms: the helpers the two matchers of
+// fp8-fuse-attention share (the fused-generic form in FuseAttention.cpp, the
+// op-by-op form of TOSA imports in FuseAttentionOpByOp.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_DIALECT_FP8_TRANSFORMS_FUSEATTENTION_H
+#define FP8_LIB_DIALECT_FP8_TRANSFORMS_FUSEATTENTION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <string>
+
+namespace mlir::fp8::attention {
+
+/// `init` is a linalg.fill of the constant `expected`.
+bool isFilledWith(Value init, float expected);
+
+/// A batched contraction [b, m, k] x rhs -> [b, m, n] from zero, with the
+/// rhs as [b, n, k] (`transposedRhs`) or [b, k, n].
+bool isBatchContraction(linalg::LinalgOp op, bool transposedRhs);
+
+/// An elementwise generic that only rounds (truncf) its one input.
+bool isRounding(linalg::GenericOp op);
+
+/// `value` [N, s, d] as [1, N, s, d].
+Value addUnitBatch(RewriterBase &rewriter, Location loc, Value value);
+
+/// What the op-by-op matcher fused, for the remark.
+struct OpByOpFusion {
+  float scale = 1.0f;
+  bool masked = false;
+};
+
+/// Attention written one op per step, as TOSA's import leaves it: Q K^T,
+/// reshapes, a multiply by a constant, an added mask tensor, the softmax as
+/// reduce max / sub / exp / reduce sum / reciprocal-multiply (or divide),
+/// reshapes, P V. `output` is the P V candidate. Fuses it into
+/// fp8.attention and returns success; fails with an empty `reason` when
+/// `output` is no such attention, with the reason it is left otherwise.
+FailureOr<OpByOpFusion> fuseOpByOp(RewriterBase &rewriter,
+                                   linalg::LinalgOp output,
+                                   std::string &reason);
+
+} // namespace mlir::fp8::attention
+
+#endif // FP8_LIB_DIALECT_FP8_TRANSFORMS_FUSEATTENTION_H

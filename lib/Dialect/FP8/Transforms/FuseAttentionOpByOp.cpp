@@ -1,0 +1,535 @@
+//===- FuseAttentionOpByOp.cpp - attention as TOSA imports leave it -------===//
+//
+// fp8-fuse-attention's second matcher. TOSA exports write attention one op
+// per step (tosa.matmul, reshape, mul, add, reduce_max, sub, exp,
+// reduce_sum, reciprocal, mul, reshape, tosa.matmul), and the import keeps
+// one linalg op per step, on a [batch..., sq, sk] score space of any rank
+// with reshapes to and from the GEMMs' [B, sq, sk]:
+//
+//   S  = (Q K^T) * c (+ mask)        elementwise generics, c a constant
+//   m  = reduce max over j of S      from -inf or the lowest finite float
+//   E  = exp(S - m)                  one generic each, m broadcast on j
+//   l  = reduce sum over j of E      from 0
+//   P  = E * (1 / l)  or  E / l
+//   O  = P V
+//
+// The softmax must be in f32. The chain becomes fp8.attention on [1, B, s,
+// d] views, with the mask reshaped to [1, 1 or B, sq or 1, sk or 1].
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuseAttention.h"
+
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::attention;
+
+namespace {
+/// The ops of one attention, from P V backwards.
+struct Chain {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Operation *> inits; // fills etc., erased when left unused
+  Value mask;
+  AffineMap maskMap;
+  float scale = 1.0f;
+  int64_t rank = 0; // of the score space
+};
+
+/// `v` is computed from a batched GEMM's result through reshapes and the
+/// first identity-mapped input of elementwise generics: the scores, where
+/// an added mask is not.
+bool reachesGemm(Value v) {
+  for (int depth = 0; depth < 16; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (auto gemm = dyn_cast_or_null<linalg::LinalgOp>(def);
+        gemm && (isBatchContraction(gemm, /*transposedRhs=*/true) ||
+                 isBatchContraction(gemm, /*transposedRhs=*/false)))
+      return true;
+    if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    auto generic = dyn_cast_or_null<linalg::GenericOp>(def);
+    if (!generic || generic.getNumReductionLoops() != 0)
+      return false;
+    Value next;
+    for (OpOperand *input : generic.getDpsInputOperands())
+      if (generic.getMatchingIndexingMap(input).isIdentity()) {
+        next = input->get();
+        break;
+      }
+    if (!next)
+      return false;
+    v = next;
+  }
+  return false;
+}
+
+/// `v` before any expand_shape / collapse_shape, which join the chain.
+Value throughReshapes(Value v, Chain &chain) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    chain.ops.insert(def);
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// An elementwise generic over `rank` parallel loops computing one `OpTy`
+/// of its block arguments (and constants), with an identity result map.
+template <typename OpTy>
+OpTy elementwise(Value result, int64_t rank) {
+  auto op = result.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      op.getNumLoops() != rank ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return {};
+  Block *body = op.getBody();
+  if (!llvm::hasSingleElement(body->without_terminator()))
+    return {};
+  auto inner = dyn_cast<OpTy>(&body->front());
+  if (!inner || body->getTerminator()->getOperand(0) != inner->getResult(0))
+    return {};
+  return inner;
+}
+
+/// The input `arg` (a block argument of the generic) reads, and its map.
+std::pair<Value, AffineMap> inputOf(Value arg) {
+  auto blockArg = dyn_cast<BlockArgument>(arg);
+  if (!blockArg)
+    return {};
+  auto generic = dyn_cast<linalg::GenericOp>(blockArg.getOwner()->getParentOp());
+  if (!generic || blockArg.getArgNumber() >= generic.getNumDpsInputs())
+    return {};
+  OpOperand *operand = generic.getDpsInputOperand(blockArg.getArgNumber());
+  return {operand->get(), generic.getMatchingIndexingMap(operand)};
+}
+
+/// A float constant: a scalar, or a splat tensor read by the generic.
+std::optional<double> constantOf(Value arg) {
+  FloatAttr scalar;
+  if (matchPattern(arg, m_Constant(&scalar)))
+    return scalar.getValueAsDouble();
+  auto [input, map] = inputOf(arg);
+  SplatElementsAttr splat;
+  if (input && matchPattern(input, m_Constant(&splat)) &&
+      isa<FloatType>(splat.getElementType()))
+    return splat.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
+}
+
+/// (d0, ..., d[rank-2], 0) or (d0, ..., d[rank-2]): one value per row.
+bool isRowMap(AffineMap map, int64_t rank) {
+  if (map.getNumDims() != rank ||
+      (map.getNumResults() != rank && map.getNumResults() != rank - 1))
+    return false;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()))
+      return false;
+  return map.getNumResults() == rank - 1 ||
+         map.getResult(rank - 1) == getAffineConstantExpr(0, map.getContext());
+}
+
+/// Each result i is d_i or 0: a tensor broadcast on the score space.
+bool isBroadcastMap(AffineMap map, int64_t rank) {
+  if (map.getNumDims() != rank || map.getNumResults() != rank)
+    return false;
+  for (int64_t d = 0; d < rank; ++d)
+    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()) &&
+        map.getResult(d) != getAffineConstantExpr(0, map.getContext()))
+      return false;
+  return true;
+}
+
+/// `row` is a reduction over the last axis of `input` from `init`,
+/// combining with `CombineOp` (linalg.reduce or a reduction generic).
+template <typename... CombineOps>
+bool isRowReduction(Value row, Value input, ArrayRef<float> inits,
+                    Chain &chain) {
+  Operation *op = row.getDefiningOp();
+  if (!op || op->getNumResults() != 1)
+    return false;
+  auto ranked = cast<ShapedType>(input.getType());
+  int64_t rank = ranked.getRank();
+  Block *body = nullptr;
+  Value init;
+  if (auto reduce = dyn_cast<linalg::ReduceOp>(op)) {
+    if (reduce.getInputs().size() != 1 || reduce.getInputs()[0] != input ||
+        reduce.getDimensions() != ArrayRef<int64_t>{rank - 1})
+      return false;
+    body = reduce.getBody();
+    init = reduce.getInits()[0];
+  } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+        generic.getDpsInputs()[0] != input ||
+        generic.getNumReductionLoops() != 1 ||
+        generic.getIteratorTypesArray().back() !=
+            utils::IteratorType::reduction ||
+        !generic.getIndexingMapsArray()[0].isIdentity() ||
+        !isRowMap(generic.getIndexingMapsArray()[1], rank) ||
+        generic.getIndexingMapsArray()[1].getNumResults() != rank - 1)
+      return false;
+    body = generic.getBody();
+    init = generic.getDpsInits()[0];
+  } else {
+    return false;
+  }
+  if (!llvm::hasSingleElement(body->without_terminator()) ||
+      !isa<CombineOps...>(body->front()) ||
+      body->getTerminator()->getOperand(0) != body->front().getResult(0) ||
+      !llvm::is_contained(body->front().getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(body->front().getOperands(), body->getArgument(1)))
+    return false;
+  if (!llvm::any_of(inits, [&](float x) { return isFilledWith(init, x); }))
+    return false;
+  chain.ops.insert(op);
+  chain.inits.push_back(init.getDefiningOp());
+  return true;
+}
+
+/// The softmax P = E * (1 / l) or E / l, back to its input S. Fails with
+/// an empty reason when `probabilities` is no softmax.
+FailureOr<Value> matchSoftmax(Value probabilities, Chain &chain,
+                              std::string &reason) {
+  int64_t rank = chain.rank;
+  Value exps, sumRow;
+  if (auto mul = elementwise<arith::MulFOp>(probabilities, rank)) {
+    // One operand is E, the other 1 / l broadcast on j.
+    for (auto [e, r] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto [eInput, eMap] = inputOf(e);
+      auto [rInput, rMap] = inputOf(r);
+      if (!eInput || !rInput || !eMap.isIdentity() || !isRowMap(rMap, rank))
+        continue;
+      Chain probe = chain;
+      Value reciprocalRow = throughReshapes(rInput, probe);
+      auto div = elementwise<arith::DivFOp>(
+          reciprocalRow,
+          cast<ShapedType>(reciprocalRow.getType()).getRank());
+      if (!div || constantOf(div.getLhs()) != 1.0)
+        continue;
+      auto [lInput, lMap] = inputOf(div.getRhs());
+      if (!lInput || !lMap.isIdentity())
+        continue;
+      probe.ops.insert(div->getParentOp());
+      chain = probe;
+      exps = eInput;
+      sumRow = throughReshapes(lInput, chain);
+      break;
+    }
+  } else if (auto div = elementwise<arith::DivFOp>(probabilities, rank)) {
+    auto [eInput, eMap] = inputOf(div.getLhs());
+    auto [lInput, lMap] = inputOf(div.getRhs());
+    if (eInput && lInput && eMap.isIdentity() && isRowMap(lMap, rank)) {
+      exps = eInput;
+      sumRow = throughReshapes(lInput, chain);
+    }
+  }
+  if (!exps)
+    return failure();
+  auto exp = elementwise<math::ExpOp>(exps, rank);
+  if (!exp)
+    return failure();
+  auto [dInput, dMap] = inputOf(exp.getOperand());
+  auto sub = dInput ? elementwise<arith::SubFOp>(dInput, rank) : nullptr;
+  if (!sub || !dMap.isIdentity())
+    return failure();
+  auto [sInput, sMap] = inputOf(sub.getLhs());
+  auto [mInput, mMap] = inputOf(sub.getRhs());
+  if (!sInput || !mInput || !sMap.isIdentity() || !isRowMap(mMap, rank))
+    return failure();
+  // From here on it is a softmax: what does not fit has a reason.
+  chain.ops.insert(probabilities.getDefiningOp());
+  chain.ops.insert(exps.getDefiningOp());
+  chain.ops.insert(dInput.getDefiningOp());
+  if (!getElementTypeOrSelf(sInput.getType()).isF32()) {
+    reason = "the softmax is not computed in f32";
+    return failure();
+  }
+  const float lowest = -std::numeric_limits<float>::max();
+  Value maxRow = throughReshapes(mInput, chain);
+  if (!isRowReduction<arith::MaximumFOp, arith::MaxNumFOp>(
+          maxRow, sInput, {-std::numeric_limits<float>::infinity(), lowest},
+          chain)) {
+    reason = "the softmax's row max is not a max over the keys from -inf";
+    return failure();
+  }
+  if (!isRowReduction<arith::AddFOp>(sumRow, exps, {0.0f}, chain)) {
+    reason = "the softmax's sum is not a sum of exp(s - max) over the keys";
+    return failure();
+  }
+  return sInput;
+}
+
+/// S back to Q K^T: constant multiplies (the scale) and at most one added
+/// mask tensor, applied after the scale. Walking back, the ops come last
+/// applied first: a scale seen before the mask was applied after it.
+FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
+                                        std::string &reason) {
+  bool masked = false, scaled = false;
+  while (true) {
+    scores = throughReshapes(scores, chain);
+    if (auto qk = scores.getDefiningOp<linalg::LinalgOp>();
+        qk && (isBatchContraction(qk, /*transposedRhs=*/true) ||
+               isBatchContraction(qk, /*transposedRhs=*/false)))
+      return qk;
+    int64_t rank = cast<ShapedType>(scores.getType()).getRank();
+    Operation *step = nullptr;
+    Value next;
+    if (auto mul = elementwise<arith::MulFOp>(scores, rank)) {
+      for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
+                          std::pair(mul.getRhs(), mul.getLhs())}) {
+        auto [input, map] = inputOf(x);
+        std::optional<double> constant = constantOf(c);
+        if (!input || !map.isIdentity() || !constant)
+          continue;
+        scaled = true;
+        chain.scale *= float(*constant);
+        next = input;
+        step = mul;
+        break;
+      }
+    } else if (auto div = elementwise<arith::DivFOp>(scores, rank)) {
+      auto [input, map] = inputOf(div.getLhs());
+      std::optional<double> constant = constantOf(div.getRhs());
+      int exponent = 0;
+      // x / c equals x * (1 / c) only when 1 / c is exact.
+      if (input && map.isIdentity() && constant &&
+          std::frexp(*constant, &exponent) == 0.5) {
+        scaled = true;
+        chain.scale /= float(*constant);
+        next = input;
+        step = div;
+      }
+    } else if (auto add = elementwise<arith::AddFOp>(scores, rank)) {
+      auto [lhs, lhsMap] = inputOf(add.getLhs());
+      auto [rhs, rhsMap] = inputOf(add.getRhs());
+      // The scores are the operand with the full shape that leads back to
+      // the GEMM; the other is the mask.
+      for (auto [x, xMap, m, mMap, mArg] :
+           {std::tuple(lhs, lhsMap, rhs, rhsMap, add.getRhs()),
+            std::tuple(rhs, rhsMap, lhs, lhsMap, add.getLhs())}) {
+        if (!x || !m || !xMap.isIdentity() || !isBroadcastMap(mMap, rank) ||
+            constantOf(mArg) || !reachesGemm(x))
+          continue;
+        if (masked) {
+          reason = "more than one mask is added to the scores";
+          return failure();
+        }
+        if (scaled) {
+          reason = "the mask is added before the scores are scaled";
+          return failure();
+        }
+        masked = true;
+        chain.mask = m;
+        chain.maskMap = mMap;
+        next = x;
+        step = add;
+        break;
+      }
+    }
+    if (!step) {
+      reason = "the scores are modified by something other than a constant "
+               "scale and an added mask";
+      return failure();
+    }
+    chain.ops.insert(step->getParentOp());
+    scores = next;
+  }
+}
+
+/// K [B, sk, d] when `keyT` [B, d, sk] is K transposed by the graph: a
+/// linalg.transpose swapping the last two dimensions, maybe with its leading
+/// dimensions collapsed into B afterwards (TOSA's 4-D transpose, then the
+/// reshape for tosa.matmul). The transpose is left for erasure.
+Value untransposed(RewriterBase &rewriter, Location loc, Value keyT,
+                   Chain &chain) {
+  auto collapse = keyT.getDefiningOp<tensor::CollapseShapeOp>();
+  Value transposed = collapse ? collapse.getSrc() : keyT;
+  auto transpose = transposed.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose)
+    return {};
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  int64_t rank = perm.size();
+  for (int64_t d = 0; d < rank; ++d)
+    if (perm[d] != (d < rank - 2 ? d : 2 * rank - 3 - d))
+      return {};
+  Value key = transpose.getInput();
+  if (collapse) {
+    // Only the leading (batch) dimensions may be merged.
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    if (groups.size() != 3 || groups[1].size() != 1 || groups[2].size() != 1)
+      return {};
+    key = tensor::CollapseShapeOp::create(rewriter, loc, key, groups);
+    chain.inits.push_back(collapse);
+  }
+  chain.inits.push_back(transpose);
+  return key;
+}
+
+/// `value` [d0, ..., dr-1] (r >= 3) as [1, d0 * ... * dr-3, dr-2, dr-1].
+Value asAttentionOperand(RewriterBase &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  if (rank > 3) {
+    ReassociationIndices batch;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      batch.push_back(d);
+    value = tensor::CollapseShapeOp::create(
+        rewriter, loc, value,
+        SmallVector<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
+  }
+  return addUnitBatch(rewriter, loc, value);
+}
+} // namespace
+
+FailureOr<OpByOpFusion>
+attention::fuseOpByOp(RewriterBase &rewriter, linalg::LinalgOp output,
+                      std::string &reason) {
+  if (!isBatchContraction(output, /*transposedRhs=*/false))
+    return failure();
+  Chain chain;
+  Value probabilities = throughReshapes(output.getDpsInputs()[0], chain);
+  auto spaceType = dyn_cast<RankedTensorType>(probabilities.getType());
+  if (!spaceType || spaceType.getRank() < 3)
+    return failure();
+  chain.rank = spaceType.getRank();
+  FailureOr<Value> scores = matchSoftmax(probabilities, chain, reason);
+  if (failed(scores))
+    return failure();
+  FailureOr<linalg::LinalgOp> qk = matchScores(*scores, chain, reason);
+  if (failed(qk))
+    return failure();
+  chain.ops.insert(*qk);
+  chain.inits.push_back(qk->getDpsInits()[0].getDefiningOp());
+  chain.inits.push_back(output.getDpsInits()[0].getDefiningOp());
+
+  // Reshapes may regroup the batch dimensions, nothing else.
+  auto qkType = cast<RankedTensorType>((*qk)->getResult(0).getType());
+  auto outType = cast<RankedTensorType>(output->getResult(0).getType());
+  auto sameRows = [&](RankedTensorType a, RankedTensorType b) {
+    return a.hasStaticShape() && b.hasStaticShape() &&
+           a.getShape().take_back(2) == b.getShape().take_back(2) &&
+           a.getNumElements() == b.getNumElements();
+  };
+  auto pvLhs = cast<RankedTensorType>(output.getDpsInputs()[0].getType());
+  if (!sameRows(qkType, spaceType) || !sameRows(pvLhs, spaceType) ||
+      qkType.getDimSize(0) != outType.getDimSize(0)) {
+    reason = "the reshapes between the GEMMs and the softmax change more "
+             "than the batch dimensions (or shapes are dynamic)";
+    return failure();
+  }
+
+  // Nothing outside the chain may read what the fusion removes.
+  for (Operation *op : chain.ops)
+    for (Operation *user : op->getUsers())
+      if (!chain.ops.contains(user) && user != output) {
+        reason = "the scores or probabilities have other users (saved for a "
+                 "backward pass?)";
+        return failure();
+      }
+
+  Value query = qk->getDpsInputs()[0];
+  Value key = qk->getDpsInputs()[1];
+  bool keyTransposed = !isBatchContraction(*qk, /*transposedRhs=*/true);
+  Value value = output.getDpsInputs()[1];
+  Type element = getElementTypeOrSelf(query.getType());
+  if (!isa<Float32Type, BFloat16Type, Float16Type>(element) ||
+      getElementTypeOrSelf(key.getType()) != element ||
+      getElementTypeOrSelf(value.getType()) != element ||
+      outType.getElementType() != element) {
+    reason = "Q, K, V and the output do not share one f32, bf16 or f16 "
+             "element type";
+    return failure();
+  }
+  // The mask: one batch view for every head, or one per batch index.
+  ArrayRef<int64_t> space = spaceType.getShape();
+  if (chain.mask) {
+    auto maskType = cast<RankedTensorType>(chain.mask.getType());
+    ArrayRef<int64_t> maskShape = maskType.getShape();
+    bool perBatch = true, shared = true;
+    for (int64_t d = 0; d + 2 < chain.rank; ++d) {
+      shared &= maskShape[d] == 1;
+      perBatch &= maskShape[d] == space[d];
+    }
+    // A dimension the map reads at 0 must be 1: the op broadcasts only those.
+    for (int64_t d = 0; d < chain.rank; ++d)
+      if (chain.maskMap.getResult(d) ==
+              getAffineConstantExpr(0, chain.maskMap.getContext()) &&
+          maskShape[d] != 1)
+        shared = perBatch = false;
+    if (!maskType.hasStaticShape() || (!shared && !perBatch) ||
+        !isa<Float32Type>(maskType.getElementType())) {
+      reason = "the mask is not one f32 tensor for all heads or one per "
+               "batch and head";
+      return failure();
+    }
+  }
+
+  Location loc = output.getLoc();
+  rewriter.setInsertionPoint(output);
+  if (keyTransposed) {
+    if (Value k = untransposed(rewriter, loc, key, chain)) {
+      key = k;
+      keyTransposed = false;
+    }
+  }
+  if (keyTransposed) {
+    // K^T [B, d, sk] back to [B, sk, d]: the op's layout (a copy of K, as
+    // the graph's own transpose was).
+    auto type = cast<RankedTensorType>(key.getType());
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, key);
+    std::swap(sizes[1], sizes[2]);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                          type.getElementType());
+    key = linalg::TransposeOp::create(rewriter, loc, key, empty,
+                                      ArrayRef<int64_t>{0, 2, 1})
+              ->getResult(0);
+  }
+  Value mask;
+  if (chain.mask)
+    mask = asAttentionOperand(rewriter, loc, chain.mask);
+  Value q4 = addUnitBatch(rewriter, loc, query);
+  Value k4 = addUnitBatch(rewriter, loc, key);
+  Value v4 = addUnitBatch(rewriter, loc, value);
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, outType.getShape());
+  auto attention = AttentionOp::create(
+      rewriter, loc, outType.clone(shape), /*lse=*/Type(), q4, k4, v4, mask,
+      rewriter.getF32FloatAttr(chain.scale), UnitAttr(),
+      rewriter.getI64IntegerAttr(0));
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, outType, attention.getOutput(),
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  rewriter.replaceOp(output, result);
+  // Users first: erase what nothing reads until nothing is left.
+  llvm::SetVector<Operation *> dead = chain.ops;
+  for (Operation *init : chain.inits)
+    if (init)
+      dead.insert(init);
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *op : dead)
+      if (op->use_empty()) {
+        dead.remove(op);
+        rewriter.eraseOp(op);
+        erased = true;
+        break;
+      }
+  }
+  return OpByOpFusion{chain.scale, bool(chain.mask)};
+}
