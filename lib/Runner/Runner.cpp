@@ -215,6 +215,23 @@ Type runner::getGlobalType(Operation *op) {
   return {};
 }
 
+SmallVector<std::string> runner::stubUnresolvedExternals(ModuleOp module) {
+  SmallVector<std::string> stubs;
+  module.walk([&](func::FuncOp func) {
+    if (!func.isExternal() || func.getNumResults() != 0 ||
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            func.getName().str()))
+      return;
+    stubs.push_back(func.getName().str());
+    OpBuilder builder(func.getContext());
+    Block *body = func.addEntryBlock();
+    builder.setInsertionPointToEnd(body);
+    func::ReturnOp::create(builder, func.getLoc());
+    func.setPrivate();
+  });
+  return stubs;
+}
+
 std::optional<uint64_t> runner::parseByteSize(StringRef text) {
   // A K, M, G or T suffix: 2^10 steps.
   unsigned shift = 0;

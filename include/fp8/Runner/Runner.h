@@ -109,6 +109,11 @@ std::string formatBytes(uint64_t bytes);
 /// fp8-lower-to-cpu needs: what fp8-run and fp8-train parse with.
 void registerRunnerDialects(DialectRegistry &registry);
 
+/// Gives every external function without results that has no definition
+/// in the module or the process (buddy-mlir's record_timing, say) an empty
+/// body, so that the graph runs with it as a no-op; returns their names.
+SmallVector<std::string> stubUnresolvedExternals(ModuleOp module);
+
 /// Fails, with an error at the reading op and a note at the tensor, when
 /// `entry` or a function it calls reads the contents of a `tensor.empty`
 /// (or of a `bufferization.alloc_tensor` without a copy), through views:
