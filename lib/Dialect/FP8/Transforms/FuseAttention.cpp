@@ -124,6 +124,7 @@ struct AttentionMatch {
   linalg::LinalgOp output;        // P V
   Operation *outputRounding = nullptr; // truncf of P V, generic form
   Value query, key, value;
+  Value mask;                     // [b or 1, i or 1, j or 1]: added or i1
   float scale = 1.0f;
   bool causal = false;
 };
@@ -134,6 +135,16 @@ struct AttentionMatch {
 
 bool isIdentity3(AffineMap map) {
   return map.isIdentity() && map.getNumDims() == 3;
+}
+/// Each result is d_i or 0: a tensor broadcast on [b, i, j].
+bool isBroadcast3(AffineMap map) {
+  if (map.getNumDims() != 3 || map.getNumResults() != 3)
+    return false;
+  for (unsigned d = 0; d < 3; ++d)
+    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()) &&
+        map.getResult(d) != getAffineConstantExpr(0, map.getContext()))
+      return false;
+  return true;
 }
 bool isRow3(AffineMap map) {
   return map == map3(map.getContext(), {0, 1}, 3);
@@ -150,46 +161,111 @@ bool isExpOfDifference(Value value, Block *body) {
          sub.getRhs() == body->getArgument(1);
 }
 
+/// `select(j > i, -inf, s)` on the loop indices: the causal mask.
+LogicalResult matchCausal(arith::SelectOp select, AttentionMatch &match,
+                        std::string &reason) {
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  FloatAttr masked;
+  if (!cmp || !matchPattern(select.getTrueValue(), m_Constant(&masked)) ||
+      !std::isinf(masked.getValueAsDouble()) ||
+      masked.getValueAsDouble() > 0) {
+    reason = "the scores are selected by something other than a causal "
+             "-inf mask";
+    return failure();
+  }
+  auto index = [](Value v) -> int64_t {
+    if (auto idx = v.getDefiningOp<linalg::IndexOp>())
+      return idx.getDim();
+    return -1;
+  };
+  int64_t lhs = index(cmp.getLhs()), rhs = index(cmp.getRhs());
+  using P = arith::CmpIPredicate;
+  bool keyAfterQuery =
+      ((cmp.getPredicate() == P::ugt || cmp.getPredicate() == P::sgt) &&
+       lhs == 2 && rhs == 1) ||
+      ((cmp.getPredicate() == P::ult || cmp.getPredicate() == P::slt) &&
+       lhs == 1 && rhs == 2);
+  if (!keyAfterQuery) {
+    reason = "the -inf mask is not the causal j > i";
+    return failure();
+  }
+  match.causal = true;
+  return success();
+}
+
 /// The scale-and-mask generic: `s = f32(x) * c` (or `/ c` for a power of
-/// two c) and optionally `select(j > i, -inf, s)` on the loop indices.
+/// two c), optionally a mask tensor (its second input, broadcast on the
+/// scores) added to s or selecting -inf where false, and optionally
+/// `select(j > i, -inf, s)` on the loop indices.
 LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
                           std::string &reason) {
-  if (op.getNumDpsInputs() != 1 || op.getNumReductionLoops() != 0 ||
-      !llvm::all_of(op.getIndexingMapsArray(), isIdentity3)) {
-    reason = "the scores are not scaled by one elementwise op (a mask "
-             "tensor or another score modifier is not modeled yet)";
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (op.getNumDpsInputs() > 2 || op.getNumReductionLoops() != 0 ||
+      !isIdentity3(maps.front()) || !isIdentity3(maps.back()) ||
+      (op.getNumDpsInputs() == 2 && !isBroadcast3(maps[1]))) {
+    reason = "the scores are not scaled by one elementwise op (with at most "
+             "a mask tensor broadcast on them)";
     return failure();
   }
   Block *body = op.getBody();
   Value score = body->getArgument(0);
   Value result = yielded(op);
-  if (auto select = result.getDefiningOp<arith::SelectOp>()) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-    FloatAttr masked;
-    if (!cmp || !matchPattern(select.getTrueValue(), m_Constant(&masked)) ||
-        !std::isinf(masked.getValueAsDouble()) ||
-        masked.getValueAsDouble() > 0) {
-      reason = "the scores are selected by something other than a causal "
-               "-inf mask";
+  // A mask tensor, the second input: added after the scale, or selecting
+  // -inf where it is false. Peeled with the causal select, in either order.
+  Value maskArg = op.getNumDpsInputs() == 2 ? body->getArgument(1) : Value();
+  auto isNegInf = [](Value v) {
+    FloatAttr x;
+    return matchPattern(v, m_Constant(&x)) &&
+           std::isinf(x.getValueAsDouble()) && x.getValueAsDouble() < 0;
+  };
+  auto widened = [](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      return ext.getIn();
+    return v;
+  };
+  while (maskArg && !match.mask) {
+    bool selects = false;
+    if (auto select = result.getDefiningOp<arith::SelectOp>();
+        select && select.getCondition() == maskArg &&
+        isNegInf(select.getFalseValue())) {
+      result = select.getTrueValue();
+      selects = true;
+    } else if (auto add = result.getDefiningOp<arith::AddFOp>();
+               add && (widened(add.getLhs()) == maskArg ||
+                       widened(add.getRhs()) == maskArg)) {
+      result = widened(add.getLhs()) == maskArg ? add.getRhs() : add.getLhs();
+    } else if (auto select = result.getDefiningOp<arith::SelectOp>();
+               select && !match.causal &&
+               select.getCondition().getDefiningOp<arith::CmpIOp>()) {
+      // A causal select outside the mask: peeled below, then the mask.
+      if (failed(matchCausal(select, match, reason)))
+        return failure();
+      result = select.getFalseValue();
+      continue;
+    } else {
+      reason = "the scores' second input is not a mask added after the "
+               "scale or selecting -inf";
       return failure();
     }
-    auto index = [](Value v) -> int64_t {
-      if (auto idx = v.getDefiningOp<linalg::IndexOp>())
-        return idx.getDim();
-      return -1;
-    };
-    int64_t lhs = index(cmp.getLhs()), rhs = index(cmp.getRhs());
-    using P = arith::CmpIPredicate;
-    bool keyAfterQuery =
-        ((cmp.getPredicate() == P::ugt || cmp.getPredicate() == P::sgt) &&
-         lhs == 2 && rhs == 1) ||
-        ((cmp.getPredicate() == P::ult || cmp.getPredicate() == P::slt) &&
-         lhs == 1 && rhs == 2);
-    if (!keyAfterQuery) {
-      reason = "the -inf mask is not the causal j > i";
+    match.mask = op.getDpsInputs()[1];
+    auto maskType = cast<RankedTensorType>(match.mask.getType());
+    if (maskType.getElementType().isInteger(1) != selects) {
+      reason = "the mask is not an i1 tensor selecting -inf or a float "
+               "tensor added";
       return failure();
     }
-    match.causal = true;
+    for (unsigned d = 0; d < 3; ++d)
+      if (maps[1].getResult(d) ==
+              getAffineConstantExpr(0, op.getContext()) &&
+          maskType.getDimSize(d) != 1) {
+        reason = "the mask is read at index 0 of a dimension it has more of";
+        return failure();
+      }
+  }
+  if (auto select = result.getDefiningOp<arith::SelectOp>();
+      select && !match.causal) {
+    if (failed(matchCausal(select, match, reason)))
+      return failure();
     result = select.getFalseValue();
   }
   Operation *scaleOp = result.getDefiningOp();
@@ -225,7 +301,8 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
   // Nothing else may happen to the scores.
   for (Operation *nested : bodyOps(op))
     if (!isa<arith::ExtFOp, arith::MulFOp, arith::DivFOp, arith::SelectOp,
-             arith::CmpIOp, linalg::IndexOp, arith::ConstantOp>(nested)) {
+             arith::CmpIOp, linalg::IndexOp, arith::ConstantOp>(nested) &&
+        !(match.mask && isa<arith::AddFOp>(nested))) {
       reason = "a score modifier that is not modeled ('" +
                nested->getName().getStringRef().str() + "')";
       return failure();
@@ -443,6 +520,14 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
       result = rounding.getResult(0);
     }
   }
+  if (match.mask) {
+    Type maskElement = getElementTypeOrSelf(match.mask.getType());
+    if (!maskElement.isInteger(1) && !maskElement.isF32() &&
+        maskElement != element) {
+      reason = "the mask's element type is neither f32, i1 nor the graph's";
+      return failure();
+    }
+  }
   if (!isa<Float32Type, BFloat16Type, Float16Type>(element) ||
       getElementTypeOrSelf(match.key.getType()) != element ||
       getElementTypeOrSelf(match.value.getType()) != element ||
@@ -483,12 +568,13 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
   Value query = addUnitBatch(rewriter, loc, match.query);
   Value key = addUnitBatch(rewriter, loc, match.key);
   Value value = addUnitBatch(rewriter, loc, match.value);
+  Value mask = match.mask ? addUnitBatch(rewriter, loc, match.mask) : Value();
   auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
   SmallVector<int64_t> shape = {1};
   llvm::append_range(shape, resultType.getShape());
   auto attention = AttentionOp::create(
       rewriter, loc, resultType.clone(shape), /*lse=*/Type(), query, key,
-      value, /*mask=*/Value(), rewriter.getF32FloatAttr(match.scale),
+      value, mask, rewriter.getF32FloatAttr(match.scale),
       match.causal ? rewriter.getUnitAttr() : UnitAttr(),
       rewriter.getI64IntegerAttr(0));
   Value collapsed = tensor::CollapseShapeOp::create(
@@ -555,7 +641,8 @@ struct FP8FuseAttentionPass
       }
       if (remarks)
         candidate->emitRemark("attention fused into fp8.attention (")
-            << (match->causal ? "causal, " : "") << "scale " << match->scale
+            << (match->causal ? "causal, " : "")
+            << (match->mask ? "mask, " : "") << "scale " << match->scale
             << ")";
       fuse(rewriter, *match);
     }
