@@ -495,7 +495,9 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
            llvm::zip(cost, toNoise(m, perRow), toNoise(base, perRow)))
         total = std::max(total, noise - own);
     GemmRecord &record = result.gemms[candidates[c]];
-    record.aloneWorstDb = Trials::combine(*each).worstDb;
+    Measurement worst = Trials::combine(*each);
+    record.aloneWorstDb = worst.worstDb;
+    record.aloneDb = worst.outputDb;
     for (auto [m2, c2] : llvm::enumerate(cost)) {
       double slack = problem.limit[m2] - problem.baseline[m2];
       record.budgetShare = std::max(
@@ -669,6 +671,10 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
     if (g.candidate) {
       record["mask_index"] = static_cast<int64_t>(*g.candidate);
       record["alone_worst_sqnr_db"] = jsonDb(g.aloneWorstDb);
+      llvm::json::Array perOutput;
+      for (double db : g.aloneDb)
+        perOutput.push_back(jsonDb(db));
+      record["alone_sqnr_db"] = std::move(perOutput);
       record["budget_share"] = jsonDb(g.budgetShare);
     }
     gemms.push_back(std::move(record));

@@ -65,6 +65,9 @@ struct GemmRecord {
   /// Candidates: the worst output SQNR with this GEMM alone in FP8, and the
   /// largest share of any metric's slack it uses (1: the whole budget).
   double aloneWorstDb = 0, budgetShare = 0;
+  /// Candidates: every output's SQNR with this GEMM alone in FP8 (the worst
+  /// over the calibration sets): which outputs it reaches.
+  SmallVector<double> aloneDb;
   bool fp8 = false;
   /// Why it got its decision, in words.
   std::string why;
