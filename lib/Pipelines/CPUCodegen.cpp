@@ -58,6 +58,9 @@ static constexpr int64_t kCacheTile[3] = {128, 256, 256};
 /// cpu): the panel is decoded once per block of this many rows, which
 /// fp8-tile-and-vectorize-for-cpu then walks in cache-tile blocks.
 static constexpr int64_t kDecodedPanelRows = 512;
+/// Multiply-adds from which a contraction copies a B it reads as it is
+/// panel by panel, like a decoded one.
+static constexpr int64_t kPanelCopyMinMacs = int64_t(1) << 27;
 /// The blocks of scalar ops that walk an operand across its rows.
 static constexpr int64_t kLocalityBlock = 32;
 /// Iterations below which an op is not worth a parallel loop.
@@ -312,8 +315,15 @@ struct FP8PackContractionsForCPUPass
       if (op.hasPureTensorSemantics() && getContractionLoops(op))
         contractions.push_back(op);
     });
-    for (linalg::LinalgOp op : contractions)
-      decodeInPanels(rewriter, op);
+    for (linalg::LinalgOp op : contractions) {
+      // Contractions inside loops (fp8.attention's tiles) are a thread's
+      // work already.
+      if (op->getParentOfType<LoopLikeOpInterface>())
+        continue;
+      if (!decodeInPanels(rewriter, op) && isLarge(op) &&
+          succeeded(copyRhs(rewriter, op)))
+        (void)decodeInPanels(rewriter, op);
+    }
     RewritePatternSet patterns(&getContext());
     tensor::populateFoldTensorEmptyPatterns(patterns);
     (void)applyPatternsGreedily(getOperation(), std::move(patterns));
@@ -345,15 +355,66 @@ struct FP8PackContractionsForCPUPass
   /// written whole in f32. Each output still accumulates its products in
   /// K order, one rounding per step: the values are those of the
   /// contraction of the whole decoded B.
-  static void decodeInPanels(RewriterBase &rewriter, linalg::LinalgOp op) {
+  /// Whether `op` has static sizes with more than one cache block in M x N
+  /// and K panels, where copying B panel by panel pays.
+  static bool isLarge(linalg::LinalgOp op) {
+    ContractionLoops loops = *getContractionLoops(op);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return false;
+    return ranges[loops.m] * ranges[loops.n] * ranges[loops.k] >=
+           kPanelCopyMinMacs;
+  }
+
+  /// Reads B of `op` through an element-by-element copy (to be computed per
+  /// panel by decodeInPanels: a contiguous panel, GotoBLAS's packed B).
+  static LogicalResult copyRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
+    ContractionLoops loops = *getContractionLoops(op);
+    OpOperand &rhs = op->getOpOperand(getRhsIndex(op, loops));
+    auto type = cast<RankedTensorType>(rhs.get().getType());
+    if (type.getRank() != 2 || rhs.get().getDefiningOp<linalg::LinalgOp>())
+      return failure();
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                          type.getElementType());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+    auto copy = linalg::GenericOp::create(
+        rewriter, loc, type, rhs.get(), empty,
+        SmallVector<AffineMap>{identity, identity},
+        SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+        [](OpBuilder &builder, Location l, ValueRange args) {
+          linalg::YieldOp::create(builder, l, args[0]);
+        });
+    rewriter.modifyOpInPlace(op, [&] { rhs.assign(copy.getResult(0)); });
+    return success();
+  }
+
+  static bool decodeInPanels(RewriterBase &rewriter, linalg::LinalgOp op) {
     ContractionLoops loops = *getContractionLoops(op);
     Value rhs = op.getDpsInputs()[getRhsIndex(op, loops)];
     auto decode = rhs.getDefiningOp<linalg::GenericOp>();
-    if (!decode || !isWideningElementwise(decode) || op->getNumResults() != 1)
-      return;
+    if (!decode || op->getNumResults() != 1 ||
+        !(isWideningElementwise(decode) ||
+          (decode.getNumDpsInputs() == 1 &&
+           linalg::isElementwise(decode) &&
+           llvm::all_of(decode.getIndexingMapsArray(),
+                        [](AffineMap map) { return map.isIdentity(); }) &&
+           decode.getBlock()->getTerminator()->getOperand(0) ==
+               decode.getBlock()->getArgument(0))))
+      return false;
     readSizesFromInits(rewriter, decode);
     if (!rhs.hasOneUse())
-      return;
+      return false;
+    // A decoded A is decoded per panel too: a fresh f32 copy of the whole
+    // operand per call costs more (its page faults) than decoding each
+    // block's rows once per N block.
+    Value lhs = op.getDpsInputs()[1 - getRhsIndex(op, loops)];
+    auto lhsDecode = lhs.getDefiningOp<linalg::GenericOp>();
+    if (lhsDecode && isWideningElementwise(lhsDecode))
+      readSizesFromInits(rewriter, lhsDecode);
+    if (lhsDecode && (!isWideningElementwise(lhsDecode) || !lhs.hasOneUse()))
+      lhsDecode = nullptr;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     MLIRContext *context = op.getContext();
     auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
@@ -380,7 +441,8 @@ struct FP8PackContractionsForCPUPass
         [&](tensor::ExtractSliceOp, OpResult producer,
             bool isDestination) -> std::optional<ControlFnResult> {
           Operation *owner = producer.getOwner();
-          if (owner == decode.getOperation() ||
+          if ((!isDestination && (owner == decode.getOperation() ||
+                                  owner == lhsDecode.getOperation())) ||
               (isDestination && isa<linalg::FillOp>(owner)))
             return ControlFnResult{};
           return std::nullopt;
@@ -390,14 +452,20 @@ struct FP8PackContractionsForCPUPass
         scf::tileConsumerAndFuseProducersUsingSCF(
             rewriter, cast<TilingInterface>(op.getOperation()), blockOptions);
     if (failed(blocked))
-      return;
-    rewriter.replaceOp(op, blocked->replacements.lookup(op->getResult(0)));
+      return false;
+    Value result = blocked->replacements.lookup(op->getResult(0));
+    rewriter.replaceOp(op, result);
     eraseIfDead(rewriter, blocked->fusedProducers);
+    writeEpilogueInPlace(rewriter, result);
 
     // The K panels inside a block, each decoding its panel of B.
     auto blockOp = cast<linalg::LinalgOp>(blocked->tiledAndFusedOps.front());
     Value blockRhs = blockOp.getDpsInputs()[getRhsIndex(blockOp, loops)];
     Operation *blockDecode = blockRhs.getDefiningOp();
+    Operation *blockLhsDecode =
+        lhsDecode ? blockOp.getDpsInputs()[1 - getRhsIndex(blockOp, loops)]
+                        .getDefiningOp()
+                  : nullptr;
     scf::SCFTilingOptions panels;
     panels.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
         .setTileSizes(sizesFor(0, 0, 0, kCacheTile[2]));
@@ -405,7 +473,9 @@ struct FP8PackContractionsForCPUPass
     panelOptions.setTilingOptions(panels).setFusionControlFn(
         [&](tensor::ExtractSliceOp, OpResult producer,
             bool isDestination) -> std::optional<ControlFnResult> {
-          if (!isDestination && producer.getOwner() == blockDecode)
+          Operation *owner = producer.getOwner();
+          if (!isDestination &&
+              (owner == blockDecode || (owner && owner == blockLhsDecode)))
             return ControlFnResult{};
           return std::nullopt;
         });
@@ -415,10 +485,31 @@ struct FP8PackContractionsForCPUPass
             rewriter, cast<TilingInterface>(blockOp.getOperation()),
             panelOptions);
     if (failed(paneled))
-      return;
+      return true;
     rewriter.replaceOp(blockOp,
                        paneled->replacements.lookup(blockOp->getResult(0)));
     eraseIfDead(rewriter, paneled->fusedProducers);
+    return true;
+  }
+
+  /// An element-wise op that alone reads `result` (fp8.scaled_matmul's
+  /// scaling) writes into its buffer rather than a fresh one: a GEMM's
+  /// result is not allocated twice, which costs page faults per call.
+  static void writeEpilogueInPlace(RewriterBase &rewriter, Value result) {
+    if (!result.hasOneUse())
+      return;
+    auto epilogue = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+    if (!epilogue || !linalg::isElementwise(epilogue) ||
+        epilogue.getNumDpsInits() != 1 ||
+        epilogue->getResult(0).getType() != result.getType() ||
+        !epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+        !llvm::all_of(epilogue.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return;
+    OpOperand *init = epilogue.getDpsInitOperand(0);
+    if (!epilogue.getMatchingBlockArgument(init).use_empty())
+      return;
+    rewriter.modifyOpInPlace(epilogue, [&] { init->assign(result); });
   }
 
   /// The dynamic sizes of `op`'s results (tensor.dim, which tiling adds
@@ -624,6 +715,8 @@ struct FP8TileAndVectorizeForCPUPass
       }
     }
 
+    hoistLoopAllocations(func);
+
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && op.getNumLoops() > 0)
@@ -676,6 +769,38 @@ struct FP8TileAndVectorizeForCPUPass
     }
     hoistTransfersPerNest(func);
     lowerVectors(func);
+  }
+
+  /// A buffer of static size allocated and freed in each iteration of an
+  /// scf.for (a panel of B, fp8-pack-contractions-for-cpu's) is allocated
+  /// once around the loop: a fresh allocation is uninitialized either way,
+  /// and one of a panel's size is an mmap with its page faults, per
+  /// iteration. Only buffers that linalg ops alone read and write (nothing
+  /// keeps a reference past the iteration).
+  static void hoistLoopAllocations(func::FuncOp func) {
+    SmallVector<memref::AllocOp> allocs;
+    func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    for (memref::AllocOp alloc : allocs) {
+      auto loop = dyn_cast<scf::ForOp>(alloc->getParentOp());
+      if (!loop || !alloc.getType().hasStaticShape() ||
+          !alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
+        continue;
+      memref::DeallocOp dealloc;
+      bool onlyLinalg = true;
+      for (Operation *user : alloc->getUsers()) {
+        if (auto free = dyn_cast<memref::DeallocOp>(user)) {
+          if (dealloc || free->getBlock() != alloc->getBlock())
+            onlyLinalg = false;
+          dealloc = free;
+        } else if (!isa<linalg::LinalgOp>(user)) {
+          onlyLinalg = false;
+        }
+      }
+      if (!dealloc || !onlyLinalg)
+        continue;
+      alloc->moveBefore(loop);
+      dealloc->moveAfter(loop);
+    }
   }
 
   /// Whether `op` gets threads of its own: not inside a loop whose

@@ -174,26 +174,30 @@ func.func @broadcast_producer(%x: tensor<16x64xf32>, %w: tensor<32x64xf32>, %ama
 // An FP8 weight [K, N] is decoded panel by panel: blocks of 512 x 256 of
 // M x N in an scf.forall, 256-deep K panels in order in an scf.for, each
 // decoding its 256 x 256 panel of i8 codes into an f32 tile that the
-// panel's contraction reads. The activation is decoded whole; the weight
-// never is.
+// panel's contraction reads, and its 512 x 256 panel of the FP8 activation
+// likewise. Neither operand is decoded whole; the scaling writes into the
+// result's buffer.
 // CHECK-LABEL: func.func @fp8_decode_in_panels
 // CHECK-SAME: %[[X:.+]]: tensor<1024x768xi8>, %[[W:.+]]: tensor<768x512xi8>
-// CHECK: %[[XF:.+]] = linalg.generic {{.+}} ins(%[[X]] : tensor<1024x768xi8>) outs(%{{.+}} : tensor<1024x768xf32>)
-// CHECK: scf.forall (%[[M:.+]], %[[N:.+]]) = (0, 0) to (1024, 512) step (512, 256) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1024x512xf32>)
-// CHECK-DAG: %[[XB:.+]] = tensor.extract_slice %[[XF]][%[[M]], 0] [512, 768] [1, 1]
+// CHECK-NOT: tensor<1024x768xf32>
+// CHECK: %[[R:.+]] = scf.forall (%[[M:.+]], %[[N:.+]]) = (0, 0) to (1024, 512) step (512, 256) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1024x512xf32>)
+// CHECK-DAG: %[[XB:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [512, 768] [1, 1] : tensor<1024x768xi8> to tensor<512x768xi8>
 // CHECK-DAG: %[[WB:.+]] = tensor.extract_slice %[[W]][0, %[[N]]] [768, 256] [1, 1] : tensor<768x512xi8> to tensor<768x256xi8>
 // CHECK-DAG: %[[CB:.+]] = tensor.extract_slice %[[OUT]][%[[M]], %[[N]]] [512, 256] [1, 1]
 // CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[CB]] : tensor<512x256xf32>)
 // CHECK: scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (tensor<512x256xf32>)
-// CHECK-DAG: %[[XP:.+]] = tensor.extract_slice %[[XB]][0, %[[K]]] [512, 256] [1, 1]
-// CHECK-DAG: %[[WP:.+]] = tensor.extract_slice %[[WB]][%[[K]], 0] [256, 256] [1, 1] : tensor<768x256xi8> to tensor<256x256xi8>
-// CHECK: %[[PANEL:.+]] = linalg.generic {{.+}} ins(%[[WP]] : tensor<256x256xi8>) outs(%{{.+}} : tensor<256x256xf32>)
+// CHECK: %[[XP:.+]] = tensor.extract_slice %[[XB]][0, %[[K]]] [512, 256] [1, 1] : tensor<512x768xi8> to tensor<512x256xi8>
+// CHECK: %[[XPANEL:.+]] = linalg.generic {{.+}} ins(%[[XP]] : tensor<512x256xi8>) outs(%{{.+}} : tensor<512x256xf32>)
+// CHECK: %[[WP:.+]] = tensor.extract_slice %[[WB]][%[[K]], 0] [256, 256] [1, 1] : tensor<768x256xi8> to tensor<256x256xi8>
+// CHECK: %[[WPANEL:.+]] = linalg.generic {{.+}} ins(%[[WP]] : tensor<256x256xi8>) outs(%{{.+}} : tensor<256x256xf32>)
 // CHECK: arith.bitcast {{.+}} : i32 to f32
-// CHECK: %[[P:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XP]], %[[PANEL]] : tensor<512x256xf32>, tensor<256x256xf32>) outs(%[[ACC]] : tensor<512x256xf32>)
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XPANEL]], %[[WPANEL]] : tensor<512x256xf32>, tensor<256x256xf32>) outs(%[[ACC]] : tensor<512x256xf32>)
 // CHECK: scf.yield %[[P]]
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: tensor<768x512xf32>
 // CHECK-NOT: tensor<768x256xf32>
+// CHECK: linalg.generic {{.+}} ins(%[[R]] : tensor<1024x512xf32>) outs(%[[R]] : tensor<1024x512xf32>)
+// CHECK: arith.mulf
 // CHECK: return
 func.func @fp8_decode_in_panels(%x: tensor<1024x768xf8E4M3FN>, %w: tensor<768x512xf8E4M3FN>) -> tensor<1024x512xf32> {
   %s = arith.constant 0.5 : f32
@@ -203,19 +207,22 @@ func.func @fp8_decode_in_panels(%x: tensor<1024x768xf8E4M3FN>, %w: tensor<768x51
 
 // -----
 
-// Dynamic sizes: partial blocks and panels (affine.min), and the decode of
-// the whole weight, whose sizes the loops read, is still gone: the sizes
-// come from its init.
+// Dynamic sizes: partial blocks and panels (affine.min), and the decodes of
+// the whole operands, whose sizes the loops read, are still gone: the sizes
+// come from their inits.
 // CHECK-LABEL: func.func @fp8_dynamic
-// CHECK-SAME: %{{.+}}: tensor<?x?xi8>, %[[W:.+]]: tensor<?x?xi8>
+// CHECK-SAME: %[[X:.+]]: tensor<?x?xi8>, %[[W:.+]]: tensor<?x?xi8>
+// CHECK-NOT: ins(%[[X]]
 // CHECK-NOT: ins(%[[W]]
 // CHECK: scf.forall
 // CHECK: affine.min
 // CHECK: scf.for
 // CHECK: affine.min
+// CHECK: %[[XP:.+]] = tensor.extract_slice %{{.+}} : tensor<?x?xi8> to tensor<?x?xi8>
+// CHECK: %[[XPANEL:.+]] = linalg.generic {{.+}} ins(%[[XP]] : tensor<?x?xi8>) outs(%{{.+}} : tensor<?x?xf32>)
 // CHECK: %[[WP:.+]] = tensor.extract_slice %{{.+}} : tensor<?x?xi8> to tensor<?x?xi8>
-// CHECK: %[[PANEL:.+]] = linalg.generic {{.+}} ins(%[[WP]] : tensor<?x?xi8>) outs(%{{.+}} : tensor<?x?xf32>)
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[PANEL]] : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK: %[[WPANEL:.+]] = linalg.generic {{.+}} ins(%[[WP]] : tensor<?x?xi8>) outs(%{{.+}} : tensor<?x?xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XPANEL]], %[[WPANEL]] : tensor<?x?xf32>, tensor<?x?xf32>)
 func.func @fp8_dynamic(%x: tensor<?x?xf8E5M2>, %w: tensor<?x?xf8E4M3FN>) -> tensor<?x?xf32> {
   %s = arith.constant 0.5 : f32
   %r = fp8.scaled_matmul %x, %w scales %s, %s : tensor<?x?xf8E5M2>, tensor<?x?xf8E4M3FN> -> tensor<?x?xf32>
@@ -224,11 +231,26 @@ func.func @fp8_dynamic(%x: tensor<?x?xf8E5M2>, %w: tensor<?x?xf8E4M3FN>) -> tens
 
 // -----
 
-// An f32 weight is not widened: no panels, the contraction reads it as it is.
+// An f32 weight of a large GEMM is copied panel by panel (GotoBLAS's packed
+// B: contiguous rows in cache); the activation is read as it is. A small
+// GEMM reads its weight as it is.
 // CHECK-LABEL: func.func @f32_weight
-// CHECK-NOT: scf.forall
-// CHECK: linalg.matmul
+// CHECK-SAME: %[[X:.+]]: tensor<1024x768xf32>, %[[W:.+]]: tensor<768x512xf32>
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: %[[WP:.+]] = tensor.extract_slice %{{.+}} : tensor<768x256xf32> to tensor<256x256xf32>
+// CHECK: %[[PANEL:.+]] = linalg.generic {{.+}} ins(%[[WP]] : tensor<256x256xf32>) outs(%{{.+}} : tensor<256x256xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<512x256xf32>, tensor<256x256xf32>)
 func.func @f32_weight(%x: tensor<1024x768xf32>, %w: tensor<768x512xf32>, %c: tensor<1024x512xf32>) -> tensor<1024x512xf32> {
   %r = linalg.matmul ins(%x, %w : tensor<1024x768xf32>, tensor<768x512xf32>) outs(%c : tensor<1024x512xf32>) -> tensor<1024x512xf32>
   return %r : tensor<1024x512xf32>
+}
+// CHECK-LABEL: func.func @f32_small
+// CHECK-NOT: scf.forall
+// CHECK: linalg.matmul
+func.func @f32_small(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = linalg.matmul ins(%x, %w : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
 }

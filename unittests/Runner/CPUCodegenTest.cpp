@@ -355,6 +355,52 @@ INSTANTIATE_TEST_SUITE_P(
         GemmCase{{}, 40, 300, 270, false, true, false, false, "f32", false,
                  false}));
 
+/// An f32 GEMM large enough that fp8-pack-contractions-for-cpu copies its
+/// B panel by panel: each output is the chain of fused multiply-adds in K
+/// order from zero that the register tiles compute (one FMA per K step),
+/// written out in C++ with std::fma. Partial blocks and panels in M, N and
+/// K, all in whole 8 x 32 x 8 register tiles (a remainder tile's scalar
+/// loop rounds the product and the sum apart).
+TEST_F(CPUCodegenTest, F32GemmInCopiedPanelsIsTheFmaChain) {
+  const int64_t m = 600, k = 536, n = 480;
+  std::string text = R"(func.func @f(%a: tensor<600x536xf32>, %b: tensor<536x480xf32>) -> tensor<600x480xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<600x480xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<600x480xf32>) -> tensor<600x480xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<600x536xf32>, tensor<536x480xf32>) outs(%c : tensor<600x480xf32>) -> tensor<600x480xf32>
+  return %r : tensor<600x480xf32>
+})";
+  Type f32 = Float32Type::get(&context);
+  SmallVector<HostTensor> inputs = {floats(f32, {m, k}, 1.0, false),
+                                    floats(f32, {k, n}, 1.0, false)};
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  auto compiled = CompiledFunction::compile(*module, "f", error);
+  ASSERT_TRUE(compiled) << error;
+  auto results = compiled->call(inputs, error);
+  ASSERT_TRUE(succeeded(results)) << error;
+  const HostTensor &result = (*results)[0];
+  std::vector<float> a(m * k), b(k * n);
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = static_cast<float>(inputs[0].get(i));
+  for (int64_t i = 0; i < k * n; ++i)
+    b[i] = static_cast<float>(inputs[1].get(i));
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k; ++p)
+        acc = std::fma(a[i * k + p], b[p * n + j], acc);
+      float got = static_cast<float>(result.get(i * n + j));
+      if (std::memcmp(&got, &acc, 4) != 0 && ++mismatches <= 3)
+        ADD_FAILURE() << "[" << i << ", " << j << "]: got " << got
+                      << ", the FMA chain gives " << acc;
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST_F(CPUCodegenTest, QuantizeCastTransposeAndAmax) {
   for (StringRef format : {"f8E4M3FN", "f8E5M2"}) {
     std::string text = llvm::formatv(
