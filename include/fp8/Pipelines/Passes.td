@@ -539,13 +539,17 @@ def FP8PackContractionsForCPU
     A contraction whose B (in `[.., K, N]`) is widened element by element
     without a transposition (the FP8 decode: i8 codes in, f32 out) decodes
     it panel by panel instead of into a whole f32 copy, GotoBLAS-style:
-    `scf.forall` over 128 x 256 blocks of M x N (the threads), `scf.for` over
+    `scf.forall` over 512 x 256 blocks of M x N (the threads), `scf.for` over
     256-deep K panels in order, and in each panel the decode of its
-    256 x 256 panel of B into a tile that stays in cache, then the
-    contraction of the panel (upstream
-    `scf::tileConsumerAndFuseProducersUsingSCF`, twice). The accumulator's
-    fill moves into the blocks. `fp8-tile-and-vectorize-for-cpu` then tiles
-    each panel's contraction for registers.
+    256 x 256 panel of B (and of its 512 x 256 panel of A when A is decoded
+    too) into tiles that stay in cache, then the contraction of the panel
+    (upstream `scf::tileConsumerAndFuseProducersUsingSCF`, twice). The
+    accumulator's fill moves into the blocks, and an element-wise epilogue
+    that alone reads the result (the scaling) writes into its buffer. A
+    large f32 contraction (2^27 multiply-adds or more, static sizes) gets
+    the same blocks with a copy of each B panel (contiguous rows).
+    Contractions inside loops are left alone. `fp8-tile-and-vectorize-for-cpu`
+    then tiles each panel's contraction for registers.
 
     Values do not change: every output still sums its products in K order,
     one rounding per step.
@@ -565,6 +569,10 @@ def FP8TileAndVectorizeForCPU
     Part of `fp8-lower-to-cpu`, after bufferization. Upstream transforms
     only: `linalg::tileLinalgOp`, `linalg::vectorize`, hoisting of
     loop-invariant vector transfers and the vector dialect's lowerings.
+
+    A buffer of static size allocated and freed in each iteration of an
+    `scf.for` (the panels above), used by linalg ops only, is allocated once
+    around the loop.
 
     Contractions (one reduction dimension, a multiply-add body: matmuls,
     batch matmuls, the decoded FP8 GEMM of `fp8.scaled_matmul`) get three
