@@ -109,6 +109,136 @@ Value attention::addUnitBatch(RewriterBase &rewriter, Location loc, Value value)
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}, sizes);
 }
 
+Value attention::unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
+                              int64_t &group) {
+  // Through collapses, composing their groups: source dimensions of each of
+  // the three result dimensions.
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2}};
+  Value source = kv;
+  while (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>()) {
+    SmallVector<ReassociationIndices> inner =
+        collapse.getReassociationIndices();
+    for (ReassociationIndices &g : groups) {
+      ReassociationIndices composed;
+      for (int64_t d : g)
+        llvm::append_range(composed, inner[d]);
+      g = composed;
+    }
+    source = collapse.getSrc();
+  }
+  auto repeat = source.getDefiningOp<linalg::GenericOp>();
+  auto type = dyn_cast<RankedTensorType>(source.getType());
+  if (!repeat || !type || !type.hasStaticShape() || groups[0].size() < 2 ||
+      groups[1].size() != 1 || groups[2].size() != 1 ||
+      repeat.getNumDpsInits() != 1 || repeat.getNumReductionLoops() != 0 ||
+      !repeat.getIndexingMapsArray().back().isIdentity())
+    return {};
+  // The input that is copied (or has zeros added): the repeat's source.
+  Block *body = repeat.getBody();
+  Value copied = body->getTerminator()->getOperand(0);
+  if (auto add = copied.getDefiningOp<arith::AddFOp>()) {
+    auto isZeroInput = [&](Value v) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      SplatElementsAttr splat;
+      return arg && arg.getOwner() == body &&
+             arg.getArgNumber() < repeat.getNumDpsInputs() &&
+             matchPattern(repeat.getDpsInputs()[arg.getArgNumber()],
+                          m_Constant(&splat)) &&
+             splat.getSplatValue<APFloat>().isZero();
+    };
+    if (isZeroInput(add.getRhs()))
+      copied = add.getLhs();
+    else if (isZeroInput(add.getLhs()))
+      copied = add.getRhs();
+    else
+      return {};
+  }
+  auto arg = dyn_cast<BlockArgument>(copied);
+  if (!arg || arg.getOwner() != body ||
+      arg.getArgNumber() >= repeat.getNumDpsInputs() ||
+      std::distance(body->begin(), body->end()) > 2)
+    return {};
+  OpOperand *input = repeat.getDpsInputOperand(arg.getArgNumber());
+  AffineMap map = repeat.getMatchingIndexingMap(input);
+  // The repeat is the innermost batch dimension: flattened, head h of the
+  // result is source head h / g.
+  int64_t r = groups[0].back();
+  group = type.getDimSize(r);
+  if (group < 2 || map.isFunctionOfDim(r) || !map.isProjectedPermutation(
+                                                  /*allowZeroInResults=*/true))
+    return {};
+  // The same copy without loop r.
+  MLIRContext *context = rewriter.getContext();
+  int64_t loops = repeat.getNumLoops();
+  SmallVector<AffineExpr> results;
+  for (AffineExpr e : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      results.push_back(getAffineDimExpr(
+          dim.getPosition() - (dim.getPosition() > unsigned(r)), context));
+    else
+      results.push_back(e);
+  }
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + r);
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(loops - 1, 0, results, context),
+      rewriter.getMultiDimIdentityMap(loops - 1)};
+  SmallVector<utils::IteratorType> iterators(loops - 1,
+                                             utils::IteratorType::parallel);
+  Value copy = linalg::GenericOp::create(
+                   rewriter, loc, empty.getType(), ValueRange{input->get()},
+                   ValueRange{empty}, maps, iterators,
+                   [](OpBuilder &b, Location l, ValueRange args) {
+                     linalg::YieldOp::create(b, l, args[0]);
+                   })
+                   .getResult(0);
+  // Groups over the new dimensions: r is gone, later ones move down.
+  SmallVector<ReassociationIndices> reassociation;
+  for (const ReassociationIndices &g : groups) {
+    ReassociationIndices shifted;
+    for (int64_t d : g)
+      if (d != r)
+        shifted.push_back(d - (d > r));
+    reassociation.push_back(shifted);
+  }
+  return tensor::CollapseShapeOp::create(rewriter, loc, copy, reassociation);
+}
+
+void attention::eraseDeadProducers(RewriterBase &rewriter, Value value) {
+  SmallVector<Value> worklist = {value};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val().getDefiningOp();
+    if (!op || !op->use_empty() || !isPure(op))
+      continue;
+    llvm::append_range(worklist, op->getOperands());
+    rewriter.eraseOp(op);
+  }
+}
+
+void attention::recoverGroupedKV(RewriterBase &rewriter, Location loc,
+                                 Value &key, Value &value) {
+  int64_t keyGroup = 0, valueGroup = 0;
+  Value k = unrepeatedKV(rewriter, loc, key, keyGroup);
+  Value v = k ? unrepeatedKV(rewriter, loc, value, valueGroup) : Value();
+  if (k && v && keyGroup == valueGroup) {
+    key = k;
+    value = v;
+    return;
+  }
+  // Not both: the new ops are unused.
+  for (Value made : {k, v})
+    if (made) {
+      Operation *collapse = made.getDefiningOp();
+      Operation *copy = collapse->getOperand(0).getDefiningOp();
+      Operation *empty = copy->getOperand(1).getDefiningOp();
+      rewriter.eraseOp(collapse);
+      rewriter.eraseOp(copy);
+      rewriter.eraseOp(empty);
+    }
+}
+
 namespace {
 using namespace mlir::fp8::attention;
 
@@ -565,9 +695,11 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
                                          : match.output.getOperation();
   rewriter.setInsertionPoint(last);
   Location loc = match.output.getLoc();
+  Value key3 = match.key, value3 = match.value;
+  recoverGroupedKV(rewriter, loc, key3, value3);
   Value query = addUnitBatch(rewriter, loc, match.query);
-  Value key = addUnitBatch(rewriter, loc, match.key);
-  Value value = addUnitBatch(rewriter, loc, match.value);
+  Value key = addUnitBatch(rewriter, loc, key3);
+  Value value = addUnitBatch(rewriter, loc, value3);
   Value mask = match.mask ? addUnitBatch(rewriter, loc, match.mask) : Value();
   auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
   SmallVector<int64_t> shape = {1};
@@ -598,6 +730,11 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
       if (Operation *def = init.getDefiningOp();
           def && def->use_empty() && isa<linalg::FillOp, tensor::EmptyOp>(def))
         rewriter.eraseOp(def);
+  }
+  // The graph's repeat of K and V, when the op reads them unrepeated.
+  if (key3 != match.key) {
+    eraseDeadProducers(rewriter, match.key);
+    eraseDeadProducers(rewriter, match.value);
   }
 }
 

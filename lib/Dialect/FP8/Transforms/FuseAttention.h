@@ -29,6 +29,24 @@ bool isRounding(linalg::GenericOp op);
 /// `value` [N, s, d] as [1, N, s, d].
 Value addUnitBatch(RewriterBase &rewriter, Location loc, Value value);
 
+/// K or V [B, s, d] as the graph repeated it for grouped-query attention:
+/// a collapse of [..., hkv, g, s, d] whose last batch dimension g is a
+/// broadcast (a copy generic, or an add of zeros, that does not read it).
+/// Returns the same tensor without the repeat, [B / g, s, d], built before
+/// the rewriter's insertion point, and g; or null. Query head h then reads
+/// KV head h / g, which is what the repeat meant.
+Value unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
+                   int64_t &group);
+
+/// Replaces K and V by their unrepeated tensors when both were repeated by
+/// the same group; no change otherwise.
+void recoverGroupedKV(RewriterBase &rewriter, Location loc, Value &key,
+                      Value &value);
+
+/// Erases `value`'s producer if nothing uses it and it has no side effect,
+/// and so on up its operands.
+void eraseDeadProducers(RewriterBase &rewriter, Value value);
+
 /// What the op-by-op matcher fused, for the remark.
 struct OpByOpFusion {
   float scale = 1.0f;

@@ -500,6 +500,8 @@ attention::fuseOpByOp(RewriterBase &rewriter, linalg::LinalgOp output,
                                       ArrayRef<int64_t>{0, 2, 1})
               ->getResult(0);
   }
+  Value repeatedKey = key, repeatedValue = value;
+  recoverGroupedKV(rewriter, loc, key, value);
   Value mask;
   if (chain.mask)
     mask = asAttentionOperand(rewriter, loc, chain.mask);
@@ -530,6 +532,10 @@ attention::fuseOpByOp(RewriterBase &rewriter, linalg::LinalgOp output,
         erased = true;
         break;
       }
+  }
+  if (key != repeatedKey) {
+    eraseDeadProducers(rewriter, repeatedKey);
+    eraseDeadProducers(rewriter, repeatedValue);
   }
   return OpByOpFusion{chain.scale, bool(chain.mask)};
 }

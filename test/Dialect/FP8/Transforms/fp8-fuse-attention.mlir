@@ -7,9 +7,9 @@
 // RUN: fp8-gen --arch=gpt2 --layers=2 --hidden=64 --heads=4 --seq=8 --batch=2 --dtype=f32 --form=generic \
 // RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN2
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named \
-// RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN
+// RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GQA
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=f16 --form=generic \
-// RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GEN
+// RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GQA
 // TOSA's form, after the import: K transposed by its own op.
 // RUN: fp8-gen --arch=gpt2 --layers=1 --hidden=64 --heads=4 --seq=8 --batch=2 --dtype=bf16 --form=tosa \
 // RUN: | fp8-opt --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=TOSA
@@ -24,6 +24,12 @@
 // GEN: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
 // GEN: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 {causal} : tensor<1x8x8x16x[[T:.+]]>, tensor<1x8x8x16x[[T]]>, tensor<1x8x8x16x[[T]]> -> tensor<1x8x8x16x[[T]]>
 // GEN-NOT: arith.maximumf
+
+// Llama's KV heads, repeated by the graph for the 4 query heads, are used
+// unrepeated: 8 query heads (2 batches x 4) read 4 KV heads (2 x 2).
+// GQA: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
+// GQA: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 {causal} : tensor<1x8x8x16x[[T:.+]]>, tensor<1x4x8x16x[[T]]>, tensor<1x4x8x16x[[T]]> -> tensor<1x8x8x16x[[T]]>
+// GQA-NOT: arith.maximumf
 // GEN-NOT: linalg.batch_matmul
 
 // TOSA: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)

@@ -16,7 +16,8 @@
 // RUN: | fp8-opt --fp8-pipeline="fuse-attention=false report=%t.off.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=OFF < %t.off.json
 
-// Llama's GQA attention, fused: the heads stay in the batch dimension.
+// Llama's GQA attention, fused: the heads stay in the batch dimension, and
+// the graph's repeat of K and V is undone (8 query heads read 4 KV heads).
 // FUSED:      "attention": [
 // FUSED-NEXT:   {
 // FUSED-NEXT:     "batch": 1,
@@ -27,7 +28,7 @@
 // FUSED-NEXT:     "fused": true,
 // FUSED-NEXT:     "head_dim": 16,
 // FUSED-NEXT:     "key_length": 8,
-// FUSED-NEXT:     "kv_heads": 8,
+// FUSED-NEXT:     "kv_heads": 4,
 // FUSED-NEXT:     "location": "{{.+}}",
 // FUSED-NEXT:     "lse": false,
 // FUSED-NEXT:     "mask": "none",
