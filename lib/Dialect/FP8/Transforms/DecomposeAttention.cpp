@@ -32,6 +32,32 @@ using namespace mlir::fp8;
 namespace {
 using utils::IteratorType;
 
+/// kv [b, hkv, s, d] as [b, hkv * g, s, d]: head h is kv head h / g.
+Value repeatHeads(PatternRewriter &rewriter, Location loc, Value kv,
+                  int64_t group) {
+  auto type = cast<RankedTensorType>(kv.getType());
+  MLIRContext *context = rewriter.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, kv);
+  sizes.insert(sizes.begin() + 2, rewriter.getIndexAttr(group));
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(5, 0, {d(0), d(1), d(3), d(4)}, context),
+      rewriter.getMultiDimIdentityMap(5)};
+  Value repeated =
+      linalg::GenericOp::create(
+          rewriter, loc, empty.getType(), ValueRange{kv}, ValueRange{empty},
+          maps, SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+          [](OpBuilder &b, Location l, ValueRange args) {
+            linalg::YieldOp::create(b, l, args[0]);
+          })
+          .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      rewriter, loc, repeated,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -43,9 +69,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
           mask = op.getMask();
     auto queryType = cast<RankedTensorType>(query.getType());
     auto keyType = cast<RankedTensorType>(key.getType());
-    // The key/value head is the indexing map `h floordiv group` when the
-    // group is a constant (linalg's maps take no symbols); otherwise the
-    // contractions read K and V with tensor.extract at `h / group`.
+    // A constant group repeats K and V (below); otherwise the contractions
+    // read K and V with tensor.extract at `h / group`.
     int64_t hq = queryType.getDimSize(1), hkv = keyType.getDimSize(1);
     std::optional<int64_t> group;
     if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv))
@@ -66,6 +91,15 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
           ValueRange{n, g, linalg::IndexOp::create(b, l, row),
                      linalg::IndexOp::create(b, l, col)});
     };
+
+    // A static group: K and V repeated to hq heads first, [b, hkv, g, s, d]
+    // collapsed, as graphs write GQA, so that both contractions are plain
+    // batched GEMMs (the GPU route's kernels take no floordiv map).
+    if (group && *group > 1) {
+      key = repeatHeads(rewriter, loc, key, *group);
+      value = repeatHeads(rewriter, loc, value, *group);
+      group = 1;
+    }
 
     Type f32 = rewriter.getF32Type();
     Type element = queryType.getElementType();

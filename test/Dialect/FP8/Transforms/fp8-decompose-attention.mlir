@@ -1,15 +1,19 @@
 // RUN: fp8-opt %s -split-input-file --fp8-decompose-attention | FileCheck %s
 
-// GQA by indexing map (query head h reads key/value head h floordiv 2),
-// products and sums in f32 (V widened before P V), the causal mask from linalg.index, the softmax
+// GQA by repeating K and V (query head h reads key/value head h / 2), as
+// graphs write it, so both contractions are plain batched GEMMs; products
+// and sums in f32 (V widened before P V), the causal mask from linalg.index, the softmax
 // in f32 and one rounding of the output; lse is -inf on a fully masked row.
 
-// CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
-// CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
+// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
 // CHECK-LABEL: func.func @causal_gqa(
 // CHECK-SAME: %[[Q:.+]]: tensor<1x4x70x4xbf16>, %[[KT:.+]]: tensor<1x2x133x4xbf16>, %[[VT:.+]]: tensor<1x2x133x3xbf16>)
 // CHECK-NOT: fp8.attention
-// CHECK: %[[S:.+]] = linalg.generic {{.+}}#[[K]]{{.+}} ins(%[[Q]], %[[KT]] : {{.+}}) outs({{.+}} : tensor<1x4x70x133xf32>)
+// CHECK: %[[KR:.+]] = linalg.generic {indexing_maps = [#[[REP]], {{.+}} ins(%[[KT]] : tensor<1x2x133x4xbf16>) outs({{.+}} : tensor<1x2x2x133x4xbf16>)
+// CHECK: %[[K4:.+]] = tensor.collapse_shape %[[KR]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x133x4xbf16> into tensor<1x4x133x4xbf16>
+// CHECK: %[[VR:.+]] = linalg.generic {indexing_maps = [#[[REP]], {{.+}} ins(%[[VT]] : tensor<1x2x133x3xbf16>)
+// CHECK: %[[V4:.+]] = tensor.collapse_shape %[[VR]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x133x3xbf16> into tensor<1x4x133x3xbf16>
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} ins(%[[Q]], %[[K4]] : {{.+}}) outs({{.+}} : tensor<1x4x70x133xf32>)
 // CHECK: arith.extf
 // CHECK: arith.extf
 // CHECK: arith.mulf
@@ -27,10 +31,10 @@
 // CHECK: math.exp
 // CHECK: %[[L:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
 // V widened to f32, so that P V has one operand type (a GEMM kernel's).
-// CHECK: %[[VW:.+]] = linalg.generic {{.+}} ins(%[[VT]] : tensor<1x2x133x3xbf16>) outs({{.+}} : tensor<1x2x133x3xf32>)
+// CHECK: %[[VW:.+]] = linalg.generic {{.+}} ins(%[[V4]] : tensor<1x4x133x3xbf16>) outs({{.+}} : tensor<1x4x133x3xf32>)
 // CHECK-NEXT: ^bb0(%[[VIN:.+]]: bf16,
 // CHECK-NEXT: arith.extf %[[VIN]] : bf16 to f32
-// CHECK: %[[O:.+]] = linalg.generic {{.+}}#[[V]]{{.+}} ins(%[[E]], %[[VW]] : tensor<1x4x70x133xf32>, tensor<1x2x133x3xf32>) outs({{.+}} : tensor<1x4x70x3xf32>)
+// CHECK: %[[O:.+]] = linalg.generic {{.+}} ins(%[[E]], %[[VW]] : tensor<1x4x70x133xf32>, tensor<1x4x133x3xf32>) outs({{.+}} : tensor<1x4x70x3xf32>)
 // CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]], %[[L]] :
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
