@@ -281,6 +281,16 @@ bool isRow3(AffineMap map) {
 }
 
 
+/// `value`'s input if a rounding generic makes it (which is recorded in
+/// `rounding`), else `value`.
+Value throughRounding(Value value, Operation *&rounding) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || !isRounding(generic))
+    return value;
+  rounding = generic;
+  return generic.getDpsInputs()[0];
+}
+
 /// `value` is exp(arg0 - arg1) of the generic's block arguments.
 bool isExpOfDifference(Value value, Block *body) {
   auto exp = value.getDefiningOp<math::ExpOp>();
@@ -449,12 +459,8 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
 /// P is not a linalg.softmax.
 FailureOr<Value> matchNamedSoftmax(linalg::LinalgOp output,
                                    AttentionMatch &match, std::string &reason) {
-  Value probabilities = output.getDpsInputs()[0];
-  if (auto rounding = probabilities.getDefiningOp<linalg::GenericOp>();
-      rounding && isRounding(rounding)) {
-    match.probRounding = rounding;
-    probabilities = rounding.getDpsInputs()[0];
-  }
+  Value probabilities =
+      throughRounding(output.getDpsInputs()[0], match.probRounding);
   auto softmax = probabilities.getDefiningOp<linalg::SoftmaxOp>();
   if (!softmax) {
     match.probRounding = nullptr;
@@ -577,12 +583,8 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
     return failure();
   match.scaled = scaled;
 
-  Value scores = scaled.getDpsInputs()[0];
-  if (auto rounding = scores.getDefiningOp<linalg::GenericOp>();
-      rounding && isRounding(rounding)) {
-    match.scoresRounding = rounding;
-    scores = rounding.getDpsInputs()[0];
-  }
+  Value scores = throughRounding(scaled.getDpsInputs()[0],
+                                 match.scoresRounding);
   auto qk = scores.getDefiningOp<linalg::LinalgOp>();
   if (qk && isBatchContraction(qk, /*transposedRhs=*/true)) {
     match.key = qk.getDpsInputs()[1];
