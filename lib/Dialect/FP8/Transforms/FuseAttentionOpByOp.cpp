@@ -93,8 +93,8 @@ Value throughReshapes(Value v, Chain &chain) {
 template <typename OpTy>
 OpTy elementwise(Value result, int64_t rank) {
   auto op = result.getDefiningOp<linalg::GenericOp>();
-  if (!op || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
-      op.getNumLoops() != rank ||
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || op.getNumLoops() != rank ||
       !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
     return {};
   Block *body = op.getBody();
@@ -159,20 +159,20 @@ bool isBroadcastMap(AffineMap map, int64_t rank) {
 template <typename... CombineOps>
 bool isRowReduction(Value row, Value input, ArrayRef<float> inits,
                     Chain &chain) {
-  Operation *op = row.getDefiningOp();
-  if (!op || op->getNumResults() != 1)
+  auto op = row.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op->getNumResults() != 1 || !op.hasPureTensorSemantics())
     return false;
   auto ranked = cast<ShapedType>(input.getType());
   int64_t rank = ranked.getRank();
   Block *body = nullptr;
   Value init;
-  if (auto reduce = dyn_cast<linalg::ReduceOp>(op)) {
+  if (auto reduce = dyn_cast<linalg::ReduceOp>(op.getOperation())) {
     if (reduce.getInputs().size() != 1 || reduce.getInputs()[0] != input ||
         reduce.getDimensions() != ArrayRef<int64_t>{rank - 1})
       return false;
     body = reduce.getBody();
     init = reduce.getInits()[0];
-  } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+  } else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
     if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
         generic.getDpsInputs()[0] != input ||
         generic.getNumReductionLoops() != 1 ||
