@@ -52,6 +52,8 @@ SmallVector<QuantizeProbe> runner::addQuantizeProbes(ModuleOp module) {
   MLIRContext *context = module.getContext();
   Type i64 = IntegerType::get(context, 64);
   auto countsType = RankedTensorType::get({3}, i64);
+  Type f64 = Float64Type::get(context);
+  auto momentsType = RankedTensorType::get({4}, f64);
   module.walk([&](QuantizeOp quantize) {
     Location loc = quantize.getLoc();
     std::string name = "quantize#" + std::to_string(probes.size());
@@ -63,7 +65,13 @@ SmallVector<QuantizeProbe> runner::addQuantizeProbes(ModuleOp module) {
         countsType, /*is_mutable=*/true,
         DenseElementsAttr::get(countsType, int64_t(0)), StringAttr());
     symbols.insert(global);
-    probes.push_back({name, global.getSymName().str()});
+    auto momentsGlobal = ml_program::GlobalOp::create(
+        globals, loc, "fp8_run.moments" + std::to_string(probes.size()),
+        momentsType, /*is_mutable=*/true,
+        DenseElementsAttr::get(momentsType, 0.0), StringAttr());
+    symbols.insert(momentsGlobal);
+    probes.push_back({name, global.getSymName().str(),
+                      momentsGlobal.getSymName().str()});
 
     OpBuilder b(context);
     b.setInsertionPointAfter(quantize);
@@ -102,16 +110,27 @@ SmallVector<QuantizeProbe> runner::addQuantizeProbes(ModuleOp module) {
       inputs.push_back(quantize.getScale());
       maps.push_back(AffineMap::get(rank, 0, blockExprs, context));
     }
-    maps.append({none, none, none});
+    maps.append({none, none, none, none, none, none, none});
+    auto f64Scalar = RankedTensorType::get({}, f64);
+    Value f64Init =
+        linalg::FillOp::create(
+            b, loc,
+            arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0)).getResult(),
+            tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f64)
+                .getResult())
+            .getResult(0);
     Value scaleValue = quantize.getScale();
     auto counts = linalg::GenericOp::create(
-        b, loc, TypeRange{scalarType, scalarType, scalarType}, inputs,
-        ValueRange{init, init, init}, maps, reduction,
+        b, loc,
+        TypeRange{scalarType, scalarType, scalarType, f64Scalar, f64Scalar,
+                  f64Scalar, f64Scalar},
+        inputs, ValueRange{init, init, init, f64Init, f64Init, f64Init, f64Init},
+        maps, reduction,
         [&](OpBuilder &nb, Location l, ValueRange allArgs) {
           Value scale = block ? allArgs[2] : scaleValue;
-          // The accumulators follow the inputs.
+          // The accumulators follow the inputs: three counts, four sums.
           SmallVector<Value> args = {allArgs[0], allArgs[1]};
-          llvm::append_range(args, allArgs.take_back(3));
+          llvm::append_range(args, allArgs.take_back(7));
           Type f32 = nb.getF32Type();
           Value x = args[0];
           if (!x.getType().isF32())
@@ -134,20 +153,48 @@ SmallVector<QuantizeProbe> runner::addQuantizeProbes(ModuleOp module) {
             return arith::AddIOp::create(nb, l, acc, one);
           };
           Value oneI1 = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
-          linalg::YieldOp::create(nb, l,
-                                  ValueRange{count(saturated, args[2]),
-                                             count(flushed, args[3]),
-                                             count(oneI1, args[4])});
+          // x, x^2, x^3, x^4 summed in f64 (exact products of an f32 x up
+          // to x^2; the sums of a large tensor round, far below what
+          // kurtosis needs).
+          Value wide = arith::ExtFOp::create(nb, l, nb.getF64Type(), x);
+          SmallVector<Value> results = {count(saturated, args[2]),
+                                        count(flushed, args[3]),
+                                        count(oneI1, args[4])};
+          Value power = wide;
+          for (int k = 0; k < 4; ++k) {
+            if (k > 0)
+              power = arith::MulFOp::create(nb, l, power, wide);
+            results.push_back(arith::AddFOp::create(nb, l, args[5 + k], power));
+          }
+          linalg::YieldOp::create(nb, l, results);
         });
-    SmallVector<Value> elements;
-    for (Value result : counts.getResults())
-      elements.push_back(tensor::ExtractOp::create(b, loc, result));
-    Value packed =
-        tensor::FromElementsOp::create(b, loc, countsType, elements);
-    ml_program::GlobalStoreOp::create(
-        b, loc, FlatSymbolRefAttr::get(global.getSymNameAttr()), packed);
+    auto store = [&](ml_program::GlobalOp target, RankedTensorType type,
+                     ValueRange scalars) {
+      SmallVector<Value> elements;
+      for (Value result : scalars)
+        elements.push_back(tensor::ExtractOp::create(b, loc, result));
+      Value packed = tensor::FromElementsOp::create(b, loc, type, elements);
+      ml_program::GlobalStoreOp::create(
+          b, loc, FlatSymbolRefAttr::get(target.getSymNameAttr()), packed);
+    };
+    store(global, countsType, counts.getResults().take_front(3));
+    store(momentsGlobal, momentsType, counts.getResults().drop_front(3));
   });
   return probes;
+}
+
+double runner::momentKurtosis(ArrayRef<double> powerSums, double count) {
+  if (powerSums.size() != 4 || !(count > 0))
+    return NAN;
+  double mean = powerSums[0] / count, e2 = powerSums[1] / count,
+         e3 = powerSums[2] / count, e4 = powerSums[3] / count;
+  // Central moments from raw ones.
+  double m2 = e2 - mean * mean;
+  double m4 = e4 - 4 * mean * e3 + 6 * mean * mean * e2 -
+              3 * mean * mean * mean * mean;
+  if (!(m2 > 0))
+    return NAN;
+  return m4 / (m2 * m2);
 }
 
 llvm::StringMap<RankedTensorType> runner::findScalingState(ModuleOp module) {

@@ -283,12 +283,12 @@ LogicalResult train::writeCsv(StringRef path, ArrayRef<Run> runs,
     error = "cannot write '" + tensorsPath + "': " + ec.message();
     return failure();
   }
-  tensors << "recipe,step,tensor,amax,scale,saturated,flushed,seed\n";
+  tensors << "recipe,step,tensor,amax,scale,saturated,flushed,kurtosis,seed\n";
   for (const Run &run : runs)
     for (const Run::TensorRow &row : run.tensorRows)
       tensors << run.recipe.label << "," << row.step << "," << row.tensor << ","
               << formatNumber(row.amax) << "," << formatNumber(row.scale) << ","
               << formatNumber(row.saturated) << "," << formatNumber(row.flushed)
-              << "," << run.seed << "\n";
+              << "," << formatNumber(row.kurtosis) << "," << run.seed << "\n";
   return closeOutput(tensors, tensorsPath, error);
 }

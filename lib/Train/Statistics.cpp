@@ -47,6 +47,15 @@ LogicalResult train::recordTensorStatistics(Run &run, uint64_t step,
     double total = std::max(1.0, counts->get(2));
     row.saturated = counts->get(0) / total;
     row.flushed = counts->get(1) / total;
+    auto momentsType = RankedTensorType::get(
+        {4}, Float64Type::get(run.fn->getSignature().getContext()));
+    FailureOr<HostTensor> moments =
+        run.fn->readGlobal(probe.moments, momentsType, error);
+    if (failed(moments))
+      return failure();
+    double sums[4] = {moments->get(0), moments->get(1), moments->get(2),
+                      moments->get(3)};
+    row.kurtosis = momentKurtosis(sums, counts->get(2));
     run.tensorRows.push_back(row);
   }
   return success();

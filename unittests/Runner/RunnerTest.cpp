@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Runner/Golden.h"
+#include "fp8/Runner/Probes.h"
 #include "fp8/Runner/Runner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -308,3 +309,25 @@ TEST_F(RunnerTest, NpyMustBeARegularFile) {
   EXPECT_EQ(error, "'/dev/zero' is not a regular file");
 }
 } // namespace
+
+// Kurtosis from power sums against textbook values: +-1 with equal odds is
+// 1; the discrete uniform on 1..n is 3 (3 n^2 - 7) / (5 (n^2 - 1)), 123/75
+// for n = 4; Bernoulli(1/4) is (1 - 6 p q) / (p q) + 3 = 7/3.
+TEST(MomentKurtosis, TextbookValues) {
+  auto of = [](std::initializer_list<double> values) {
+    double sums[4] = {0, 0, 0, 0};
+    for (double x : values)
+      for (int k = 0; k < 4; ++k)
+        sums[k] += std::pow(x, k + 1);
+    return mlir::fp8::runner::momentKurtosis(sums, values.size());
+  };
+  EXPECT_DOUBLE_EQ(of({-1, 1, 1, -1}), 1.0);
+  EXPECT_NEAR(of({1, 2, 3, 4}), 123.0 / 75.0, 1e-12);
+  EXPECT_NEAR(of({0, 0, 0, 1}), 7.0 / 3.0, 1e-12);
+  // Shifted and scaled values have the same kurtosis.
+  EXPECT_NEAR(of({1003, 1006, 1009, 1012}), 123.0 / 75.0, 1e-9);
+  // Nothing varies, or nothing at all: no kurtosis.
+  EXPECT_TRUE(std::isnan(of({2, 2, 2})));
+  double none[4] = {0, 0, 0, 0};
+  EXPECT_TRUE(std::isnan(mlir::fp8::runner::momentKurtosis(none, 0)));
+}

@@ -59,6 +59,8 @@ struct Run {
     uint64_t step;
     std::string tensor;
     double amax, scale, saturated, flushed;
+    /// Of the quantization's input this step (runner::momentKurtosis).
+    double kurtosis = NAN;
   };
   std::vector<TensorRow> tensorRows;
   std::vector<std::string> events;
