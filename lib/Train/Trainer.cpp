@@ -42,6 +42,39 @@ SmallVector<HostTensor> train::initialParameters(const Contract &contract,
   return values;
 }
 
+FailureOr<Stress> train::parseStress(StringRef text, uint64_t step,
+                                     std::string &error) {
+  auto [kind, factorText] = text.split(':');
+  Stress stress;
+  stress.step = step;
+  stress.kind = kind == "lr"         ? Stress::Kind::LearningRate
+                : kind == "outliers" ? Stress::Kind::Outliers
+                                     : Stress::Kind::None;
+  if (stress.kind == Stress::Kind::None ||
+      factorText.getAsDouble(stress.factor) || !std::isfinite(stress.factor) ||
+      stress.factor <= 0 || step == 0) {
+    error = "--spike='" + text.str() +
+            "': expected lr:F or outliers:F with a finite F > 0, and "
+            "--spike-step >= 1";
+    return failure();
+  }
+  return stress;
+}
+
+/// Outliers: every 64th channel of the norm gains (the "ones" parameters),
+/// scaled.
+static void injectOutliers(Run &run, const Contract &contract,
+                           double factor) {
+  for (auto [i, init] : llvm::enumerate(contract.init)) {
+    auto word = dyn_cast_or_null<StringAttr>(init);
+    if (!word || word.getValue() != "ones")
+      continue;
+    HostTensor &gain = run.parameters[i];
+    for (int64_t k = 0, e = gain.getNumElements(); k < e; k += 64)
+      gain.set(k, gain.get(k) * factor);
+  }
+}
+
 static HostTensor zerosLike(const HostTensor &like) {
   HostTensor zeros(like.getElementType(), like.getShape());
   std::memset(zeros.data(), 0,
@@ -157,6 +190,10 @@ LogicalResult train::trainRun(Run &run, const Contract &contract,
     // The same batch for every run: seeded by the step.
     std::mt19937_64 rng(options.seed * 1000003ULL + step);
     auto [tokens, targets] = data.batch(data.train, contract, tokenType, rng);
+    const Stress &stress = options.stress;
+    bool stressed = stress.kind != Stress::Kind::None && step == stress.step;
+    if (stressed && stress.kind == Stress::Kind::Outliers)
+      injectOutliers(run, contract, stress.factor);
     FailureOr<StateSnapshot> before;
     if (options.onSpike == OnSpike::Skip &&
         failed(before = snapshotState(run, error)))
@@ -210,6 +247,15 @@ LogicalResult train::trainRun(Run &run, const Contract &contract,
         apply = false;
         if (failed(restoreState(run, *before, error)))
           return failure();
+      }
+    }
+    if (apply && stressed && stress.kind == Stress::Kind::LearningRate) {
+      for (size_t i = 0; i < run.parameters.size(); ++i) {
+        HostTensor &updated = (*out)[contract.newParameters[i]];
+        const HostTensor &old = run.parameters[i];
+        for (int64_t k = 0, e = old.getNumElements(); k < e; ++k)
+          updated.set(k, old.get(k) +
+                             stress.factor * (updated.get(k) - old.get(k)));
       }
     }
     if (apply) {

@@ -106,6 +106,14 @@ static cl::opt<double> spikeFactor(
 static cl::opt<unsigned>
     spikeWindow("spike-window", cl::init(20), cl::cat(trainCategory),
                 cl::desc("Steps of the running median of the loss"));
+static cl::opt<std::string>
+    spike("spike", cl::cat(trainCategory),
+          cl::desc("lr:F | outliers:F, injected at --spike-step: that step's "
+                   "update F times larger, or every 64th channel of the norm "
+                   "gains times F from then on (a stress run)"));
+static cl::opt<uint64_t> spikeStep("spike-step", cl::init(0),
+                                   cl::cat(trainCategory),
+                                   cl::desc("The step --spike hits"));
 static cl::opt<std::string> checkpointDir(
     "checkpoint", cl::cat(trainCategory),
     cl::desc("Directory to save each run's parameters, optimizer and "
@@ -279,6 +287,12 @@ int main(int argc, char **argv) {
                                         : OnSpike::Continue;
   options.spikeFactor = spikeFactor;
   options.spikeWindow = spikeWindow;
+  if (!spike.empty() || spikeStep) {
+    FailureOr<Stress> stress = parseStress(spike, spikeStep, error);
+    if (failed(stress))
+      return fail(error);
+    options.stress = *stress;
+  }
   options.checkpointDir = checkpointDir;
   options.checkpointEvery = checkpointEvery;
   options.log = &llvm::errs();

@@ -32,6 +32,28 @@ constexpr uint64_t kMaxSteps = uint64_t(1) << 24;
 /// What a loss spike or a non-finite loss or gradient does to its run.
 enum class OnSpike { Continue, Stop, Skip };
 
+/// A disturbance injected into every run at one step, to see what breaks
+/// which scaling recipe (issue 35's stress run).
+struct Stress {
+  enum class Kind {
+    None,
+    /// That step's update is `factor` times larger: new = old + f (new -
+    /// old), a learning-rate spike for one AdamW step (the decay too).
+    LearningRate,
+    /// Every 64th channel of each norm gain (the parameters initialized to
+    /// ones) is multiplied by `factor` before that step and stays so: the
+    /// outlier features of large transformers, in a few fixed channels.
+    Outliers
+  };
+  Kind kind = Kind::None;
+  uint64_t step = 0;
+  double factor = 1.0;
+};
+
+/// `lr:F` or `outliers:F` at `step`; an error for anything else.
+FailureOr<Stress> parseStress(StringRef text, uint64_t step,
+                              std::string &error);
+
 struct TrainOptions {
   /// Optimizer steps, counted from the start of the training.
   uint64_t steps = 100;
@@ -49,6 +71,8 @@ struct TrainOptions {
   /// checkpointEvery steps.
   std::string checkpointDir;
   uint64_t checkpointEvery = 0;
+  /// Injected into every run (none by default).
+  Stress stress;
   /// Where events (spikes, non-finite values) are reported; none when null.
   raw_ostream *log = nullptr;
   /// Also report progress lines on `log`.
