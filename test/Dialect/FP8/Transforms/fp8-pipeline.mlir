@@ -18,10 +18,13 @@
 // FFN-JSON-NEXT: "fp8_flop_share": 1,
 //
 // A DeepSeek-R1-Distill-Qwen-1.5B decoder layer from buddy-mlir, TOSA + linalg
-// with timing calls and LLVM globals: 7 projections to FP8, the 2 attention
-// matmuls (tosa.matmul) stay f32, foreign ops pass through.
+// with timing calls and LLVM globals: 7 projections to FP8, the attention
+// (2 tosa.matmul, padding mask, softmax op by op) fused into one f32
+// fp8.attention with its GQA (12 query heads, 2 KV heads) recovered, foreign
+// ops pass through.
 // RUN: fp8-opt %graphs/buddy_deepseek-r1-qwen1.5b_layer_tosa_timed.mlir --fp8-pipeline="report=%t.layer.json" -o %t.layer.mlir
 // RUN: FileCheck %s --check-prefix=LAYER < %t.layer.mlir
+// RUN: FileCheck %s --check-prefix=LAYER-ATTN < %t.layer.mlir
 // RUN: FileCheck %s --check-prefix=LAYER-JSON < %t.layer.json
 // RUN: fp8-opt %t.layer.mlir --fp8-pipeline | diff - %t.layer.mlir
 //
@@ -29,20 +32,33 @@
 // LAYER: call @rtclock()
 // LAYER-COUNT-7: fp8.scaled_matmul
 // LAYER-NOT: tosa.
-// LAYER-JSON-COUNT-2: "reason": "activation_x_activation"
+// LAYER-ATTN: fp8.attention {{.+}} mask {{.+}} : tensor<1x1x1x40xf32> scale {{.+}} : tensor<1x12x40x128xf32>, tensor<1x2x40x128xf32>, tensor<1x2x40x128xf32> -> tensor<1x12x40x128xf32>
+// LAYER-JSON-NOT: activation_x_activation
+// LAYER-JSON: "fused": true,
+// LAYER-JSON: "kv_heads": 2,
+// LAYER-JSON: "mask": "additive",
+// LAYER-JSON: "query_heads": 12,
 // LAYER-JSON: "totals": {
 // LAYER-JSON: "fp8": 7,
-// LAYER-JSON-NEXT: "fp8_flop_share": 0.997
-// LAYER-JSON: "gemms": 9,
+// LAYER-JSON-NEXT: "fp8_flop_share": 1,
+// LAYER-JSON: "gemms": 7,
 // LAYER-JSON-NEXT: "gemms_with_dynamic_sizes": 0,
-// LAYER-JSON-NEXT: "high_precision": 2,
+// LAYER-JSON-NEXT: "high_precision": 0,
 //
-// The buddy-mlir attention core: both GEMMs are activation x activation.
+// The buddy-mlir attention core: fused, no GEMM left (with
+// fuse-attention=false, both are activation x activation and stay).
 // RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="report=%t.attn.json" | FileCheck %s --check-prefix=ATTN
 // RUN: FileCheck %s --check-prefix=ATTN-JSON < %t.attn.json
-// ATTN-NOT: fp8.
-// ATTN: linalg.batch_matmul
-// ATTN-JSON-COUNT-2: "reason": "activation_x_activation"
+// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fuse-attention=false report=%t.attn-unfused.json" | FileCheck %s --check-prefix=UNFUSED
+// RUN: FileCheck %s --check-prefix=UNFUSED-JSON < %t.attn-unfused.json
+// ATTN-NOT: linalg.batch_matmul
+// ATTN: fp8.attention {{.+}} mask {{.+}} : tensor<1x1x40x40xf32>
+// ATTN-NOT: linalg.batch_matmul
+// ATTN-JSON: "fused": true,
+// ATTN-JSON: "gemms": 0,
+// UNFUSED-NOT: fp8.
+// UNFUSED: linalg.batch_matmul
+// UNFUSED-JSON-COUNT-2: "reason": "activation_x_activation"
 // With fp8-attention they are eligible, but the sequence length (40) is not a
 // multiple of 16, so they still stay in high precision, for that reason.
 // RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fp8-attention report=%t.attn8.json" -o /dev/null
