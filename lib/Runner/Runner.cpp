@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -31,6 +32,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -525,6 +527,22 @@ FailureOr<HostTensor> runner::parseNpy(StringRef data, StringRef path,
 //===----------------------------------------------------------------------===//
 
 CompiledFunction::~CompiledFunction() = default;
+
+OwningOpRef<ModuleOp> runner::parseModuleFile(StringRef path,
+                                              llvm::SourceMgr &sourceMgr,
+                                              MLIRContext &context,
+                                              std::string &error) {
+  auto file = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!file) {
+    error = ("cannot read '" + path + "': " + file.getError().message()).str();
+    return {};
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    error = ("cannot parse '" + path + "'").str();
+  return module;
+}
 
 void runner::registerRunnerDialects(DialectRegistry &registry) {
   aot::registerInputDialects(registry);

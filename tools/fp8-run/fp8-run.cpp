@@ -811,16 +811,12 @@ int main(int argc, char **argv) {
   registerRunnerDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
-  std::string openError;
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (!file)
-    return fail("cannot read '" + inputFile + "': " +
-                file.getError().message());
-  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  std::string openError;
+  OwningOpRef<ModuleOp> module =
+      parseModuleFile(inputFile, sourceMgr, context, openError);
   if (!module)
-    return fail("cannot parse '" + inputFile + "'");
+    return fail(openError);
   FailureOr<std::string> name = pickFunction(*module);
   if (failed(name))
     return 1;

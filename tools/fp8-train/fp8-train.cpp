@@ -31,7 +31,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -236,15 +235,11 @@ int main(int argc, char **argv) {
   registerRunnerDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (!file)
-    return fail("cannot read '" + inputFile +
-                "': " + file.getError().message());
-  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseModuleFile(inputFile, sourceMgr, context, error);
   if (!module)
-    return 1;
+    return fail(error);
   FailureOr<Contract> contract = readContract(*module, functionName, error);
   if (failed(contract))
     return fail(error);

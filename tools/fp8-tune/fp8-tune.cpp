@@ -166,15 +166,12 @@ int main(int argc, char **argv) {
   runner::registerRunnerDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (!file)
-    return fail("cannot read '" + inputFile + "': " +
-                file.getError().message());
-  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  std::string error;
+  OwningOpRef<ModuleOp> module =
+      runner::parseModuleFile(inputFile, sourceMgr, context, error);
   if (!module)
-    return fail("cannot parse '" + inputFile + "'");
+    return fail(error);
   {
     PassManager pm(&context);
     buildTosaFrontEnd(pm);
@@ -200,7 +197,6 @@ int main(int argc, char **argv) {
   for (const std::string &stub : runner::stubUnresolvedExternals(*runnable))
     llvm::errs() << "fp8-tune: note: @" << stub
                  << " has no definition; it runs as a no-op\n";
-  std::string error;
   FailureOr<tune::TuneResult> result =
       tune::tuneGraph(*runnable, name, options, error);
   if (failed(result))

@@ -12,10 +12,15 @@
 #include "fp8/Pipelines/Accumulation.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
 
 #include <memory>
 #include <random>
@@ -108,6 +113,13 @@ std::string formatBytes(uint64_t bytes);
 /// inputs and lowerings, and fp8), with the external models
 /// fp8-lower-to-cpu needs: what fp8-run and fp8-train parse with.
 void registerRunnerDialects(DialectRegistry &registry);
+
+/// Reads `path` ("-": standard input) into `sourceMgr` and parses it in
+/// `context`. The caller keeps both, and a SourceMgrDiagnosticHandler on
+/// them, so that parse errors and later diagnostics point into the file.
+/// Null with `error` set ("cannot read 'X': why", "cannot parse 'X'").
+OwningOpRef<ModuleOp> parseModuleFile(StringRef path, llvm::SourceMgr &sourceMgr,
+                                      MLIRContext &context, std::string &error);
 
 /// Gives every external function without results that has no definition
 /// in the module or the process (buddy-mlir's record_timing, say) an empty
