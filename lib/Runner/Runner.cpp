@@ -37,6 +37,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -174,7 +175,11 @@ void HostTensor::set(int64_t i, double value) {
     std::memcpy(p, &raw, getElementBytes());
     return;
   }
-  int64_t v = static_cast<int64_t>(value);
+  // Saturated: a double outside int64's range (or NaN) has no conversion.
+  int64_t v = std::isnan(value)        ? 0
+              : value >= 0x1p63        ? std::numeric_limits<int64_t>::max()
+              : value < -0x1p63        ? std::numeric_limits<int64_t>::min()
+                                       : static_cast<int64_t>(value);
   std::memcpy(p, &v, getElementBytes());
 }
 
@@ -505,15 +510,21 @@ FailureOr<HostTensor> runner::parseNpy(StringRef data, StringRef path,
   HostTensor raw(fileType, shape);
   if (raw.getNumElements() > 0)
     std::memcpy(raw.data(), payload.data(), raw.getNumElements() * width);
-  // Floats into an integer type: converting what int64 cannot hold (NaN,
-  // 1e300) is undefined.
-  bool toInteger = kind == 'f' && !isa<FloatType>(elementType);
+  // Into an integer type: converting what int64 cannot hold (NaN, 1e300,
+  // or an i8 near INT64_MAX, which the double rounds up to 2^63) is
+  // undefined.
+  bool toInteger = !isa<FloatType>(elementType);
   for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
     double value = raw.get(i);
     if (toInteger && !(value > -0x1p63 && value < 0x1p63)) {
-      error = ("'" + path + "': element " + Twine(i) + " (" +
-               llvm::formatv("{0}", value) + ") is not an integer of " +
-               llvm::formatv("{0}", elementType))
+      std::string shown = llvm::formatv("{0}", value).str();
+      if (kind == 'i' && width == 8) {
+        int64_t exact;
+        std::memcpy(&exact, payload.data() + i * width, width);
+        shown = std::to_string(exact);
+      }
+      error = ("'" + path + "': element " + Twine(i) + " (" + shown +
+               ") is not an integer of " + llvm::formatv("{0}", elementType))
                   .str();
       return failure();
     }

@@ -8,6 +8,13 @@
 // RUN: not fp8-run -O0 %s --arg=0:%t.ids.npy 2>&1 | FileCheck %s
 // CHECK: fp8-run: error: '{{.*}}ids.npy': element 2 (INF) is not an integer of i32
 //
+// The same for an integer file: an i8 near INT64_MAX becomes a double of
+// 2^63 on the way, which int64 cannot hold (CI's fuzz stage, 2026-12-04;
+// the reproducer is in tools/fp8-fuzz/corpus/npy/int64-max-i8).
+// RUN: %python %S/../Integration/Inputs/npy.py %t.i8.npy --shape 4 --normal 1 1.0 --int64 --set 1=9223372036854775807
+// RUN: not fp8-run -O0 %s --arg=0:%t.i8.npy 2>&1 | FileCheck %s --check-prefix=I8
+// I8: fp8-run: error: '{{.*}}i8.npy': element 1 (9223372036854775807) is not an integer of i32
+//
 // In range, floats truncate to integers as before.
 // RUN: %python %S/../Integration/Inputs/npy.py %t.ok.npy --shape 4 --normal 1 1.0
 // RUN: fp8-run -O0 %s --arg=0:%t.ok.npy | FileCheck %s --check-prefix=OK

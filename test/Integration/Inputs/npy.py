@@ -11,7 +11,8 @@ every element are known to the checkers (check_json.py reads them back):
 the last dimension, drawn from the same generator) by FACTOR, as LLM
 activations carry a few outlier channels; --set-row ROW=VALUE (or
 FIRST-LAST=VALUE) fills rows (indices over the leading dimensions); --set overwrites single elements
-(row-major index; VALUE may be nan, inf, -inf or a number).
+(row-major index; VALUE may be nan, inf, -inf or a number); --int64
+writes '<i8' integers instead of '<f4'.
 """
 import argparse
 import ast
@@ -23,16 +24,17 @@ def f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
-def write(path, shape, values):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        "".join("%d," % d for d in shape))
+def write(path, shape, values, int64=False):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        "<i8" if int64 else "<f4", "".join("%d," % d for d in shape))
     # Magic, version 1.0, header length; the header pads to 64 bytes with \n.
     total = 10 + len(header) + 1
     header += " " * (-total % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
         f.write(header.encode("latin1"))
-        f.write(struct.pack("<%df" % len(values), *values))
+        f.write(struct.pack("<%d%s" % (len(values), "q" if int64 else "f"),
+                            *values))
 
 
 def read(path):
@@ -72,6 +74,9 @@ def main():
                         metavar="ROW=VALUE")
     parser.add_argument("--set", action="append", default=[],
                         metavar="INDEX=VALUE")
+    parser.add_argument("--int64", action="store_true",
+                        help="write '<i8' (the values truncated; --set "
+                        "values exact)")
     args = parser.parse_args()
     shape = ([] if args.shape == "scalar"
              else [int(d) for d in args.shape.split("x")])
@@ -94,10 +99,12 @@ def main():
         for row in range(int(first), int(last or first) + 1):
             start = row * columns
             values[start:start + columns] = [float(value)] * columns
+    if args.int64:
+        values = [int(v) for v in values]
     for item in args.set:
         index, value = item.split("=")
-        values[int(index)] = float(value)
-    write(args.out, shape, values)
+        values[int(index)] = int(value) if args.int64 else float(value)
+    write(args.out, shape, values, args.int64)
 
 
 if __name__ == "__main__":
