@@ -74,6 +74,24 @@ struct ContractionLoops {
   /// outer loops.
   SmallVector<unsigned> batch;
   unsigned m, n, k;
+
+  /// Tile sizes per loop (0: not tiled), each no larger than a static loop
+  /// range, so that a small GEMM's tiles stay static (and unmasked) rather
+  /// than min(tile, rest).
+  SmallVector<int64_t> tileSizes(ArrayRef<int64_t> ranges, int64_t batchSize,
+                                 int64_t mSize, int64_t nSize,
+                                 int64_t kSize) const {
+    SmallVector<int64_t> sizes(ranges.size(), 0);
+    for (unsigned b : batch)
+      sizes[b] = batchSize;
+    sizes[m] = mSize;
+    sizes[n] = nSize;
+    sizes[k] = kSize;
+    for (auto [size, range] : llvm::zip(sizes, ranges))
+      if (!ShapedType::isDynamic(range) && range > 0 && size > range)
+        size = range;
+    return sizes;
+  }
 };
 } // namespace
 
@@ -418,16 +436,8 @@ struct FP8PackContractionsForCPUPass
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     MLIRContext *context = op.getContext();
     auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
-      SmallVector<int64_t> sizes(ranges.size(), 0);
-      for (unsigned b : loops.batch)
-        sizes[b] = batch;
-      sizes[loops.m] = m;
-      sizes[loops.n] = n;
-      sizes[loops.k] = k;
-      for (auto [size, range] : llvm::zip(sizes, ranges))
-        if (!ShapedType::isDynamic(range) && range > 0 && size > range)
-          size = range;
-      return getAsIndexOpFoldResult(context, sizes);
+      return getAsIndexOpFoldResult(context,
+                                    loops.tileSizes(ranges, batch, m, n, k));
     };
 
     // The blocks, with the decode and the accumulator's fill computed per
@@ -815,20 +825,9 @@ struct FP8TileAndVectorizeForCPUPass
                        const ContractionLoops &loops, ArrayRef<int64_t> cache,
                        ArrayRef<int64_t> registers) {
     unsigned numLoops = op.getNumLoops();
-    // Blocks no larger than a static dimension, so that a small GEMM's tiles
-    // stay static (and unmasked) rather than min(tile, rest).
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
-      SmallVector<int64_t> sizes(numLoops, 0);
-      for (unsigned b : loops.batch)
-        sizes[b] = batch;
-      sizes[loops.m] = m;
-      sizes[loops.n] = n;
-      sizes[loops.k] = k;
-      for (auto [size, range] : llvm::zip(sizes, ranges))
-        if (!ShapedType::isDynamic(range) && range > 0 && size > range)
-          size = range;
-      return sizes;
+      return loops.tileSizes(ranges, batch, m, n, k);
     };
     using linalg::LinalgTilingLoopType;
     FailureOr<linalg::LinalgOp> block =
