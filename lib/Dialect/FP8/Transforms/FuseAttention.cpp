@@ -109,8 +109,28 @@ Value attention::addUnitBatch(RewriterBase &rewriter, Location loc, Value value)
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}, sizes);
 }
 
-Value attention::unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
-                              int64_t &group) {
+/// Each result i is d_i or 0: a tensor broadcast on the score space.
+bool attention::isBroadcastMap(AffineMap map, int64_t rank) {
+  if (map.getNumDims() != rank || map.getNumResults() != rank)
+    return false;
+  for (int64_t d = 0; d < rank; ++d)
+    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()) &&
+        map.getResult(d) != getAffineConstantExpr(0, map.getContext()))
+      return false;
+  return true;
+}
+
+namespace {
+/// Where and how the graph repeated K or V (unrepeatedKV's doc).
+struct KVRepeat {
+  OpOperand *source;  // the repeat's input that is copied
+  AffineMap map;      // its indexing map
+  RankedTensorType type; // the repeat's result
+  SmallVector<ReassociationIndices> groups; // result dims of each of 3 dims
+  int64_t dim;        // the repeat dimension
+};
+
+std::optional<KVRepeat> findRepeat(Value kv) {
   // Through collapses, composing their groups: source dimensions of each of
   // the three result dimensions.
   SmallVector<ReassociationIndices> groups = {{0}, {1}, {2}};
@@ -132,7 +152,7 @@ Value attention::unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
       groups[1].size() != 1 || groups[2].size() != 1 ||
       repeat.getNumDpsInits() != 1 || repeat.getNumReductionLoops() != 0 ||
       !repeat.getIndexingMapsArray().back().isIdentity())
-    return {};
+    return std::nullopt;
   // The input that is copied (or has zeros added): the repeat's source.
   Block *body = repeat.getBody();
   Value copied = body->getTerminator()->getOperand(0);
@@ -151,25 +171,30 @@ Value attention::unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
     else if (isZeroInput(add.getLhs()))
       copied = add.getRhs();
     else
-      return {};
+      return std::nullopt;
   }
   auto arg = dyn_cast<BlockArgument>(copied);
   if (!arg || arg.getOwner() != body ||
       arg.getArgNumber() >= repeat.getNumDpsInputs() ||
       std::distance(body->begin(), body->end()) > 2)
-    return {};
+    return std::nullopt;
   OpOperand *input = repeat.getDpsInputOperand(arg.getArgNumber());
   AffineMap map = repeat.getMatchingIndexingMap(input);
   // The repeat is the innermost batch dimension: flattened, head h of the
   // result is source head h / g.
   int64_t r = groups[0].back();
-  group = type.getDimSize(r);
-  if (group < 2 || map.isFunctionOfDim(r) || !map.isProjectedPermutation(
-                                                  /*allowZeroInResults=*/true))
-    return {};
-  // The same copy without loop r.
+  if (type.getDimSize(r) < 2 || map.isFunctionOfDim(r) ||
+      !map.isProjectedPermutation(/*allowZeroInResults=*/true))
+    return std::nullopt;
+  return KVRepeat{input, map, type, groups, r};
+}
+
+/// The repeated tensor without its repeat: the same copy without loop r.
+Value buildUnrepeated(RewriterBase &rewriter, Location loc,
+                      const KVRepeat &repeat) {
+  auto [input, map, type, groups, r] = repeat;
   MLIRContext *context = rewriter.getContext();
-  int64_t loops = repeat.getNumLoops();
+  int64_t loops = map.getNumDims();
   SmallVector<AffineExpr> results;
   for (AffineExpr e : map.getResults()) {
     if (auto dim = dyn_cast<AffineDimExpr>(e))
@@ -205,6 +230,7 @@ Value attention::unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
   }
   return tensor::CollapseShapeOp::create(rewriter, loc, copy, reassociation);
 }
+} // namespace
 
 void attention::eraseDeadProducers(RewriterBase &rewriter, Value value) {
   SmallVector<Value> worklist = {value};
@@ -219,24 +245,11 @@ void attention::eraseDeadProducers(RewriterBase &rewriter, Value value) {
 
 void attention::recoverGroupedKV(RewriterBase &rewriter, Location loc,
                                  Value &key, Value &value) {
-  int64_t keyGroup = 0, valueGroup = 0;
-  Value k = unrepeatedKV(rewriter, loc, key, keyGroup);
-  Value v = k ? unrepeatedKV(rewriter, loc, value, valueGroup) : Value();
-  if (k && v && keyGroup == valueGroup) {
-    key = k;
-    value = v;
+  std::optional<KVRepeat> k = findRepeat(key), v = findRepeat(value);
+  if (!k || !v || k->type.getDimSize(k->dim) != v->type.getDimSize(v->dim))
     return;
-  }
-  // Not both: the new ops are unused.
-  for (Value made : {k, v})
-    if (made) {
-      Operation *collapse = made.getDefiningOp();
-      Operation *copy = collapse->getOperand(0).getDefiningOp();
-      Operation *empty = copy->getOperand(1).getDefiningOp();
-      rewriter.eraseOp(collapse);
-      rewriter.eraseOp(copy);
-      rewriter.eraseOp(empty);
-    }
+  key = buildUnrepeated(rewriter, loc, *k);
+  value = buildUnrepeated(rewriter, loc, *v);
 }
 
 namespace {
@@ -265,16 +278,6 @@ struct AttentionMatch {
 
 bool isIdentity3(AffineMap map) {
   return map.isIdentity() && map.getNumDims() == 3;
-}
-/// Each result is d_i or 0: a tensor broadcast on [b, i, j].
-bool isBroadcast3(AffineMap map) {
-  if (map.getNumDims() != 3 || map.getNumResults() != 3)
-    return false;
-  for (unsigned d = 0; d < 3; ++d)
-    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()) &&
-        map.getResult(d) != getAffineConstantExpr(0, map.getContext()))
-      return false;
-  return true;
 }
 bool isRow3(AffineMap map) {
   return map == map3(map.getContext(), {0, 1}, 3);
@@ -342,7 +345,7 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (op.getNumDpsInputs() > 2 || op.getNumReductionLoops() != 0 ||
       !isIdentity3(maps.front()) || !isIdentity3(maps.back()) ||
-      (op.getNumDpsInputs() == 2 && !isBroadcast3(maps[1]))) {
+      (op.getNumDpsInputs() == 2 && !isBroadcastMap(maps[1], 3))) {
     reason = "the scores are not scaled by one elementwise op (with at most "
              "a mask tensor broadcast on them)";
     return failure();

@@ -23,23 +23,23 @@ bool isFilledWith(Value init, float expected);
 /// rhs as [b, n, k] (`transposedRhs`) or [b, k, n].
 bool isBatchContraction(linalg::LinalgOp op, bool transposedRhs);
 
+/// Each of the map's `rank` results is d_i or 0: a tensor broadcast on a
+/// loop space of that rank (a mask on the scores).
+bool isBroadcastMap(AffineMap map, int64_t rank);
+
 /// An elementwise generic that only rounds (truncf) its one input.
 bool isRounding(linalg::GenericOp op);
 
 /// `value` [N, s, d] as [1, N, s, d].
 Value addUnitBatch(RewriterBase &rewriter, Location loc, Value value);
 
-/// K or V [B, s, d] as the graph repeated it for grouped-query attention:
-/// a collapse of [..., hkv, g, s, d] whose last batch dimension g is a
-/// broadcast (a copy generic, or an add of zeros, that does not read it).
-/// Returns the same tensor without the repeat, [B / g, s, d], built before
-/// the rewriter's insertion point, and g; or null. Query head h then reads
-/// KV head h / g, which is what the repeat meant.
-Value unrepeatedKV(RewriterBase &rewriter, Location loc, Value kv,
-                   int64_t &group);
-
-/// Replaces K and V by their unrepeated tensors when both were repeated by
-/// the same group; no change otherwise.
+/// K and V [B, s, d] as the graph repeated them for grouped-query
+/// attention: a collapse of [..., hkv, g, s, d] whose last batch dimension
+/// g is a broadcast (a copy generic, or an add of zeros, that does not read
+/// it). When both were repeated by the same g, they are replaced by the
+/// same tensors without the repeat, [B / g, s, d], built before the
+/// rewriter's insertion point; query head h then reads KV head h / g, which
+/// is what the repeat meant. No change otherwise.
 void recoverGroupedKV(RewriterBase &rewriter, Location loc, Value &key,
                       Value &value);
 

@@ -143,16 +143,6 @@ bool isRowMap(AffineMap map, int64_t rank) {
          map.getResult(rank - 1) == getAffineConstantExpr(0, map.getContext());
 }
 
-/// Each result i is d_i or 0: a tensor broadcast on the score space.
-bool isBroadcastMap(AffineMap map, int64_t rank) {
-  if (map.getNumDims() != rank || map.getNumResults() != rank)
-    return false;
-  for (int64_t d = 0; d < rank; ++d)
-    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()) &&
-        map.getResult(d) != getAffineConstantExpr(0, map.getContext()))
-      return false;
-  return true;
-}
 
 /// `row` is a reduction over the last axis of `input` from `init`,
 /// combining with `CombineOp` (linalg.reduce or a reduction generic).
