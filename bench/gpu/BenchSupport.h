@@ -50,11 +50,16 @@ inline void check(runtime::Status status, const std::string &what) {
     fail(what + ": " + status.message());
 }
 
-/// `--name=value` (or `--name value`) and `--flag` options. Each is read once with its default;
-/// finish() then refuses anything left (a typo), printing the usage.
+/// `--name=value` (or `--name value`) and `--flag` options. Each is read once
+/// with its default; finish() then refuses anything left (a typo), printing the
+/// usage.
 class Options {
 public:
   Options(int argc, char **argv, std::string usage) : usage(std::move(usage)) {
+    // Line by line, also into a file: a driver killed by a time limit still
+    // leaves everything it printed (the kit's first H200 run lost a whole
+    // part's log to a full buffer).
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
       if (arg == "--help" || arg == "-h") {

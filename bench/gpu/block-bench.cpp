@@ -8,6 +8,7 @@
 //
 //   fp8-block-bench --fp8=libfp8.so --bf16=libbf16.so --signature=block.sig
 //                   [--function=forward] [--warmup=3] [--iterations=10]
+//                   [--profile=1]
 //
 // The signature file has one line per argument and one for the result:
 // `arg bf16 1x4096x4096`, `result bf16 1x4096x4096` (bf16 or f32). Inputs:
@@ -44,7 +45,7 @@ using namespace mlir::fp8::bench;
 static const char *const kUsage =
     "usage: fp8-block-bench --fp8=LIB --bf16=LIB --signature=FILE "
     "[--runtime=libfp8_gpu_runtime.so] [--function=forward] [--warmup=3] "
-    "[--iterations=10]\n"
+    "[--iterations=10] [--profile=0|1]\n"
     "A block compiled by fp8-compile --target=cuda with and without "
     "fp8-pipeline: time of each, speedup, FP8 SQNR against BF16.";
 
@@ -143,6 +144,10 @@ struct Runtime {
   void *(*alloc)(size_t) = nullptr;
   void (*free)(void *) = nullptr;
   const char *(*error)() = nullptr;
+  // The launch profile (lib/Runtime/MgpuRuntime.cpp); absent from
+  // runtimes built before it.
+  void (*profileEnable)(bool) = nullptr;
+  void (*profileReport)(const char *) = nullptr;
 
   explicit Runtime(const std::string &path) {
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -153,6 +158,10 @@ struct Runtime {
     free = reinterpret_cast<void (*)(void *)>(dlsym(handle, "fp8GpuFree"));
     error = reinterpret_cast<const char *(*)()>(
         dlsym(handle, "fp8GpuRuntimeError"));
+    profileEnable = reinterpret_cast<void (*)(bool)>(
+        dlsym(handle, "fp8GpuProfileEnable"));
+    profileReport = reinterpret_cast<void (*)(const char *)>(
+        dlsym(handle, "fp8GpuProfileReport"));
     if (!alloc || !free || !error)
       fail("'" + path + "' is not libfp8_gpu_runtime.so");
   }
@@ -247,6 +256,7 @@ int main(int argc, char **argv) {
   std::string function = options.text("function", "forward");
   unsigned warmup = options.number("warmup", 3);
   unsigned iterations = std::max(1u, options.number("iterations", 10));
+  bool profile = options.number("profile", 0) != 0;
   options.finish();
 
   // The device first: without one, exit 2 before anything is allocated.
@@ -283,6 +293,19 @@ int main(int argc, char **argv) {
   Run bf16Run =
       runProgram(bf16, runtime, signature, args, warmup, iterations);
   Run fp8Run = runProgram(fp8, runtime, signature, args, warmup, iterations);
+
+  // Where the time goes: one more call of each, every launch timed alone
+  // (PROFILE| rows on stderr, from the runtime).
+  if (profile && runtime.profileEnable && runtime.profileReport) {
+    runtime.profileEnable(true);
+    for (auto [program, label] :
+         {std::pair{&bf16, "bf16"}, std::pair{&fp8, "fp8"}}) {
+      Run once = runProgram(*program, runtime, signature, args, 0, 1);
+      runtime.profileReport(label);
+      runtime.free(once.output.allocated());
+    }
+    runtime.profileEnable(false);
+  }
 
   // The same inputs in device memory, one call.
   std::vector<Descriptor> deviceArgs;

@@ -38,6 +38,8 @@
 #include "fp8/Runtime/CudaRuntime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -79,6 +81,85 @@ private:
   bool pushed = false;
 };
 
+/// FP8_GPU_PROFILE=1 (or fp8GpuProfileEnable(true)): every launch
+/// synchronized and timed on the host,
+/// summed by kernel name, with the time between launches (host code,
+/// copies, managed memory moving) as a row of its own;
+/// fp8GpuProfileReport() prints the totals and starts again. Synchronizing
+/// every launch changes the program's timing: a profile, not a benchmark.
+class Profile {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  static std::atomic<bool> &enabledFlag() {
+    static std::atomic<bool> on = [] {
+      const char *value = std::getenv("FP8_GPU_PROFILE");
+      return value && *value && std::strcmp(value, "0") != 0;
+    }();
+    return on;
+  }
+  static bool enabled() { return enabledFlag().load(); }
+
+  void add(FunctionHandle function, Clock::time_point start,
+           Clock::time_point end) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (lastEnd)
+      betweenMs += milliseconds(*lastEnd, start);
+    lastEnd = end;
+    Row &row = rows[function];
+    row.ms += milliseconds(start, end);
+    ++row.launches;
+  }
+
+  void report(const char *label) {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<std::pair<std::string, Row>> byName;
+    std::unordered_map<std::string, size_t> index;
+    double kernelMs = 0;
+    size_t launches = 0;
+    for (const auto &[function, row] : rows) {
+      auto name = names.count(function) ? names[function] : "?";
+      auto [it, inserted] = index.try_emplace(name, byName.size());
+      if (inserted)
+        byName.push_back({name, Row{}});
+      byName[it->second].second.ms += row.ms;
+      byName[it->second].second.launches += row.launches;
+      kernelMs += row.ms;
+      launches += row.launches;
+    }
+    std::sort(byName.begin(), byName.end(),
+              [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+    std::fprintf(stderr,
+                 "fp8-gpu-profile: %s: %zu launches, %.3f ms in kernels, "
+                 "%.3f ms between launches\n",
+                 label ? label : "", launches, kernelMs, betweenMs);
+    std::fprintf(stderr, "PROFILE|%s|between|%.3f|0\n", label ? label : "",
+                 betweenMs);
+    for (size_t i = 0; i < byName.size() && i < 40; ++i)
+      std::fprintf(stderr, "PROFILE|%s|%s|%.3f|%zu\n", label ? label : "",
+                   byName[i].first.c_str(), byName[i].second.ms,
+                   byName[i].second.launches);
+    rows.clear();
+    lastEnd.reset();
+    betweenMs = 0;
+  }
+
+  std::unordered_map<FunctionHandle, std::string> names;
+
+private:
+  struct Row {
+    double ms = 0;
+    size_t launches = 0;
+  };
+  static double milliseconds(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  }
+  std::mutex mutex;
+  std::unordered_map<FunctionHandle, Row> rows;
+  std::optional<Clock::time_point> lastEnd;
+  double betweenMs = 0;
+};
+
 /// The process's runtime: created on first use, on the device that
 /// mgpuSetDefaultDevice chose (0 by default).
 class Runtime {
@@ -113,7 +194,10 @@ public:
   /// usable even in error.
   Scoped cudaForRelease() {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!instance)
+    // At exit the driver may be gone before the programs' destructors
+    // unload their modules (CUDA_ERROR_UNKNOWN on the H200's driver 580):
+    // the process's end releases everything anyway.
+    if (!instance || exiting)
       return Scoped();
     bool pushed = !instance->pushContext();
     return Scoped(instance.get(), pushed);
@@ -145,9 +229,10 @@ public:
   /// Functions looked up in `module`, so that unloading it forgets what
   /// was allowed them: the driver may give a later module's function the
   /// same handle.
-  void addFunction(void *module, FunctionHandle function) {
+  void addFunction(void *module, FunctionHandle function, const char *name) {
     std::lock_guard<std::mutex> lock(mutex);
     functions[module].push_back(function);
+    profile.names[function] = name;
   }
   void forgetFunctions(void *module) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -297,6 +382,12 @@ private:
       return;
     }
     instance = std::move(*runtime);
+    // After cuInit: run before the driver's own teardown at exit.
+    std::atexit([] {
+      Runtime &rt = get();
+      std::lock_guard<std::mutex> lock(rt.mutex);
+      rt.exiting = true;
+    });
   }
 
   /// FP8_GPU_CACHE_MIB (default 4096; 0 keeps nothing).
@@ -317,7 +408,12 @@ private:
     std::fprintf(stderr, "fp8-gpu-runtime: %s\n", error.c_str());
   }
 
+public:
+  Profile profile;
+
+private:
   std::mutex mutex;
+  bool exiting = false;
   bool created = false;
   int device = 0;
   std::unique_ptr<CudaRuntime> instance;
@@ -405,7 +501,7 @@ MGPU void *mgpuModuleGetFunction(void *module, const char *name) {
   auto function = cuda->getFunction(static_cast<ModuleHandle>(module), name);
   if (rt.check(function))
     return nullptr;
-  rt.addFunction(module, *function);
+  rt.addFunction(module, *function, name);
   return *function;
 }
 
@@ -438,8 +534,29 @@ MGPU void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
             static_cast<unsigned>(gridZ)};
   Dim3 block{static_cast<unsigned>(blockX), static_cast<unsigned>(blockY),
              static_cast<unsigned>(blockZ)};
-  rt.check(cuda->launch(handle, grid, block, bytes,
-                        static_cast<StreamHandle>(stream), params));
+  if (!Profile::enabled()) {
+    rt.check(cuda->launch(handle, grid, block, bytes,
+                          static_cast<StreamHandle>(stream), params));
+    return;
+  }
+  if (rt.check(cuda->synchronize()))
+    return;
+  auto start = Profile::Clock::now();
+  if (rt.check(cuda->launch(handle, grid, block, bytes,
+                            static_cast<StreamHandle>(stream), params)) ||
+      rt.check(cuda->synchronize()))
+    return;
+  rt.profile.add(handle, start, Profile::Clock::now());
+}
+
+/// Turns the launch profile (FP8_GPU_PROFILE) on or off.
+MGPU void fp8GpuProfileEnable(bool on) { Profile::enabledFlag() = on; }
+
+/// Prints what FP8_GPU_PROFILE gathered since the last report, under
+/// `label`, and starts again; nothing without FP8_GPU_PROFILE.
+MGPU void fp8GpuProfileReport(const char *label) {
+  if (Profile::enabled())
+    Runtime::get().profile.report(label);
 }
 
 //===----------------------------------------------------------------------===//

@@ -56,13 +56,16 @@ fi
 
 failed=0
 status_of=()
+# part NAME SECONDS COMMAND...: a part that outlives its limit is killed
+# (exit 124), so one hung kernel cannot spend the lease of those after it.
 part() {
-  local name="$1"
-  shift
+  local name="$1" limit="$2"
+  shift 2
   echo "== $name"
   local start=$SECONDS
-  "$@" > "$out/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
   local status=$?
+  [ "$status" -ne 124 ] || echo "-- $name: killed after its ${limit} s limit"
   tail -n 40 "$out/$name.log"
   echo "-- $name: exit $status, $((SECONDS - start)) s"
   status_of+=("$name=$status")
@@ -110,19 +113,20 @@ torch_lt="$(python3 -c 'import glob, os, nvidia.cublas as c; print(os.path.join(
 [ -n "$torch_lt" ] && lt_dirs+=("$torch_lt")
 lt_path="$(IFS=:; echo "${lt_dirs[*]:-}")"
 
-part environment environment
-part casts "$bin/fp8-hopper-casts" --ptx "$kit/kernels/casts.ptx" \
+export out kit cuda_bin
+part environment 45 bash -c "$(declare -f environment); environment"
+part casts 120 "$bin/fp8-hopper-casts" --ptx "$kit/kernels/casts.ptx" \
   --transpose-ptx "$kit/kernels/block-transpose.ptx" \
   --sizes-mib=256,512,1024,2048 --iterations=20
-part gemm env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+part gemm 180 env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$bin/fp8-hopper-gemm" --ptx "$kit/kernels/gemm-plain.ptx" \
   --ptx-promote "$kit/kernels/gemm-promote.ptx" \
   --ptx-tmastore "$kit/kernels/gemm-tmastore.ptx" --iterations=20
-part torch python3 "$kit/torch_gemm.py" --iterations=20
-part block "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \
+part torch 75 python3 "$kit/torch_gemm.py" --iterations=20
+part block 150 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \
   --bf16 "$kit/programs/libbf16block.so" \
   --signature "$kit/programs/block.sig" \
-  --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=10
+  --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=10 --profile=1
 
 echo "== table"
 python3 "$kit/summarize.py" "$out" "${status_of[@]}" | tee "$out/summary.md"
