@@ -1127,7 +1127,10 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(fp8::createFP8ReadOnlyArguments());
   // No flash kernel for the GPU yet: attention is its materialized math,
   // which the linalg -> gpu route below takes like any other linalg.
-  pm.addPass(fp8::createFP8DecomposeAttention());
+  // E rounded to bf16 / f16 as FlashAttention does: E V on the 16-bit
+  // kernel, not the f32 one with its three-way split of E.
+  pm.addPass(fp8::createFP8DecomposeAttention(
+      fp8::FP8DecomposeAttentionOptions{/*roundProbabilities=*/true}));
   // The fp8 ops as the project's kernels: the wgmma GEMMs where the chip
   // has wgmma, the casts and scaling kernels everywhere.
   if (!checkNVVMTarget(options.chip, options.features, /*needsWgmma=*/true)) {

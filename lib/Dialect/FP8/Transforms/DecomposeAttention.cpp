@@ -59,7 +59,13 @@ Value repeatHeads(PatternRewriter &rewriter, Location loc, Value kv,
 }
 
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeAttention(MLIRContext *context, bool roundProbabilities)
+      : OpRewritePattern(context), roundProbabilities(roundProbabilities) {}
+
+  /// E rounded to the element type (bf16 / f16) before l and E V, as
+  /// FlashAttention does for its P V GEMM: E V on the 16-bit GEMM kernel,
+  /// half the bytes of E. Off: E in f32, the op's exact semantics.
+  bool roundProbabilities;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -217,27 +223,35 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         {par, par, par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
           return arith::MaximumFOp::create(b, l, a[0], a[1]).getResult();
         });
-    // E = exp(s - m): NaN on a fully masked row (-inf - -inf).
+    // E = exp(s - m): NaN on a fully masked row (-inf - -inf); rounded to
+    // the element type when asked (then l sums the rounded values, so the
+    // weights E / l of each row still sum to 1).
+    const bool rounded = roundProbabilities && group && !element.isF32();
+    Type expType = rounded ? element : f32;
     Value exps = generic(
-        {masked, rowMax}, tensor::EmptyOp::create(rewriter, loc, scoreSizes, f32),
+        {masked, rowMax},
+        tensor::EmptyOp::create(rewriter, loc, scoreSizes, expType),
         {id4, row4, id4}, {par, par, par, par},
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value d = arith::SubFOp::create(b, l, a[0], a[1]);
-          return math::ExpOp::create(b, l, d).getResult();
+          Value e = math::ExpOp::create(b, l, d);
+          return rounded ? arith::TruncFOp::create(b, l, element, e).getResult()
+                         : e;
         });
     Value rowSum = generic({exps}, filled(rowSizes, 0.0f), {id4, row4},
                            {par, par, par, red},
                            [&](OpBuilder &b, Location l, ValueRange a) {
-                             return arith::AddFOp::create(b, l, a[1], a[0])
+                             return arith::AddFOp::create(b, l, a[1],
+                                                          widen(b, l, a[0]))
                                  .getResult();
                            });
     // O[n, h, i, c] = sum_j E[n, h, i, j] v[n, h / group, j, c], in f32.
-    // V is widened first (an O(sk d) copy), so both operands are f32: a
-    // contraction of one operand type, which the GPU route's GEMM kernels
-    // take, where f32 x bf16 would be left to loops.
+    // With E in f32, V is widened first (an O(sk d) copy), so both operands
+    // are f32: a contraction of one operand type, which the GPU route's GEMM
+    // kernels take, where f32 x bf16 would be left to loops.
     AffineMap eMap = map(5, {n, h, i, y}), oMap = map(5, {n, h, i, x});
     Value weighted;
-    if (group && !element.isF32()) {
+    if (group && !element.isF32() && !rounded) {
       SmallVector<OpFoldResult> valueSizes = tensor::getMixedSizes(
           rewriter, loc, value);
       AffineMap id4 = map(4, {n, h, i, x});
@@ -300,7 +314,7 @@ struct FP8DecomposeAttentionPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateFP8DecomposeAttentionPatterns(patterns);
+    populateFP8DecomposeAttentionPatterns(patterns, roundProbabilities);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -308,6 +322,6 @@ struct FP8DecomposeAttentionPass
 } // namespace
 
 void mlir::fp8::populateFP8DecomposeAttentionPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<DecomposeAttention>(patterns.getContext());
+    RewritePatternSet &patterns, bool roundProbabilities) {
+  patterns.add<DecomposeAttention>(patterns.getContext(), roundProbabilities);
 }

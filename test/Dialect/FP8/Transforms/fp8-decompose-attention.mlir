@@ -1,4 +1,6 @@
 // RUN: fp8-opt %s -split-input-file --fp8-decompose-attention | FileCheck %s
+// RUN: fp8-opt %s -split-input-file --fp8-decompose-attention=round-probabilities \
+// RUN:   | FileCheck %s --check-prefix=ROUND
 
 // GQA by repeating K and V (query head h reads key/value head h / 2), as
 // graphs write it, so both contractions are plain batched GEMMs; products
@@ -43,6 +45,28 @@
 // CHECK: arith.cmpf oeq
 // CHECK: arith.select
 // CHECK: return %[[OUT]], %[[LSE]]
+// round-probabilities (the GPU route): E = exp(S - max) rounded to bf16 in
+// the generic that computes it, l the f32 sum of the rounded values, and
+// E V on the bf16 E and the bf16 V as they are (no widened copy of V).
+// ROUND-LABEL: func.func @causal_gqa(
+// ROUND: %[[MAX:.+]] = linalg.generic {{.+}} outs({{.+}} : tensor<1x4x70xf32>)
+// ROUND: arith.maximumf
+// ROUND: %[[E:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[MAX]] : {{.+}}) outs({{.+}} : tensor<1x4x70x133xbf16>)
+// ROUND: %[[X:.+]] = math.exp
+// ROUND-NEXT: %[[R:.+]] = arith.truncf %[[X]] : f32 to bf16
+// ROUND-NEXT: linalg.yield %[[R]] : bf16
+// ROUND: %[[L:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<1x4x70x133xbf16>) outs({{.+}} : tensor<1x4x70xf32>)
+// ROUND-NEXT: ^bb0(%[[EIN:.+]]: bf16, %[[ACC:.+]]: f32):
+// ROUND-NEXT: %[[EW:.+]] = arith.extf %[[EIN]] : bf16 to f32
+// ROUND-NEXT: arith.addf %[[ACC]], %[[EW]] : f32
+// ROUND-NOT: tensor<1x4x133x3xf32>
+// ROUND: %[[O:.+]] = linalg.generic {{.+}} ins(%[[E]], %{{.+}} : tensor<1x4x70x133xbf16>, tensor<1x4x133x3xbf16>) outs({{.+}} : tensor<1x4x70x3xf32>)
+// ROUND: arith.extf
+// ROUND: arith.extf
+// ROUND: arith.mulf
+// ROUND: arith.addf
+// ROUND: linalg.generic {{.+}} ins(%[[O]], %[[L]] :
+// ROUND: arith.divf
 func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
                       %v: tensor<1x2x133x3xbf16>)
     -> (tensor<1x4x70x3xbf16>, tensor<1x4x70xf32>) {

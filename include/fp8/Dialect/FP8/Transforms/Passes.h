@@ -15,8 +15,11 @@ namespace mlir::fp8 {
 /// fp8-optimize's rewrites, for reuse in other pipelines.
 void populateFP8OptimizePatterns(RewritePatternSet &patterns);
 
-/// fp8-decompose-attention's rewrite: fp8.attention as whole-tensor linalg.
-void populateFP8DecomposeAttentionPatterns(RewritePatternSet &patterns);
+/// fp8-decompose-attention's rewrite: fp8.attention as whole-tensor linalg;
+/// `roundProbabilities`: exp(S - max) rounded to the element type (the
+/// pass's round-probabilities option).
+void populateFP8DecomposeAttentionPatterns(RewritePatternSet &patterns,
+                                           bool roundProbabilities = false);
 
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"

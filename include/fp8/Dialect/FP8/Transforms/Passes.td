@@ -314,7 +314,22 @@ def FP8DecomposeAttention : Pass<"fp8-decompose-attention"> {
     NaN). The `sq x sk` scores are materialized: this is the GPU route's
     lowering until a flash kernel exists, and a CPU reference for the flash
     lowering.
+
+    `round-probabilities` (what `fp8-lower-to-gpu` uses): for bf16 / f16
+    attention with a static head group, `E` is rounded to the element type
+    where it is computed, `l` sums the rounded values and `O = E V` takes
+    the rounded `E` and V as they are (products and sums in f32), as
+    FlashAttention's P V GEMM does: both contractions on the 16-bit GEMM
+    kernel and half the bytes of `E`, at a relative error of the element
+    type's half ulp per weight (what the written bf16 graph's rounding of
+    P costs too). Without it, `E` stays f32 (the op's exact semantics).
   }];
+  let options = [
+    Option<"roundProbabilities", "round-probabilities", "bool",
+           /*default=*/"false",
+           "Round exp(S - max) to the element type (bf16 / f16) before the "
+           "row sum and E V">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
