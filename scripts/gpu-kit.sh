@@ -60,6 +60,12 @@ mv "$work/block-transpose.fp8_kernels.ptx" "$kit/kernels/block-transpose.ptx"
   -o "$kit/programs/libbf16block.so"
 python3 "$root/bench/gpu/kit/signature.py" "$work/block.mlir" forward \
   > "$kit/programs/block.sig"
+# Part 6: the FP8 FFN block of examples/aot (RMSNorm, SwiGLU, residual;
+# delayed scaling) compiled for the GPU, called by examples/aot/llama-ffn.cpp
+# (built below with the drivers): outputs against float64, TE's scales
+# read from the GPU's state, a checkpoint restored bit for bit.
+"$bindir/fp8-compile" "$root/examples/llama-ffn-block.mlir" \
+  --fp8-pipeline="history=16" --target=cuda -o "$kit/programs/libffn.so"
 for lib in "$kit"/programs/*.so; do
   if ldd "$lib" | grep -E 'libMLIR|libLLVM'; then
     echo "gpu-kit: $lib needs LLVM/MLIR (above)" >&2
@@ -103,7 +109,12 @@ cp "$root/docs/gpu-kit.md" "$kit/README.md"
 
 # Built from the kit's copy: what runs here is what would be rebuilt there.
 bash "$kit/build-drivers.sh" "$kit/src" "$kit/bin"
-for driver in "$kit"/bin/fp8-*; do
+c++ -std=c++17 -O2 -Wno-psabi -I"$kit/programs" \
+  "$root/examples/aot/llama-ffn.cpp" -L"$kit/programs" -lffn \
+  -L"$kit/bin" -lfp8_gpu_runtime -static-libstdc++ -static-libgcc \
+  -Wl,-rpath,'$ORIGIN:$ORIGIN/../bin' -o "$kit/programs/llama-ffn"
+rm -f "$kit/programs/libffn.h"
+for driver in "$kit"/bin/fp8-* "$kit/programs/llama-ffn"; do
   if ldd "$driver" | grep -E 'libMLIR|libLLVM|libstdc\+\+|libgcc_s'; then
     echo "gpu-kit: $driver needs more than the C library (above)" >&2
     exit 1

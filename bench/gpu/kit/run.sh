@@ -17,7 +17,11 @@
 #   5. block: a Llama-3-8B-shaped layer at 4096 tokens compiled whole by
 #      fp8-compile --target=cuda, FP8 against BF16: time, speedup, SQNR
 #      (fp8-block-bench)
-#   6. the table (summarize.py), also in $OUT/summary.md
+#   6. aot: examples/aot/llama-ffn.cpp calling the FP8 FFN block that
+#      fp8-compile --target=cuda built: outputs against float64, TE's
+#      scales from the GPU's state, a checkpoint restored bit for bit
+#   7. the table (summarize.py), also in $OUT/summary.md
+# FP8_KIT_PARTS="casts block" runs only the parts named.
 # Exit status: 0 all parts passed, 1 a part failed, 2 no GPU (after the
 # completeness check), 3 the kit is incomplete.
 set -uo pipefail
@@ -58,7 +62,7 @@ failed=0
 status_of=()
 # part NAME SECONDS COMMAND...: a part that outlives its limit is killed
 # (exit 124), so one hung kernel cannot spend the lease of those after it.
-part() {
+run_part() {
   local name="$1" limit="$2"
   shift 2
   echo "== $name"
@@ -114,6 +118,13 @@ torch_lt="$(python3 -c 'import glob, os, nvidia.cublas as c; print(os.path.join(
 lt_path="$(IFS=:; echo "${lt_dirs[*]:-}")"
 
 export out kit cuda_bin
+# FP8_KIT_PARTS (default: all) picks parts by name, to spend a short lease
+# on what changed.
+parts="${FP8_KIT_PARTS:-environment casts gemm torch block aot}"
+part() {
+  case " $parts " in *" $1 "*) ;; *) echo "== $1: skipped (FP8_KIT_PARTS)"; return 0 ;; esac
+  run_part "$@"
+}
 part environment 45 bash -c "$(declare -f environment); environment"
 part casts 120 "$bin/fp8-hopper-casts" --ptx "$kit/kernels/casts.ptx" \
   --transpose-ptx "$kit/kernels/block-transpose.ptx" \
@@ -127,6 +138,7 @@ part block 150 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \
   --bf16 "$kit/programs/libbf16block.so" \
   --signature "$kit/programs/block.sig" \
   --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=10 --profile=1
+part aot 60 "$kit/programs/llama-ffn" 4
 
 echo "== table"
 python3 "$kit/summarize.py" "$out" "${status_of[@]}" | tee "$out/summary.md"

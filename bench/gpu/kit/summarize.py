@@ -3,7 +3,7 @@
 
     summarize.py OUT_DIR [PART=STATUS ...]
 
-Reads OUT_DIR/{probe,environment,casts,gemm,torch}.log (the GPU kit's
+Reads OUT_DIR/{probe,environment,casts,gemm,torch,block,aot}.log (the GPU kit's
 run.sh writes them) and prints one Markdown document: the device, each
 part's status, cast bandwidths against a copy, GEMM checks, and GEMM
 TFLOP/s against torch._scaled_mm (cuBLASLt FP8) and torch.matmul (BF16),
@@ -46,7 +46,7 @@ def main():
     lines.append("")
     lines.append("| part | exit |")
     lines.append("|---|---|")
-    for part in ("environment", "casts", "gemm", "torch", "block"):
+    for part in ("environment", "casts", "gemm", "torch", "block", "aot"):
         lines.append("| %s | %s |" % (part, statuses.get(part, "not run")))
 
     casts = rows(os.path.join(out, "casts.log"), "CASTS")
@@ -149,6 +149,25 @@ def main():
                   "| %.3f | %.3f | %.2fx | %s | %s |" %
                   (float(bf16_ms), float(fp8_ms),
                    ratio(float(bf16_ms), float(fp8_ms)), sqnr, nonfinite)]
+    profile = rows(os.path.join(out, "block.log"), "PROFILE")
+    if profile:
+        lines += ["", "## Where the block's time goes (--profile=1: each "
+                  "launch synchronized and timed; the 12 largest per "
+                  "program)", "", "| program | kernel | ms | launches |",
+                  "|---|---|---|---|"]
+        shown = {}
+        for program, kernel, ms, launches in profile:
+            if shown.get(program, 0) < 13:
+                shown[program] = shown.get(program, 0) + 1
+                lines.append("| %s | %s | %s | %s |" %
+                             (program, kernel, ms, launches))
+    aot = os.path.join(out, "aot.log")
+    if os.path.exists(aot):
+        with open(aot, errors="replace") as f:
+            lines += ["", "## An AOT-compiled FP8 FFN block on the GPU "
+                      "(examples/aot/llama-ffn.cpp)", "", "```"]
+            lines += [line.rstrip("\n") for line in f][:40]
+            lines.append("```")
     print("\n".join(lines))
 
 
