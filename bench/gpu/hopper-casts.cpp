@@ -518,6 +518,49 @@ int main(int argc, char **argv) {
     }
   }
 
+  // cast+transpose on shapes that take its element path (a side not a
+  // multiple of 16, edge tiles), every byte of q and qt and the amax.
+  for (auto [rowsT, colsT] : {std::pair<size_t, size_t>{1000, 1000},
+                              std::pair<size_t, size_t>{130, 301},
+                              std::pair<size_t, size_t>{64, 4099}}) {
+    size_t count = rowsT * colsT;
+    std::vector<float> m = makeInput(count, rowsT + colsT);
+    DevicePtr dx = dev.allocate(count * 4), dq = dev.allocate(count),
+              dqt = dev.allocate(count), dscale = dev.allocate(4),
+              damax = dev.allocate(4);
+    check(cuda.copyToDevice(dx, m.data(), count * 4), "copy H2D");
+    check(cuda.memsetD32(damax, 0, 1), "memset");
+    const float scale = 0.75f;
+    dev.writeScalar(dscale, scale);
+    KernelArgs args;
+    for (DevicePtr p : {dx, dq, dqt})
+      addVector(args, p, int64_t(count));
+    addScalar(args, dscale);
+    addScalar(args, damax);
+    args.add(int64_t(rowsT)).add(int64_t(colsT));
+    check(cuda.launch(castTranspose,
+                      Dim3{unsigned(abi::castTransposeGridSize(rowsT, colsT))},
+                      Dim3{unsigned(abi::kBlockSize)}, 0, args),
+          "launch");
+    check(cuda.synchronize(), "cast_transpose");
+    std::vector<uint8_t> q = dev.read<uint8_t>(dq, count);
+    std::vector<uint8_t> qt = dev.read<uint8_t>(dqt, count);
+    size_t bad =
+        compareQuantized(m, scale, num::Format::E4M3FN, q, "cast_transpose");
+    for (size_t r = 0; r < rowsT; ++r)
+      for (size_t c = 0; c < colsT; ++c)
+        if (qt[c * rowsT + r] != q[r * colsT + c] && bad++ < 5)
+          std::fprintf(stderr, "  transpose (%zu,%zu) differs\n", r, c);
+    float amax = dev.readScalar(damax);
+    if (bits(amax) != bits(num::computeAmax(m.data(), count)))
+      ++bad;
+    std::printf("cast_transpose_f32_e4m3_amax on %zux%zu: %s\n", rowsT, colsT,
+                bad ? "MISMATCH" : "exact");
+    mismatches += bad;
+    for (DevicePtr p : {dx, dq, dqt, dscale, damax})
+      check(cuda.free(p), "free");
+  }
+
   struct Row {
     unsigned mib;
     double copy, quant, ct, block[3];
