@@ -51,15 +51,20 @@ mv "$work/block-transpose.fp8_kernels.ptx" "$kit/kernels/block-transpose.ptx"
 # scaling) and as written (the BF16 program). Their kernels are PTX inside
 # the libraries (the driver JIT-compiles them); the libraries need libc and
 # libfp8_gpu_runtime.so (rebuilt from src/ with the drivers).
-"$bindir/fp8-gen" --arch=llama --hidden=4096 --heads=32 --kv-heads=8 \
-  --ffn=14336 --layers=1 --seq=4096 --batch=1 --dtype=bf16 --weights=args \
-  --mode=forward -o "$work/block.mlir"
-"$bindir/fp8-compile" "$work/block.mlir" --fp8-pipeline --target=cuda \
-  -o "$kit/programs/libfp8block.so"
-"$bindir/fp8-compile" "$work/block.mlir" --target=cuda \
-  -o "$kit/programs/libbf16block.so"
-python3 "$root/bench/gpu/kit/signature.py" "$work/block.mlir" forward \
-  > "$kit/programs/block.sig"
+# The same layer at 1024 tokens too (block1k): the GEMMs' share grows as
+# attention's shrinks (4x fewer GEMM flops, 16x fewer score elements).
+for tokens in 4096 1024; do
+  suffix="$([ "$tokens" = 4096 ] || echo 1k)"
+  "$bindir/fp8-gen" --arch=llama --hidden=4096 --heads=32 --kv-heads=8 \
+    --ffn=14336 --layers=1 --seq="$tokens" --batch=1 --dtype=bf16 \
+    --weights=args --mode=forward -o "$work/block$suffix.mlir"
+  "$bindir/fp8-compile" "$work/block$suffix.mlir" --fp8-pipeline \
+    --target=cuda -o "$kit/programs/libfp8block$suffix.so"
+  "$bindir/fp8-compile" "$work/block$suffix.mlir" --target=cuda \
+    -o "$kit/programs/libbf16block$suffix.so"
+  python3 "$root/bench/gpu/kit/signature.py" "$work/block$suffix.mlir" \
+    forward > "$kit/programs/block$suffix.sig"
+done
 # Part 6: the FP8 FFN block of examples/aot (RMSNorm, SwiGLU, residual;
 # delayed scaling) compiled for the GPU, called by examples/aot/llama-ffn.cpp
 # (built below with the drivers): outputs against float64, TE's scales

@@ -17,6 +17,7 @@
 #   5. block: a Llama-3-8B-shaped layer at 4096 tokens compiled whole by
 #      fp8-compile --target=cuda, FP8 against BF16: time, speedup, SQNR
 #      (fp8-block-bench)
+#   5b. block1k: the same layer at 1024 tokens
 #   6. aot: examples/aot/llama-ffn.cpp calling the FP8 FFN block that
 #      fp8-compile --target=cuda built: outputs against float64, TE's
 #      scales from the GPU's state, a checkpoint restored bit for bit
@@ -120,7 +121,7 @@ lt_path="$(IFS=:; echo "${lt_dirs[*]:-}")"
 export out kit cuda_bin
 # FP8_KIT_PARTS (default: all) picks parts by name, to spend a short lease
 # on what changed.
-parts="${FP8_KIT_PARTS:-environment casts gemm torch block aot}"
+parts="${FP8_KIT_PARTS:-environment casts gemm torch block block1k aot}"
 part() {
   case " $parts " in *" $1 "*) ;; *) echo "== $1: skipped (FP8_KIT_PARTS)"; return 0 ;; esac
   run_part "$@"
@@ -138,6 +139,10 @@ part block 150 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \
   --bf16 "$kit/programs/libbf16block.so" \
   --signature "$kit/programs/block.sig" \
   --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=10 --profile=1
+part block1k 120 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block1k.so" \
+  --bf16 "$kit/programs/libbf16block1k.so" \
+  --signature "$kit/programs/block1k.sig" \
+  --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=20 --profile=1
 part aot 60 "$kit/programs/llama-ffn" 4
 
 echo "== table"

@@ -46,7 +46,8 @@ def main():
     lines.append("")
     lines.append("| part | exit |")
     lines.append("|---|---|")
-    for part in ("environment", "casts", "gemm", "torch", "block", "aot"):
+    for part in ("environment", "casts", "gemm", "torch", "block", "block1k",
+                 "aot"):
         lines.append("| %s | %s |" % (part, statuses.get(part, "not run")))
 
     casts = rows(os.path.join(out, "casts.log"), "CASTS")
@@ -139,21 +140,25 @@ def main():
                                             promote, lt,
                                             ratio(blocked, promote),
                                             ratio(rowwise, plain)))
-    block = rows(os.path.join(out, "block.log"), "BLOCK")
-    if block:
+    for log, tokens in (("block", 4096), ("block1k", 1024)):
+        block = rows(os.path.join(out, log + ".log"), "BLOCK")
+        if not block:
+            continue
         bf16_ms, fp8_ms, sqnr, nonfinite = block[0]
-        lines += ["", "## A whole block (Llama-3-8B layer, 4096 tokens; "
-                  "fp8-compile --target=cuda)", "",
+        lines += ["", "## A whole block (Llama-3-8B layer, %d tokens; "
+                  "fp8-compile --target=cuda)" % tokens, "",
                   "| BF16 program ms | FP8 program ms | speedup | FP8 SQNR vs "
                   "BF16 dB | new non-finite |", "|---|---|---|---|---|",
                   "| %.3f | %.3f | %.2fx | %s | %s |" %
                   (float(bf16_ms), float(fp8_ms),
                    ratio(float(bf16_ms), float(fp8_ms)), sqnr, nonfinite)]
-    profile = rows(os.path.join(out, "block.log"), "PROFILE")
-    if profile:
-        lines += ["", "## Where the block's time goes (--profile=1: each "
-                  "launch synchronized and timed; the 12 largest per "
-                  "program)", "", "| program | kernel | ms | launches |",
+    for log in ("block", "block1k"):
+        profile = rows(os.path.join(out, log + ".log"), "PROFILE")
+        if not profile:
+            continue
+        lines += ["", "## Where %s's time goes (--profile=1: each launch "
+                  "synchronized and timed; the 12 largest per program)" % log,
+                  "", "| program | kernel | ms | launches |",
                   "|---|---|---|---|"]
         shown = {}
         for program, kernel, ms, launches in profile:
