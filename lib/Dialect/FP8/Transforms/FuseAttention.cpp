@@ -260,7 +260,10 @@ struct AttentionMatch {
   linalg::LinalgOp scores;        // Q K^T
   Operation *keyTranspose = nullptr;   // K [b, n, k] -> [b, k, n], TOSA form
   Operation *scoresRounding = nullptr; // truncf of Q K^T, generic form
-  linalg::GenericOp scaled;       // scale and causal mask, in f32
+  linalg::GenericOp scaled;       // scale and masks, in f32 (or none)
+  // Q or K scaled before Q K^T (PyTorch's math SDPA scales both by the
+  // square root of the scale), absorbed into `scale`.
+  Operation *queryScale = nullptr, *keyScale = nullptr;
   linalg::GenericOp rowMax, rowSum, normalize;
   Operation *softmax = nullptr;        // the named linalg.softmax form
   Operation *probRounding = nullptr;   // truncf of its result
@@ -431,6 +434,14 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
     }
   }
   if (!operand) {
+    // No scale here: 1, or applied to Q or K before Q K^T (matchScores).
+    Value plain = result;
+    if (auto ext = plain.getDefiningOp<arith::ExtFOp>())
+      plain = ext.getIn();
+    if (plain == score)
+      operand = result;
+  }
+  if (!operand) {
     reason = "the scores are not scaled by a constant multiply (or a divide "
              "by a power of two)";
     return failure();
@@ -574,20 +585,77 @@ FailureOr<Value> matchSoftmaxChain(linalg::LinalgOp output,
 
 /// The rest of the chain, from the softmax's input back to Q K^T, and the
 /// checks on users and element types.
+/// `value` = x * c (or x / c for a power of two c) elementwise, in x's
+/// type (widened and rounded back for bf16 / f16), by a generic that only
+/// `user` reads: returns the generic and sets `x` and `c`.
+linalg::GenericOp matchOperandScale(Value value, Operation *user, Value &x,
+                                    double &c) {
+  auto op = value.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      op.getDpsInputs()[0].getType() != value.getType() ||
+      !llvm::all_of(value.getUsers(),
+                    [&](Operation *u) { return u == user; }))
+    return {};
+  Block *body = op.getBody();
+  Value result = yielded(op);
+  if (auto trunc = result.getDefiningOp<arith::TruncFOp>())
+    result = trunc.getIn();
+  auto isInput = [&](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    return v == body->getArgument(0);
+  };
+  FloatAttr constant;
+  if (auto mul = result.getDefiningOp<arith::MulFOp>()) {
+    if (isInput(mul.getLhs()) &&
+        matchPattern(mul.getRhs(), m_Constant(&constant)))
+      c = constant.getValueAsDouble();
+    else if (isInput(mul.getRhs()) &&
+             matchPattern(mul.getLhs(), m_Constant(&constant)))
+      c = constant.getValueAsDouble();
+    else
+      return {};
+  } else if (auto div = result.getDefiningOp<arith::DivFOp>()) {
+    int exponent = 0;
+    if (!isInput(div.getLhs()) ||
+        !matchPattern(div.getRhs(), m_Constant(&constant)) ||
+        std::frexp(constant.getValueAsDouble(), &exponent) != 0.5)
+      return {};
+    c = 1.0 / constant.getValueAsDouble();
+  } else {
+    return {};
+  }
+  // Nothing else happens to the operand.
+  for (Operation *nested : bodyOps(op))
+    if (!isa<arith::ExtFOp, arith::TruncFOp, arith::MulFOp, arith::DivFOp,
+             arith::ConstantOp>(nested))
+      return {};
+  if (!std::isfinite(c))
+    return {};
+  x = op.getDpsInputs()[0];
+  return op;
+}
+
 FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
                                       std::string &reason) {
   linalg::LinalgOp output = match.output;
   auto scaled = scaledScores.getDefiningOp<linalg::GenericOp>();
-  if (!scaled) {
-    reason = "the softmax input is not computed by an elementwise scale";
-    return failure();
+  Value scores = scaledScores;
+  if (scaled && scaled.getNumReductionLoops() == 0) {
+    if (failed(matchScaled(scaled, match, reason)))
+      return failure();
+    match.scaled = scaled;
+    scores = throughRounding(scaled.getDpsInputs()[0], match.scoresRounding);
+  } else {
+    // The softmax reads Q K^T itself: f32 scores, nothing between.
+    scaled = {};
+    if (!getElementTypeOrSelf(scores.getType()).isF32()) {
+      reason = "the softmax input is not computed by an elementwise scale";
+      return failure();
+    }
   }
-  if (failed(matchScaled(scaled, match, reason)))
-    return failure();
-  match.scaled = scaled;
-
-  Value scores = throughRounding(scaled.getDpsInputs()[0],
-                                 match.scoresRounding);
   auto qk = scores.getDefiningOp<linalg::LinalgOp>();
   if (qk && isBatchContraction(qk, /*transposedRhs=*/true)) {
     match.key = qk.getDpsInputs()[1];
@@ -608,6 +676,27 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
   match.scores = qk;
   match.query = qk.getDpsInputs()[0];
   match.value = output.getDpsInputs()[1];
+  // A scale on Q or K before Q K^T joins the op's scale (exact when it is
+  // a power of two; otherwise the op scales the f32 scores, where the graph
+  // rounded the scaled operand first).
+  double factor = 1.0;
+  Value unscaled;
+  if (Operation *op = matchOperandScale(match.query, qk, unscaled, factor)) {
+    match.queryScale = op;
+    match.query = unscaled;
+    match.scale = float(double(match.scale) * factor);
+  }
+  Operation *keyUser = match.keyTranspose ? match.keyTranspose
+                                          : qk.getOperation();
+  if (Operation *op = matchOperandScale(match.key, keyUser, unscaled, factor)) {
+    match.keyScale = op;
+    match.key = unscaled;
+    match.scale = float(double(match.scale) * factor);
+  }
+  if (!std::isfinite(match.scale) || match.scale == 0.0f) {
+    reason = "the combined scale is not a finite nonzero f32";
+    return failure();
+  }
 
   // Nothing else may read the intermediate tensors: they disappear.
   auto onlyUsedBy = [](Value v, ArrayRef<Operation *> users) {
@@ -621,20 +710,22 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
     Operation *prob =
         match.probRounding ? match.probRounding : match.softmax;
     softmaxPrivate =
-        onlyUsedBy(scaled.getResult(0), {match.softmax}) &&
+        onlyUsedBy(scaledScores, {match.softmax}) &&
         (!match.probRounding ||
          onlyUsedBy(match.softmax->getResult(0), {match.probRounding})) &&
         onlyUsedBy(prob->getResult(0), {output});
   } else {
     Operation *rowMax = match.rowMax, *rowSum = match.rowSum,
               *normalize = match.normalize;
-    softmaxPrivate = onlyUsedBy(scaled.getResult(0), {rowMax, rowSum, normalize}) &&
+    softmaxPrivate = onlyUsedBy(scaledScores, {rowMax, rowSum, normalize}) &&
                      onlyUsedBy(rowMax->getResult(0), {rowSum, normalize}) &&
                      onlyUsedBy(rowSum->getResult(0), {normalize}) &&
                      onlyUsedBy(normalize->getResult(0), {output});
   }
-  if (!onlyUsedBy(qk->getResult(0), {match.scoresRounding ? match.scoresRounding
-                                                         : scaledOp}) ||
+  if ((scaledOp &&
+       !onlyUsedBy(qk->getResult(0), {match.scoresRounding
+                                          ? match.scoresRounding
+                                          : scaledOp})) ||
       (match.scoresRounding &&
        !onlyUsedBy(match.scoresRounding->getResult(0), {scaledOp})) ||
       !softmaxPrivate) {
@@ -722,7 +813,8 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
                                     match.softmax,  match.normalize,
                                     match.rowSum,   match.rowMax,
                                     match.scaled,   match.scoresRounding,
-                                    match.scores,   match.keyTranspose};
+                                    match.scores,   match.keyTranspose,
+                                    match.queryScale, match.keyScale};
   for (Operation *op : chain) {
     if (!op || op == last || !op->use_empty())
       continue;

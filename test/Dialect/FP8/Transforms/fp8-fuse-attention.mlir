@@ -579,3 +579,102 @@ func.func @mask_before_scale(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: t
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>
 }
+
+// -----
+
+#id = affine_map<(b, i, j) -> (b, i, j)>
+#q = affine_map<(b, i, j, c) -> (b, i, c)>
+#kt = affine_map<(b, i, j, c) -> (b, j, c)>
+#s = affine_map<(b, i, j, c) -> (b, i, j)>
+
+// The scale on Q and K before Q K^T (bf16(0.7071) = 0.70703125 each, so
+// 0.49989318... in all), the named softmax on Q K^T itself: fused, both
+// scaling generics gone.
+// CHECK-LABEL: func.func @pre_scaled(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x4xbf16>, %[[K:[^:]+]]: tensor<2x8x4xbf16>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[Q4:.+]] = tensor.expand_shape %[[Q]]
+// CHECK: %[[K4:.+]] = tensor.expand_shape %[[K]]
+// CHECK: fp8.attention %[[Q4]], %[[K4]], %{{.+}} scale 0.499893188 :
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @pre_scaled(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>, %v: tensor<2x8x3xbf16>) -> tensor<2x8x3xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 0.7071 : bf16
+  %eq = tensor.empty() : tensor<2x8x4xbf16>
+  %qs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%q : tensor<2x8x4xbf16>) outs(%eq : tensor<2x8x4xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %m = arith.mulf %in, %c : bf16
+    linalg.yield %m : bf16
+  } -> tensor<2x8x4xbf16>
+  %ks = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%k : tensor<2x8x4xbf16>) outs(%eq : tensor<2x8x4xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %m = arith.mulf %c, %in : bf16
+    linalg.yield %m : bf16
+  } -> tensor<2x8x4xbf16>
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%qs, %ks : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eb = tensor.empty() : tensor<2x8x8xbf16>
+  %pb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<2x8x8xf32>) outs(%eb : tensor<2x8x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x8xbf16>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention fused into fp8.attention (scale 4.998932e-01)}}
+  %o = linalg.batch_matmul ins(%pb, %v : tensor<2x8x8xbf16>, tensor<2x8x3xbf16>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %er = tensor.empty() : tensor<2x8x3xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o : tensor<2x8x3xf32>) outs(%er : tensor<2x8x3xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x3xbf16>
+  return %r : tensor<2x8x3xbf16>
+}
+
+// A scaled Q that something else reads stays: only K's scale is absorbed.
+// CHECK-LABEL: func.func @pre_scaled_query_shared(
+// CHECK: %[[QS:.+]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: %[[Q4:.+]] = tensor.expand_shape %[[QS]]
+// CHECK: fp8.attention %[[Q4]], %{{.+}}, %{{.+}} scale 0.70703125 :
+func.func @pre_scaled_query_shared(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>, %v: tensor<2x8x3xbf16>) -> (tensor<2x8x3xbf16>, tensor<2x8x4xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 0.7071 : bf16
+  %eq = tensor.empty() : tensor<2x8x4xbf16>
+  %qs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%q : tensor<2x8x4xbf16>) outs(%eq : tensor<2x8x4xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %m = arith.mulf %in, %c : bf16
+    linalg.yield %m : bf16
+  } -> tensor<2x8x4xbf16>
+  %ks = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%k : tensor<2x8x4xbf16>) outs(%eq : tensor<2x8x4xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %m = arith.mulf %c, %in : bf16
+    linalg.yield %m : bf16
+  } -> tensor<2x8x4xbf16>
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%qs, %ks : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eb = tensor.empty() : tensor<2x8x8xbf16>
+  %pb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<2x8x8xf32>) outs(%eb : tensor<2x8x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x8xbf16>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention fused into fp8.attention (scale 7.070312e-01)}}
+  %o = linalg.batch_matmul ins(%pb, %v : tensor<2x8x8xbf16>, tensor<2x8x3xbf16>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %er = tensor.empty() : tensor<2x8x3xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o : tensor<2x8x3xf32>) outs(%er : tensor<2x8x3xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x3xbf16>
+  return %r, %qs : tensor<2x8x3xbf16>, tensor<2x8x4xbf16>
+}
