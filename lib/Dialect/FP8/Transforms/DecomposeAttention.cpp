@@ -175,7 +175,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                          return multiplyAdd(b, l, a[0], k, a[1]);
                        });
 
-    // Scale, mask, causal mask: elementwise over [n, h, i, j].
+    // Scale, mask, causal mask of one score, recomputed where it is read
+    // (the row max and E): no masked copy of the sq x sk scores.
     SmallVector<Value> inputs = {scores};
     AffineMap id4 = map(4, {n, h, i, x});
     SmallVector<AffineMap> maps = {id4};
@@ -189,51 +190,57 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
       inputs.push_back(mask);
       maps.push_back(map(4, results));
     }
-    maps.push_back(id4);
     const float scale = op.getScale().convertToFloat();
     const bool causal = op.getCausal(), booleanMask = op.hasBooleanMask();
     const int64_t offset = op.getCausalOffset();
-    Value masked = generic(
-        inputs, tensor::EmptyOp::create(rewriter, loc, scoreSizes, f32), maps,
-        {par, par, par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value s = arith::MulFOp::create(b, l, a[0], constant(b, l, scale));
-          Value negInf = constant(b, l, negInfValue);
-          if (mask && booleanMask)
-            s = arith::SelectOp::create(b, l, a[1], s, negInf);
-          else if (mask)
-            s = arith::AddFOp::create(b, l, s, widen(b, l, a[1]));
-          if (causal) {
-            Value row = linalg::IndexOp::create(b, l, 2);
-            Value column = linalg::IndexOp::create(b, l, 3);
-            Value last = arith::AddIOp::create(
-                b, l, row, arith::ConstantIndexOp::create(b, l, offset));
-            Value hidden = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sgt, column, last);
-            s = arith::SelectOp::create(b, l, hidden, negInf, s);
-          }
-          return s;
-        });
+    // `a` starts with the score, then the mask's element when there is one.
+    auto masked = [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value s = arith::MulFOp::create(b, l, a[0], constant(b, l, scale));
+      Value negInf = constant(b, l, negInfValue);
+      if (mask && booleanMask)
+        s = arith::SelectOp::create(b, l, a[1], s, negInf);
+      else if (mask)
+        s = arith::AddFOp::create(b, l, s, widen(b, l, a[1]));
+      if (causal) {
+        Value row = linalg::IndexOp::create(b, l, 2);
+        Value column = linalg::IndexOp::create(b, l, 3);
+        Value last = arith::AddIOp::create(
+            b, l, row, arith::ConstantIndexOp::create(b, l, offset));
+        Value hidden = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::sgt, column, last);
+        s = arith::SelectOp::create(b, l, hidden, negInf, s);
+      }
+      return s;
+    };
+    const size_t numMasked = inputs.size();
 
     // m = max_j s (NaN propagates, as in the written graph).
     SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(),
                                        scoreSizes.begin() + 3);
     AffineMap row4 = map(4, {n, h, i});
+    SmallVector<AffineMap> maxMaps(maps);
+    maxMaps.push_back(row4);
     Value rowMax = generic(
-        {masked}, filled(rowSizes, negInfValue), {id4, row4},
-        {par, par, par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
-          return arith::MaximumFOp::create(b, l, a[0], a[1]).getResult();
+        inputs, filled(rowSizes, negInfValue), maxMaps, {par, par, par, red},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          return arith::MaximumFOp::create(b, l, masked(b, l, a),
+                                           a[numMasked])
+              .getResult();
         });
     // E = exp(s - m): NaN on a fully masked row (-inf - -inf); rounded to
     // the element type when asked (then l sums the rounded values, so the
     // weights E / l of each row still sum to 1).
     const bool rounded = roundProbabilities && group && !element.isF32();
     Type expType = rounded ? element : f32;
+    SmallVector<Value> expInputs(inputs);
+    expInputs.push_back(rowMax);
+    SmallVector<AffineMap> expMaps(maps);
+    expMaps.append({row4, id4});
     Value exps = generic(
-        {masked, rowMax},
-        tensor::EmptyOp::create(rewriter, loc, scoreSizes, expType),
-        {id4, row4, id4}, {par, par, par, par},
+        expInputs, tensor::EmptyOp::create(rewriter, loc, scoreSizes, expType),
+        expMaps, {par, par, par, par},
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d = arith::SubFOp::create(b, l, a[0], a[1]);
+          Value d = arith::SubFOp::create(b, l, masked(b, l, a), a[numMasked]);
           Value e = math::ExpOp::create(b, l, d);
           return rounded ? arith::TruncFOp::create(b, l, element, e).getResult()
                          : e;

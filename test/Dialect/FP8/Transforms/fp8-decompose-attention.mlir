@@ -20,16 +20,21 @@
 // CHECK: arith.extf
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: %[[M:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<1x4x70x133xf32>)
-// CHECK: arith.mulf %{{.+}}, %[[SCALE:.+]] : f32
+// The scale and causal mask are recomputed in the row max and in E, which
+// read S itself: no masked copy of the scores.
+// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
+// CHECK: %[[SC:.+]] = arith.mulf %{{.+}}, %[[SCALE:.+]] : f32
 // CHECK: %[[I:.+]] = linalg.index 2
 // CHECK: %[[J:.+]] = linalg.index 3
 // CHECK: %[[LAST:.+]] = arith.addi %[[I]], %c63
-// CHECK: arith.cmpi sgt, %[[J]], %[[LAST]]
-// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} ins(%[[M]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
-// CHECK: arith.maximumf
-// CHECK: %[[E:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[MAX]] :
-// CHECK: arith.subf
+// CHECK: %[[HIDDEN:.+]] = arith.cmpi sgt, %[[J]], %[[LAST]]
+// CHECK: %[[MS:.+]] = arith.select %[[HIDDEN]], %{{.+}}, %[[SC]]
+// CHECK: arith.maximumf %[[MS]]
+// CHECK: %[[E:.+]] = linalg.generic {{.+}} ins(%[[S]], %[[MAX]] :
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK: arith.cmpi sgt
+// CHECK: %[[ME:.+]] = arith.select
+// CHECK: arith.subf %[[ME]]
 // CHECK: math.exp
 // CHECK: %[[L:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<1x4x70x133xf32>) outs({{.+}} : tensor<1x4x70xf32>)
 // V widened to f32, so that P V has one operand type (a GEMM kernel's).
@@ -86,7 +91,12 @@ func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
 // CHECK: linalg.generic {{.+}}#[[MASK]]
 // CHECK: ^bb0(%[[S:.+]]: f32, %[[KEEP:.+]]: i1, %{{.+}}: f32):
 // CHECK: %[[SCALED:.+]] = arith.mulf %[[S]]
-// CHECK: arith.select %[[KEEP]], %[[SCALED]], %cst
+// CHECK: %[[KEPT:.+]] = arith.select %[[KEEP]], %[[SCALED]], %cst
+// CHECK: arith.maximumf %[[KEPT]]
+// CHECK: linalg.generic {{.+}}#[[MASK]]
+// CHECK: ^bb0(%[[S2:.+]]: f32, %[[KEEP2:.+]]: i1, %{{.+}}: f32, %{{.+}}: f32):
+// CHECK: %[[SCALED2:.+]] = arith.mulf %[[S2]]
+// CHECK: arith.select %[[KEEP2]], %[[SCALED2]], %cst
 func.func @boolean_mask(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>,
                         %v: tensor<2x4x8x16xf32>, %m: tensor<1x1x8x8xi1>)
     -> tensor<2x4x8x16xf32> {
