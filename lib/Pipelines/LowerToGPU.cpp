@@ -56,7 +56,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
@@ -85,6 +84,10 @@ using namespace mlir;
 using mlir::fp8::getViewedBuffer;
 
 namespace {
+/// The largest grid: x, then y and z (CUDA's limits).
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+
 struct FP8TileParallelLoopsForGPUPass
     : fp8::impl::FP8TileParallelLoopsForGPUBase<
           FP8TileParallelLoopsForGPUPass> {
@@ -100,64 +103,217 @@ struct FP8TileParallelLoopsForGPUPass
     }
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (!loop->getParentOfType<scf::ParallelOp>())
+      // convert-parallel-loops-to-gpu takes no parallel reductions.
+      if (!loop->getParentOfType<scf::ParallelOp>() &&
+          loop.getNumReductions() == 0)
         loops.push_back(loop);
     });
-    for (scf::ParallelOp loop : loops) {
-      unsigned inner = loop.getNumLoops() - 1;
-      int64_t size = threads;
-      std::optional<int64_t> lower =
-          getConstantIntValue(loop.getLowerBound()[inner]);
-      std::optional<int64_t> upper =
-          getConstantIntValue(loop.getUpperBound()[inner]);
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[inner]);
-      if (lower && upper && step && *step > 0) {
-        int64_t extent = (*upper - *lower + *step - 1) / *step;
-        size = std::min<int64_t>(size, std::max<int64_t>(
-                                           32, (extent + 31) / 32 * 32));
-      }
-      SmallVector<int64_t> sizes(loop.getNumLoops(), 1);
-      sizes[inner] = size;
-      auto [blocks, threadLoop] =
-          scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
-      map(blocks, threadLoop);
-    }
+    for (scf::ParallelOp loop : loops)
+      mapOntoGrid(loop);
   }
 
-  /// The innermost dimension on thread x of the blocks along grid x, the
-  /// next two outward on grid y and z (at most 65,535 blocks each when
-  /// static; dynamic sizes are trusted), the rest sequential in each
-  /// thread. gpu-map-parallel-loops would map outermost first: a rank-3 op
-  /// would put its 256 threads on z, where a block holds at most 64.
-  void map(scf::ParallelOp blocks, scf::ParallelOp threadLoop) {
+  /// Replaces `loop` by a loop over blocks holding a loop over threads,
+  /// both mapped (see the pass description). Every size is an index value
+  /// built with createOrFold: constants where the loop's bounds are, so
+  /// that the static choices below see them.
+  void mapOntoGrid(scf::ParallelOp loop) {
+    // What the static choices below left unused (constants, products) goes
+    // at the end.
+    struct Created : OpBuilder::Listener {
+      SmallVector<Operation *> ops;
+      void notifyOperationInserted(Operation *op,
+                                   OpBuilder::InsertPoint) override {
+        ops.push_back(op);
+      }
+    } created;
+    OpBuilder b(loop, &created);
+    Location loc = loop.getLoc();
+    // Constants before the loops, where they dominate both levels.
+    OpBuilder host(loop, &created);
+    DenseMap<int64_t, Value> constants;
+    auto c = [&](int64_t value) -> Value {
+      Value &constant = constants[value];
+      if (!constant)
+        constant = arith::ConstantIndexOp::create(host, loc, value);
+      return constant;
+    };
+    auto sameConstant = [](Value x, Value y) {
+      std::optional<int64_t> known = getConstantIntValue(x);
+      return known && known == getConstantIntValue(y);
+    };
+    auto mul = [&](Value x, Value y) {
+      return b.createOrFold<arith::MulIOp>(loc, x, y);
+    };
+    auto add = [&](Value x, Value y) {
+      return b.createOrFold<arith::AddIOp>(loc, x, y);
+    };
+    auto ceilDiv = [&](Value x, Value y) {
+      return b.createOrFold<arith::CeilDivUIOp>(loc, x, y);
+    };
+    auto minU = [&](Value x, Value y) {
+      return b.createOrFold<arith::MinUIOp>(loc, x, y);
+    };
+    auto maxU = [&](Value x, Value y) {
+      return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+    };
+
+    // Trip counts (an empty range is 0 trips).
+    unsigned rank = loop.getNumLoops();
+    SmallVector<Value> trips;
+    for (unsigned d = 0; d < rank; ++d) {
+      Value span = b.createOrFold<arith::SubIOp>(loc, loop.getUpperBound()[d],
+                                                 loop.getLowerBound()[d]);
+      Value count =
+          b.createOrFold<arith::CeilDivSIOp>(loc, span, loop.getStep()[d]);
+      trips.push_back(b.createOrFold<arith::MaxSIOp>(loc, count, c(0)));
+    }
+    Value cols = trips.back();
+    Value rows = c(1);
+    for (Value trip : ArrayRef(trips).drop_back())
+      rows = mul(rows, trip);
+
+    // The block: a row of up to `threads` adjacent columns (a warp multiple
+    // and the blocks of a row about even when there are several), and as
+    // many rows as fit when a row is shorter.
+    int64_t limit = threads;
+    Value width;
+    if (std::optional<int64_t> n = getConstantIntValue(cols);
+        n && *n >= limit) {
+      int64_t even = llvm::divideCeil(*n, llvm::divideCeil(*n, limit));
+      width = c(std::min<int64_t>(limit, llvm::alignTo(even, 32)));
+    } else {
+      width = maxU(minU(cols, c(limit)), c(1));
+    }
+    Value fit = b.createOrFold<arith::DivUIOp>(loc, c(limit), width);
+    Value someRows = maxU(rows, c(1));
+    Value height = sameConstant(fit, c(1)) || sameConstant(someRows, c(1))
+                       ? c(1)
+                       : minU(fit, someRows);
+    Value colBlocks = ceilDiv(cols, width);
+    Value rowBlocks = ceilDiv(rows, height);
+    Value tiles = mul(rowBlocks, colBlocks);
+
+    // The tiles, numbered row-major, on grid x, then y and z, then
+    // sequentially: no bound to prove, and with constant divisors.
+    Value gridX = minU(tiles, c(kMaxGridX));
+    Value gridY = minU(ceilDiv(tiles, c(kMaxGridX)), c(kMaxGridYZ));
+    Value gridZ =
+        minU(ceilDiv(tiles, c(kMaxGridX * kMaxGridYZ)), c(kMaxGridYZ));
+    Value sequential =
+        ceilDiv(tiles, c(kMaxGridX * kMaxGridYZ * kMaxGridYZ));
+
     MLIRContext *context = &getContext();
     auto id = AffineMap::getMultiDimIdentityMap(1, context);
     auto dim = [&](gpu::Processor processor) {
       return gpu::ParallelLoopDimMappingAttr::get(context, processor, id, id);
     };
-    unsigned rank = blocks.getNumLoops();
-    SmallVector<gpu::ParallelLoopDimMappingAttr> grid, block;
-    gpu::Processor outer[] = {gpu::Processor::BlockY, gpu::Processor::BlockZ};
-    for (unsigned d = 0; d < rank; ++d) {
-      if (d == rank - 1) {
-        grid.push_back(dim(gpu::Processor::BlockX));
-        block.push_back(dim(gpu::Processor::ThreadX));
+    // A dimension of one trip (or none, with an empty grid) is left out.
+    auto needed = [](Value trips) {
+      std::optional<int64_t> known = getConstantIntValue(trips);
+      return !known || *known > 1;
+    };
+    SmallVector<Value> gridSizes;
+    SmallVector<gpu::ParallelLoopDimMappingAttr> gridMapping;
+    std::pair<Value, gpu::Processor> grid[] = {
+        {sequential, gpu::Processor::Sequential},
+        {gridZ, gpu::Processor::BlockZ},
+        {gridY, gpu::Processor::BlockY},
+        {gridX, gpu::Processor::BlockX}};
+    for (auto [size, processor] : grid) {
+      if (processor != gpu::Processor::BlockX && !needed(size))
         continue;
-      }
-      block.push_back(dim(gpu::Processor::Sequential));
-      // Outer dimensions from the innermost outward.
-      unsigned fromInner = rank - 2 - d;
-      std::optional<int64_t> upper =
-          getConstantIntValue(blocks.getUpperBound()[d]);
-      bool fits = !upper || *upper <= 65535;
-      if (fromInner < 2 && fits) {
-        grid.push_back(dim(outer[fromInner]));
-      } else {
-        grid.push_back(dim(gpu::Processor::Sequential));
-      }
+      gridSizes.push_back(size);
+      gridMapping.push_back(dim(processor));
     }
-    (void)gpu::setMappingAttr(blocks, grid);
-    (void)gpu::setMappingAttr(threadLoop, block);
+    SmallVector<Value> blockSizes{width};
+    SmallVector<gpu::ParallelLoopDimMappingAttr> blockMapping{
+        dim(gpu::Processor::ThreadX)};
+    if (needed(height)) {
+      blockSizes.push_back(height);
+      blockMapping.push_back(dim(gpu::Processor::ThreadY));
+    }
+    // Whether some threads fall past the last row or column: the grid's
+    // last tiles (none exist past the last row, so the row guards them
+    // too), a short last row or column of tiles, all of them when dynamic.
+    // With a single row of tiles, the tile is the column's block and the
+    // column guards the grid's last tiles (no division).
+    bool oneRowOfTiles = sameConstant(rowBlocks, c(1));
+    bool exact = sameConstant(sequential, c(1)) &&
+                 sameConstant(mul(mul(gridX, gridY), gridZ), tiles);
+    bool guardRows = !sameConstant(mul(rowBlocks, height), rows) ||
+                     (!exact && !oneRowOfTiles);
+    bool guardCols = !sameConstant(mul(colBlocks, width), cols) ||
+                     (!exact && oneRowOfTiles);
+
+    Block *body = loop.getBody();
+    auto zeros = [&](size_t n) { return SmallVector<Value>(n, c(0)); };
+    auto ones = [&](size_t n) { return SmallVector<Value>(n, c(1)); };
+    auto blocks = scf::ParallelOp::create(
+        b, loc, zeros(gridSizes.size()), gridSizes, ones(gridSizes.size()));
+    (void)gpu::setMappingAttr(blocks, gridMapping);
+    host.setInsertionPoint(blocks);
+    b.setInsertionPointToStart(blocks.getBody());
+    // The tile: ((s * z + bz) * y + by) * x + bx over the dimensions kept.
+    Value tile = c(0);
+    for (auto [index, size] : llvm::zip(blocks.getInductionVars(), gridSizes))
+      tile = add(mul(tile, size), index);
+    Value firstCol =
+        oneRowOfTiles
+            ? mul(tile, width)
+            : mul(b.createOrFold<arith::RemUIOp>(loc, tile, colBlocks), width);
+    Value firstRow =
+        oneRowOfTiles
+            ? c(0)
+            : mul(b.createOrFold<arith::DivUIOp>(loc, tile, colBlocks), height);
+    auto threadLoop = scf::ParallelOp::create(
+        b, loc, zeros(blockSizes.size()), blockSizes, ones(blockSizes.size()));
+    (void)gpu::setMappingAttr(threadLoop, blockMapping);
+    b.setInsertionPointToStart(threadLoop.getBody());
+    Value col = add(firstCol, threadLoop.getInductionVars()[0]);
+    Value row = firstRow;
+    if (blockSizes.size() == 2)
+      row = add(row, threadLoop.getInductionVars()[1]);
+
+    Value inBounds;
+    auto guard = [&](Value index, Value bound) {
+      Value check = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          index, bound);
+      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, check)
+                              .getResult()
+                          : check;
+    };
+    if (guardRows)
+      guard(row, rows);
+    if (guardCols)
+      guard(col, cols);
+    if (inBounds) {
+      auto inside = scf::IfOp::create(b, loc, inBounds);
+      b.setInsertionPoint(inside.thenYield());
+    }
+
+    // The row, delinearized over the outer trip counts (innermost fastest),
+    // and each position back to the loop's index.
+    SmallVector<Value> positions(rank);
+    positions[rank - 1] = col;
+    for (unsigned d = rank - 1; d-- > 0;) {
+      if (d == 0) {
+        positions[d] = row;
+        break;
+      }
+      positions[d] = b.createOrFold<arith::RemUIOp>(loc, row, trips[d]);
+      row = b.createOrFold<arith::DivUIOp>(loc, row, trips[d]);
+    }
+    IRMapping mapping;
+    for (unsigned d = 0; d < rank; ++d)
+      mapping.map(body->getArgument(d),
+                  add(mul(positions[d], loop.getStep()[d]),
+                      loop.getLowerBound()[d]));
+    for (Operation &op : body->without_terminator())
+      b.clone(op, mapping);
+    loop.erase();
+    for (Operation *op : llvm::reverse(created.ops))
+      if (op->getNumRegions() == 0 && isOpTriviallyDead(op))
+        op->erase();
   }
 };
 

@@ -146,22 +146,43 @@ def FP8CopyStoredBuffers : Pass<"fp8-copy-stored-buffers", "ModuleOp"> {
 
 def FP8TileParallelLoopsForGPU
     : Pass<"fp8-tile-parallel-loops-for-gpu", "::mlir::func::FuncOp"> {
-  let summary = "Split each outermost scf.parallel into blocks and threads";
+  let summary = "Map each outermost scf.parallel onto a grid of full blocks";
   let description = [{
-    Part of `fp8-lower-to-gpu`, before `gpu-map-parallel-loops`. Every
-    outermost `scf.parallel` (what `convert-linalg-to-parallel-loops` makes
-    of a linalg op: its parallel dimensions; reductions stay sequential
-    loops inside) is tiled with `scf::tileParallelLoop`: the innermost
-    dimension by `threads` (at most its static size, rounded up to a warp),
-    the others by 1, and sets the GPU mapping itself: the innermost
-    dimension on thread x and grid x, the next two outward on grid y and z
-    (static sizes above 65,535 stay sequential), the rest sequential inside
-    each thread. Upstream's `gpu-map-parallel-loops` maps outermost first,
-    which would put a rank-3 op's threads on z (at most 64 per block).
+    Part of `fp8-lower-to-gpu`, before `convert-parallel-loops-to-gpu`.
+    Every outermost `scf.parallel` without reductions (what
+    `convert-linalg-to-parallel-loops` makes of a linalg op: its parallel
+    dimensions; reductions stay sequential loops inside, untouched) becomes
+    a loop over blocks holding a loop over threads, with the GPU mapping
+    set; every parallel dimension is spread over the grid, none left
+    sequential in a thread.
+
+    The iteration space is viewed as rows (every dimension but the
+    innermost, collapsed) of columns (the innermost). A block is `threads`
+    threads: a row of up to `threads` adjacent columns on thread x (a warp
+    multiple, the blocks of a row about even: 4096 columns are 16 blocks
+    of 256), and when rows are shorter, as many rows as fit on thread y
+    (rows of 64: 64 x 4 threads; rows of 100: 100 x 2), so that adjacent
+    threads walk adjacent columns and, row after row, adjacent elements of
+    a dense buffer. The tiles, numbered row-major, go on grid x (up to
+    2^31 - 1), the rest on grid y and then z (65,535 each), and what even
+    that does not hold in a sequential loop around the block; the tile's
+    row is delinearized over the outer trip counts (`arith.divui` /
+    `arith.remui`, by constants when the sizes are static). A thread past
+    the last row or column (a short last tile; the grid's last blocks)
+    does nothing (an `scf.if`); statically exact tiles have no guard.
+
+    Dynamic sizes are computed before the loop: the block's shape (up to
+    `threads` columns, `threads` / columns rows), the grid on x, y and z
+    sized at run time, and a sequential loop of, in practice, one trip
+    (the grid's bound cannot be proven), every thread guarded. A size of
+    0 is a grid of 0 blocks, which the runtime does not launch.
+    Upstream's `gpu-map-parallel-loops` maps dimensions one to one,
+    outermost first: a rank-3 op's threads on z (at most 64 per block),
+    the dimensions past three sequential.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"256",
-           "Threads of a block along the innermost dimension">,
+           "Threads of a block (1 to 1024)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
