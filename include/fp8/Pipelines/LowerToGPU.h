@@ -18,7 +18,8 @@ namespace mlir::fp8 {
 struct LowerToGPUOptions : public NVVMTargetOptions<LowerToGPUOptions> {
   PassOptions::Option<int64_t> threads{
       *this, "threads",
-      llvm::cl::desc("Threads of a block along an op's innermost dimension"),
+      llvm::cl::desc("Threads of a block (along the innermost dimension, "
+                     "several rows of it when it is shorter)"),
       llvm::cl::init(256)};
   PassOptions::Option<bool> promote{
       *this, "promote",
