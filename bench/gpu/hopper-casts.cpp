@@ -240,6 +240,44 @@ void addBlockArgs(KernelArgs &args, DevicePtr x, DevicePtr q, DevicePtr amax,
   args.add(batch).add(rows).add(cols);
 }
 
+/// cast_transpose's parameters: x, q and qt (rows x cols each), the scale,
+/// the amax, rows, cols.
+KernelArgs castTransposeArgs(DevicePtr x, DevicePtr q, DevicePtr qt,
+                             DevicePtr scale, DevicePtr amax, size_t rows,
+                             size_t cols) {
+  KernelArgs args;
+  for (DevicePtr p : {x, q, qt})
+    addVector(args, p, int64_t(rows * cols));
+  addScalar(args, scale);
+  addScalar(args, amax);
+  args.add(int64_t(rows)).add(int64_t(cols));
+  return args;
+}
+
+/// Mismatches of a finished cast_transpose of `x` (rows x cols) at
+/// `scale`: every byte of q against lib/Numerics, qt against q transposed,
+/// and the amax.
+size_t checkCastTranspose(Device &dev, const std::vector<float> &x, float scale,
+                          DevicePtr dq, DevicePtr dqt, DevicePtr damax,
+                          size_t rows, size_t cols) {
+  size_t count = rows * cols;
+  std::vector<uint8_t> q = dev.read<uint8_t>(dq, count);
+  std::vector<uint8_t> qt = dev.read<uint8_t>(dqt, count);
+  size_t bad =
+      compareQuantized(x, scale, num::Format::E4M3FN, q, "cast_transpose");
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c)
+      if (qt[c * rows + r] != q[r * cols + c] && bad++ < 5)
+        std::fprintf(stderr, "  transpose (%zu,%zu) differs\n", r, c);
+  float amax = dev.readScalar(damax);
+  float want = num::computeAmax(x.data(), count);
+  if (bits(amax) != bits(want)) {
+    ++bad;
+    std::fprintf(stderr, "  cast_transpose amax %a, want %a\n", amax, want);
+  }
+  return bad;
+}
+
 /// Runs `recipe`'s block_cast on `input` ([batch, rows, cols]) and compares
 /// q, amax, scale and scale_inv with lib/Numerics block by block. Returns
 /// the number of mismatches.
@@ -532,28 +570,15 @@ int main(int argc, char **argv) {
     check(cuda.memsetD32(damax, 0, 1), "memset");
     const float scale = 0.75f;
     dev.writeScalar(dscale, scale);
-    KernelArgs args;
-    for (DevicePtr p : {dx, dq, dqt})
-      addVector(args, p, int64_t(count));
-    addScalar(args, dscale);
-    addScalar(args, damax);
-    args.add(int64_t(rowsT)).add(int64_t(colsT));
+    KernelArgs args =
+        castTransposeArgs(dx, dq, dqt, dscale, damax, rowsT, colsT);
     check(cuda.launch(castTranspose,
                       Dim3{unsigned(abi::castTransposeGridSize(rowsT, colsT))},
                       Dim3{unsigned(abi::kBlockSize)}, 0, args),
           "launch");
     check(cuda.synchronize(), "cast_transpose");
-    std::vector<uint8_t> q = dev.read<uint8_t>(dq, count);
-    std::vector<uint8_t> qt = dev.read<uint8_t>(dqt, count);
     size_t bad =
-        compareQuantized(m, scale, num::Format::E4M3FN, q, "cast_transpose");
-    for (size_t r = 0; r < rowsT; ++r)
-      for (size_t c = 0; c < colsT; ++c)
-        if (qt[c * rowsT + r] != q[r * colsT + c] && bad++ < 5)
-          std::fprintf(stderr, "  transpose (%zu,%zu) differs\n", r, c);
-    float amax = dev.readScalar(damax);
-    if (bits(amax) != bits(num::computeAmax(m.data(), count)))
-      ++bad;
+        checkCastTranspose(dev, m, scale, dq, dqt, damax, rowsT, colsT);
     std::printf("cast_transpose_f32_e4m3_amax on %zux%zu: %s\n", rowsT, colsT,
                 bad ? "MISMATCH" : "exact");
     mismatches += bad;
@@ -669,12 +694,8 @@ int main(int argc, char **argv) {
       check(cuda.memsetD32(damax, 0, 1), "memset");
       dev.writeScalar(dscale, scale);
       size_t count = rowsM * colsM;
-      KernelArgs args;
-      for (DevicePtr p : {dx, dq, dqt})
-        addVector(args, p, int64_t(count));
-      addScalar(args, dscale);
-      addScalar(args, damax);
-      args.add(int64_t(rowsM)).add(int64_t(colsM));
+      KernelArgs args =
+          castTransposeArgs(dx, dq, dqt, dscale, damax, rowsM, colsM);
       unsigned grid = unsigned(abi::castTransposeGridSize(rowsM, colsM));
       auto launchCT = [&] {
         check(cuda.launch(castTranspose, Dim3{grid},
@@ -685,23 +706,8 @@ int main(int argc, char **argv) {
       check(cuda.synchronize(), "cast_transpose");
       if (mib <= checkMib) {
         std::vector<float> m(x.begin(), x.begin() + count);
-        std::vector<uint8_t> q = dev.read<uint8_t>(dq, count);
-        std::vector<uint8_t> qt = dev.read<uint8_t>(dqt, count);
-        mismatches += compareQuantized(m, scale, num::Format::E4M3FN, q,
-                                       "cast_transpose");
-        size_t bad = 0;
-        for (size_t r = 0; r < rowsM; ++r)
-          for (size_t c = 0; c < colsM; ++c)
-            if (qt[c * rowsM + r] != q[r * colsM + c] && bad++ < 5)
-              std::fprintf(stderr, "  transpose (%zu,%zu) differs\n", r, c);
-        mismatches += bad;
-        float amax = dev.readScalar(damax);
-        float want = num::computeAmax(m.data(), count);
-        if (bits(amax) != bits(want)) {
-          ++mismatches;
-          std::fprintf(stderr, "  cast_transpose amax %a, want %a\n", amax,
-                       want);
-        }
+        mismatches +=
+            checkCastTranspose(dev, m, scale, dq, dqt, damax, rowsM, colsM);
       }
 
       // Speed, on the same bytes.
