@@ -240,6 +240,15 @@ void addBlockArgs(KernelArgs &args, DevicePtr x, DevicePtr q, DevicePtr amax,
   args.add(batch).add(rows).add(cols);
 }
 
+/// An elementwise cast's parameters: in and out (`n` each), the scale.
+KernelArgs castArgs(DevicePtr in, DevicePtr out, int64_t n, DevicePtr scale) {
+  KernelArgs args;
+  addVector(args, in, n);
+  addVector(args, out, n);
+  addScalar(args, scale);
+  return args;
+}
+
 /// cast_transpose's parameters: x, q and qt (rows x cols each), the scale,
 /// the amax, rows, cols.
 KernelArgs castTransposeArgs(DevicePtr x, DevicePtr q, DevicePtr qt,
@@ -619,10 +628,7 @@ int main(int argc, char **argv) {
            {std::tuple{quantizeAmaxE4M3, num::Format::E4M3FN, "quantize e4m3"},
             std::tuple{quantizeAmaxE5M2, num::Format::E5M2, "quantize e5m2"}}) {
         check(cuda.memsetD32(damax, 0, 1), "memset");
-        KernelArgs args;
-        addVector(args, dx, n);
-        addVector(args, dq, n);
-        addScalar(args, dscale);
+        KernelArgs args = castArgs(dx, dq, n, dscale);
         addScalar(args, damax);
         elementwise(f, n, args);
         check(cuda.synchronize(), name);
@@ -653,10 +659,7 @@ int main(int argc, char **argv) {
         check(cuda.launch(computeScale, Dim3{1}, Dim3{unsigned(abi::kWarpSize)},
                           0, scaleArgs),
               "launch");
-        KernelArgs quantArgs;
-        addVector(quantArgs, dx, n);
-        addVector(quantArgs, dq, n);
-        addScalar(quantArgs, dscale);
+        KernelArgs quantArgs = castArgs(dx, dq, n, dscale);
         elementwise(quantizeE4M3, n, quantArgs);
         check(cuda.synchronize(), "current scaling");
         float scaleRef = num::computeCurrentScale(amaxRef, 448.0f, 0, false, 0);
@@ -670,10 +673,7 @@ int main(int argc, char **argv) {
                                        "current-scaling quantize");
 
         // Dequantize back: exact f32 products of the FP8 values.
-        KernelArgs deqArgs;
-        addVector(deqArgs, dq, n);
-        addVector(deqArgs, dy, n);
-        addScalar(deqArgs, dscale);
+        KernelArgs deqArgs = castArgs(dq, dy, n, dscale);
         elementwise(dequantize, n, deqArgs);
         std::vector<uint8_t> q = dev.read<uint8_t>(dq, n);
         std::vector<float> y = dev.read<float>(dy, n);
@@ -711,10 +711,7 @@ int main(int argc, char **argv) {
       }
 
       // Speed, on the same bytes.
-      KernelArgs qArgs;
-      addVector(qArgs, dx, bytes / 4);
-      addVector(qArgs, dq, bytes / 4);
-      addScalar(qArgs, dscale);
+      KernelArgs qArgs = castArgs(dx, dq, int64_t(bytes / 4), dscale);
       addScalar(qArgs, damax);
       float copyMs = time([&](unsigned) {
         check(cuda.copyOnDevice(dcopy, dx, bytes), "copy D2D");
