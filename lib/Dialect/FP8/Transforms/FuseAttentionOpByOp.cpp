@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -371,6 +372,55 @@ Value untransposed(RewriterBase &rewriter, Location loc, Value keyT,
   return key;
 }
 
+/// Q or K (`operand` of Q K^T) without a constant multiply that only Q K^T
+/// reads, through the reshapes and transposes between them (PyTorch's math
+/// SDPA scales both by the square root of the scale): the constant joins
+/// `chain.scale`, the views are rebuilt on the unscaled tensor and the
+/// multiply is left for erasure. `operand` itself otherwise.
+Value absorbOperandScale(RewriterBase &rewriter, Value operand,
+                         Chain &chain) {
+  Value through = operand;
+  SmallVector<Operation *> views; // from Q K^T's operand towards the multiply
+  while (Operation *def = through.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+             linalg::TransposeOp>(def) ||
+        !through.hasOneUse())
+      break;
+    views.push_back(def);
+    through = def->getOperand(0);
+  }
+  if (!through.hasOneUse())
+    return operand;
+  auto mul = elementwise<arith::MulFOp>(
+      through, cast<ShapedType>(through.getType()).getRank());
+  if (!mul)
+    return operand;
+  for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto [input, map] = inputOf(x);
+    std::optional<double> constant = constantOf(c);
+    if (!input || !map.isIdentity() || !constant ||
+        input.getType() != through.getType() ||
+        !std::isfinite(float(*constant * chain.scale)) ||
+        float(*constant * chain.scale) == 0.0f)
+      continue;
+    IRMapping mapping;
+    mapping.map(through, input);
+    Value rebuilt = input;
+    for (Operation *view : llvm::reverse(views)) {
+      rebuilt = rewriter.clone(*view, mapping)->getResult(0);
+      mapping.map(view->getResult(0), rebuilt);
+      chain.ops.insert(view);
+    }
+    chain.scale = float(double(chain.scale) * *constant);
+    auto generic = cast<linalg::GenericOp>(mul->getParentOp());
+    chain.ops.insert(generic);
+    chain.inits.push_back(generic.getDpsInits()[0].getDefiningOp());
+    return rebuilt;
+  }
+  return operand;
+}
+
 /// `value` [d0, ..., dr-1] (r >= 3) as [1, d0 * ... * dr-3, dr-2, dr-1].
 Value asAttentionOperand(RewriterBase &rewriter, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -472,6 +522,8 @@ attention::fuseOpByOp(RewriterBase &rewriter, linalg::LinalgOp output,
 
   Location loc = output.getLoc();
   rewriter.setInsertionPoint(output);
+  query = absorbOperandScale(rewriter, query, chain);
+  key = absorbOperandScale(rewriter, key, chain);
   if (keyTransposed) {
     if (Value k = untransposed(rewriter, loc, key, chain)) {
       key = k;

@@ -18,6 +18,23 @@
 // One op per step, as TOSA's import leaves SDPA (4-D scores, reshapes, a
 // computed padding mask, reduce ops, reciprocal-multiply).
 // RUN: fp8-opt %S/../../../Integration/Inputs/tosa-op-by-op-attention.mlir --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=OPBYOP
+// The same with Q and K scaled before Q K^T (through K's transpose and the
+// reshapes): the scales join the op's, the K the op reads is the unscaled
+// one, and the only multiply left is the mask's.
+// RUN: fp8-opt %S/../../../Integration/Inputs/tosa-pre-scaled-attention.mlir --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=PRESCALED
+// PRESCALED: remark: attention fused into fp8.attention (mask, scale 1.767767e-01)
+// PRESCALED-LABEL: func.func @pre_scaled_attention(
+// PRESCALED-SAME: %[[Q:.+]]: tensor<1x4x16x32xf32>, %[[K:.+]]: tensor<1x4x16x32xf32>, %[[V:.+]]: tensor<1x4x16x32xf32>
+// PRESCALED-COUNT-1: arith.mulf
+// PRESCALED-NOT: arith.mulf
+// PRESCALED-NOT: linalg.transpose
+// PRESCALED-DAG: %[[Q3:.+]] = tensor.collapse_shape %[[Q]] {{\[}}[0, 1], [2], [3]]
+// PRESCALED-DAG: %[[K3:.+]] = tensor.collapse_shape %[[K]] {{\[}}[0, 1], [2], [3]]
+// PRESCALED-DAG: %[[Q4:.+]] = tensor.expand_shape %[[Q3]]
+// PRESCALED-DAG: %[[K4:.+]] = tensor.expand_shape %[[K3]]
+// PRESCALED: fp8.attention %[[Q4]], %[[K4]], %{{.+}} mask %{{.+}} scale 0.176776{{[0-9]+}} :
+// PRESCALED-NOT: linalg.transpose
+// PRESCALED: return
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
 // RUN: fp8-opt %s -split-input-file --fp8-fuse-attention=remarks=true -verify-diagnostics | FileCheck %s
 
