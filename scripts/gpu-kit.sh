@@ -114,7 +114,7 @@ cp "$root/docs/gpu-kit.md" "$kit/README.md"
 
 # Built from the kit's copy: what runs here is what would be rebuilt there.
 bash "$kit/build-drivers.sh" "$kit/src" "$kit/bin"
-c++ -std=c++17 -O2 -Wno-psabi -I"$kit/programs" \
+"${CXX:-c++}" -std=c++17 -O2 -Wno-psabi -I"$kit/programs" \
   "$root/examples/aot/llama-ffn.cpp" -L"$kit/programs" -lffn \
   -L"$kit/bin" -lfp8_gpu_runtime -static-libstdc++ -static-libgcc \
   -Wl,-rpath,'$ORIGIN:$ORIGIN/../bin' -o "$kit/programs/llama-ffn"

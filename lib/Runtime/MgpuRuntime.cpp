@@ -144,7 +144,11 @@ public:
     betweenMs = 0;
   }
 
-  std::unordered_map<FunctionHandle, std::string> names;
+  /// The kernel name `function` is reported under.
+  void setName(FunctionHandle function, const char *name) {
+    std::lock_guard<std::mutex> lock(mutex);
+    names[function] = name;
+  }
 
 private:
   struct Row {
@@ -155,6 +159,7 @@ private:
     return std::chrono::duration<double, std::milli>(b - a).count();
   }
   std::mutex mutex;
+  std::unordered_map<FunctionHandle, std::string> names;
   std::unordered_map<FunctionHandle, Row> rows;
   std::optional<Clock::time_point> lastEnd;
   double betweenMs = 0;
@@ -232,7 +237,7 @@ public:
   void addFunction(void *module, FunctionHandle function, const char *name) {
     std::lock_guard<std::mutex> lock(mutex);
     functions[module].push_back(function);
-    profile.names[function] = name;
+    profile.setName(function, name);
   }
   void forgetFunctions(void *module) {
     std::lock_guard<std::mutex> lock(mutex);

@@ -339,6 +339,29 @@ LogicalResult matchCausal(arith::SelectOp select, AttentionMatch &match,
   return success();
 }
 
+/// `value` = x * c, c * x or x / c for a constant c whose reciprocal is
+/// exact (a power of two): the factor (c, or 1 / c), with `x` set.
+std::optional<double> constantScaleOf(Value value, Value &x) {
+  FloatAttr constant;
+  if (auto mul = value.getDefiningOp<arith::MulFOp>()) {
+    for (auto [operand, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                   std::pair(mul.getRhs(), mul.getLhs())})
+      if (matchPattern(factor, m_Constant(&constant))) {
+        x = operand;
+        return constant.getValueAsDouble();
+      }
+  } else if (auto div = value.getDefiningOp<arith::DivFOp>()) {
+    // x / c equals x * (1 / c) only when 1 / c is exact: a power of two.
+    int exponent = 0;
+    if (matchPattern(div.getRhs(), m_Constant(&constant)) &&
+        std::frexp(constant.getValueAsDouble(), &exponent) == 0.5) {
+      x = div.getLhs();
+      return 1.0 / constant.getValueAsDouble();
+    }
+  }
+  return std::nullopt;
+}
+
 /// The scale-and-mask generic: `s = f32(x) * c` (or `/ c` for a power of
 /// two c), optionally a mask tensor (its second input, broadcast on the
 /// scores) added to s or selecting -inf where false, and optionally
@@ -414,25 +437,9 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
       return failure();
     result = select.getFalseValue();
   }
-  Operation *scaleOp = result.getDefiningOp();
-  FloatAttr constant;
   Value operand;
-  if (auto mul = dyn_cast_or_null<arith::MulFOp>(scaleOp)) {
-    if (matchPattern(mul.getRhs(), m_Constant(&constant)))
-      operand = mul.getLhs();
-    else if (matchPattern(mul.getLhs(), m_Constant(&constant)))
-      operand = mul.getRhs();
-    if (operand)
-      match.scale = float(constant.getValueAsDouble());
-  } else if (auto div = dyn_cast_or_null<arith::DivFOp>(scaleOp)) {
-    // x / c equals x * (1 / c) only when 1 / c is exact: a power of two.
-    int exponent = 0;
-    if (matchPattern(div.getRhs(), m_Constant(&constant)) &&
-        std::frexp(constant.getValueAsDouble(), &exponent) == 0.5) {
-      operand = div.getLhs();
-      match.scale = float(1.0 / constant.getValueAsDouble());
-    }
-  }
+  if (std::optional<double> factor = constantScaleOf(result, operand))
+    match.scale = float(*factor);
   if (!operand) {
     // No scale here: 1, or applied to Q or K before Q K^T (matchScores).
     Value plain = result;
@@ -607,26 +614,11 @@ linalg::GenericOp matchOperandScale(Value value, Operation *user, Value &x,
       v = ext.getIn();
     return v == body->getArgument(0);
   };
-  FloatAttr constant;
-  if (auto mul = result.getDefiningOp<arith::MulFOp>()) {
-    if (isInput(mul.getLhs()) &&
-        matchPattern(mul.getRhs(), m_Constant(&constant)))
-      c = constant.getValueAsDouble();
-    else if (isInput(mul.getRhs()) &&
-             matchPattern(mul.getLhs(), m_Constant(&constant)))
-      c = constant.getValueAsDouble();
-    else
-      return {};
-  } else if (auto div = result.getDefiningOp<arith::DivFOp>()) {
-    int exponent = 0;
-    if (!isInput(div.getLhs()) ||
-        !matchPattern(div.getRhs(), m_Constant(&constant)) ||
-        std::frexp(constant.getValueAsDouble(), &exponent) != 0.5)
-      return {};
-    c = 1.0 / constant.getValueAsDouble();
-  } else {
+  Value scaled;
+  std::optional<double> factor = constantScaleOf(result, scaled);
+  if (!factor || !isInput(scaled))
     return {};
-  }
+  c = *factor;
   // Nothing else happens to the operand.
   for (Operation *nested : bodyOps(op))
     if (!isa<arith::ExtFOp, arith::TruncFOp, arith::MulFOp, arith::DivFOp,

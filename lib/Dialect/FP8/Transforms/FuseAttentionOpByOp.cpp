@@ -91,8 +91,7 @@ Value throughReshapes(Value v, Chain &chain) {
 
 /// An elementwise generic over `rank` parallel loops computing one `OpTy`
 /// of its block arguments (and constants), with an identity result map.
-template <typename OpTy>
-OpTy elementwise(Value result, int64_t rank) {
+template <typename OpTy> OpTy elementwise(Value result, int64_t rank) {
   auto op = result.getDefiningOp<linalg::GenericOp>();
   if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 0 || op.getNumLoops() != rank ||
@@ -112,7 +111,8 @@ std::pair<Value, AffineMap> inputOf(Value arg) {
   auto blockArg = dyn_cast<BlockArgument>(arg);
   if (!blockArg)
     return {};
-  auto generic = dyn_cast<linalg::GenericOp>(blockArg.getOwner()->getParentOp());
+  auto generic =
+      dyn_cast<linalg::GenericOp>(blockArg.getOwner()->getParentOp());
   if (!generic || blockArg.getArgNumber() >= generic.getNumDpsInputs())
     return {};
   OpOperand *operand = generic.getDpsInputOperand(blockArg.getArgNumber());
@@ -143,7 +143,6 @@ bool isRowMap(AffineMap map, int64_t rank) {
   return map.getNumResults() == rank - 1 ||
          map.getResult(rank - 1) == getAffineConstantExpr(0, map.getContext());
 }
-
 
 /// `row` is a reduction over the last axis of `input` from `init`,
 /// combining with `CombineOp` (linalg.reduce or a reduction generic).
@@ -208,8 +207,7 @@ FailureOr<Value> matchSoftmax(Value probabilities, Chain &chain,
       Chain probe = chain;
       Value reciprocalRow = throughReshapes(rInput, probe);
       auto div = elementwise<arith::DivFOp>(
-          reciprocalRow,
-          cast<ShapedType>(reciprocalRow.getType()).getRank());
+          reciprocalRow, cast<ShapedType>(reciprocalRow.getType()).getRank());
       if (!div || constantOf(div.getLhs()) != 1.0)
         continue;
       auto [lInput, lMap] = inputOf(div.getRhs());
@@ -377,8 +375,7 @@ Value untransposed(RewriterBase &rewriter, Location loc, Value keyT,
 /// SDPA scales both by the square root of the scale): the constant joins
 /// `chain.scale`, the views are rebuilt on the unscaled tensor and the
 /// multiply is left for erasure. `operand` itself otherwise.
-Value absorbOperandScale(RewriterBase &rewriter, Value operand,
-                         Chain &chain) {
+Value absorbOperandScale(RewriterBase &rewriter, Value operand, Chain &chain) {
   Value through = operand;
   SmallVector<Operation *> views; // from Q K^T's operand towards the multiply
   while (Operation *def = through.getDefiningOp()) {
@@ -400,9 +397,10 @@ Value absorbOperandScale(RewriterBase &rewriter, Value operand,
     auto [input, map] = inputOf(x);
     std::optional<double> constant = constantOf(c);
     if (!input || !map.isIdentity() || !constant ||
-        input.getType() != through.getType() ||
-        !std::isfinite(float(*constant * chain.scale)) ||
-        float(*constant * chain.scale) == 0.0f)
+        input.getType() != through.getType())
+      continue;
+    float combined = float(*constant * double(chain.scale));
+    if (!std::isfinite(combined) || combined == 0.0f)
       continue;
     IRMapping mapping;
     mapping.map(through, input);
@@ -412,7 +410,7 @@ Value absorbOperandScale(RewriterBase &rewriter, Value operand,
       mapping.map(view->getResult(0), rebuilt);
       chain.ops.insert(view);
     }
-    chain.scale = float(double(chain.scale) * *constant);
+    chain.scale = combined;
     auto generic = cast<linalg::GenericOp>(mul->getParentOp());
     chain.ops.insert(generic);
     chain.inits.push_back(generic.getDpsInits()[0].getDefiningOp());
@@ -437,9 +435,9 @@ Value asAttentionOperand(RewriterBase &rewriter, Location loc, Value value) {
 }
 } // namespace
 
-FailureOr<OpByOpFusion>
-attention::fuseOpByOp(RewriterBase &rewriter, linalg::LinalgOp output,
-                      std::string &reason) {
+FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
+                                              linalg::LinalgOp output,
+                                              std::string &reason) {
   if (!isBatchContraction(output, /*transposedRhs=*/false))
     return failure();
   Chain chain;
@@ -536,8 +534,8 @@ attention::fuseOpByOp(RewriterBase &rewriter, linalg::LinalgOp output,
     auto type = cast<RankedTensorType>(key.getType());
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, key);
     std::swap(sizes[1], sizes[2]);
-    Value empty = tensor::EmptyOp::create(rewriter, loc, sizes,
-                                          type.getElementType());
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
     key = linalg::TransposeOp::create(rewriter, loc, key, empty,
                                       ArrayRef<int64_t>{0, 2, 1})
               ->getResult(0);
