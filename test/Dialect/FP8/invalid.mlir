@@ -852,3 +852,47 @@ func.func @attention_scale(%q: tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32> {
   %0 = fp8.attention %q, %q, %q scale 0x7F800000 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
   return %0 : tensor<1x8x16x64xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// fp8.attention_grad: the forward's rules, and the gradients' types
+//===----------------------------------------------------------------------===//
+
+func.func @attention_grad_heads(%q: tensor<1x6x16x64xf32>, %k: tensor<1x4x16x64xf32>, %lse: tensor<1x6x16xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op expects the query heads (6) to be a multiple of the key/value heads (4)}}
+  %0:3 = fp8.attention_grad %q, %k, %k, %q, %q, %lse scale 1.0 : tensor<1x6x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x6x16x64xf32>, tensor<1x6x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_lse(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x15xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op expects lse shape 'tensor<1x8x16xf32>', got 'tensor<1x8x15xf32>'}}
+  %0:3 = fp8.attention_grad %q, %q, %q, %q, %q, %lse scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x15xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_output(%q: tensor<1x8x16x64xf32>, %o: tensor<1x8x16x32xf32>, %lse: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op expects output shape 'tensor<1x8x16x64xf32>', got 'tensor<1x8x16x32xf32>'}}
+  %0:3 = fp8.attention_grad %q, %q, %q, %o, %o, %lse scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_result_type(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op failed to verify that all of {query, grad_query} have same type}}
+  %0:3 = "fp8.attention_grad"(%q, %q, %q, %q, %q, %lse) <{scale = 1.0 : f32}> : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>) -> (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_offset(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op has a causal_offset but is not causal}}
+  %0:3 = fp8.attention_grad %q, %q, %q, %q, %q, %lse scale 1.0 {causal_offset = 1} : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>
+  return
+}

@@ -385,3 +385,28 @@ func.func @attention_dynamic(%q: tensor<?x4x1x64xf32>, %k: tensor<?x1x?x64xf32>,
       -> tensor<?x4x1x64xf32>, tensor<?x4x1xf32>
   return %o, %lse : tensor<?x4x1x64xf32>, tensor<?x4x1xf32>
 }
+
+// -----
+
+// The backward: GQA, causal with a prefix, a boolean mask; the gradients
+// take their operands' types.
+// CHECK-LABEL: func.func @attention_grad
+// CHECK: %{{.+}}, %{{.+}}, %{{.+}} = fp8.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} scale 1.250000e-01 {causal, causal_offset = 2 : i64} : tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>, tensor<2x2x18x32xbf16>, tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>
+// CHECK: fp8.attention_grad %{{.+}} mask %{{.+}} : tensor<2x1x1x18xi1> scale 5.000000e-01 : tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>, tensor<2x2x18x32xbf16>, tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>
+func.func @attention_grad(%q: tensor<2x8x16x64xbf16>, %k: tensor<2x2x18x64xbf16>,
+                          %v: tensor<2x2x18x32xbf16>, %o: tensor<2x8x16x32xbf16>,
+                          %do: tensor<2x8x16x32xbf16>, %lse: tensor<2x8x16xf32>,
+                          %keep: tensor<2x1x1x18xi1>)
+    -> (tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>, tensor<2x2x18x32xbf16>,
+        tensor<2x8x16x64xbf16>) {
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.125
+      {causal, causal_offset = 2}
+      : tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>, tensor<2x2x18x32xbf16>,
+        tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>
+  %dq2, %dk2, %dv2 = fp8.attention_grad %q, %k, %v, %o, %do, %lse
+      mask %keep : tensor<2x1x1x18xi1> scale 0.5
+      : tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>, tensor<2x2x18x32xbf16>,
+        tensor<2x8x16x32xbf16>, tensor<2x8x16xf32>
+  return %dq, %dk, %dv, %dq2 : tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>,
+      tensor<2x2x18x32xbf16>, tensor<2x8x16x64xbf16>
+}

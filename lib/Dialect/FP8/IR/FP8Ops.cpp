@@ -737,10 +737,18 @@ LogicalResult ScaledMatmulOp::verifyBlocks() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType query = getQuery().getType(), key = getKey().getType(),
-                   value = getValue().getType(),
-                   output = getOutput().getType();
+/// The shape rules fp8.attention and fp8.attention_grad share: the
+/// forward's operands, its output (and lse when there is one), the mask and
+/// the attributes.
+template <typename OpTy>
+static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
+                                     Value lse) {
+  auto emitOpError = [&](const Twine &message) {
+    return op.emitOpError(message);
+  };
+  RankedTensorType query = op.getQuery().getType(),
+                   key = op.getKey().getType(),
+                   value = op.getValue().getType();
   for (auto [what, type] :
        {std::pair<StringRef, RankedTensorType>{"query", query},
         {"key", key},
@@ -784,7 +792,7 @@ LogicalResult AttentionOp::verify() {
       return emitOpError("expects output shape ")
              << RankedTensorType::get(expected, element) << ", got " << output;
 
-  if (Value lse = getLse()) {
+  if (lse) {
     auto lseType = cast<RankedTensorType>(lse.getType());
     SmallVector<int64_t> lseShape = {b, hq, sq};
     if (lseType.getRank() != 3 ||
@@ -793,11 +801,12 @@ LogicalResult AttentionOp::verify() {
                                          pair.value());
         }))
       return emitOpError("expects lse shape ")
-             << RankedTensorType::get(lseShape, Float32Type::get(getContext()))
+             << RankedTensorType::get(lseShape,
+                                      Float32Type::get(op.getContext()))
              << ", got " << lseType;
   }
 
-  if (Value mask = getMask()) {
+  if (Value mask = op.getMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     Type maskElement = maskType.getElementType();
     if (!maskElement.isF32() && !maskElement.isInteger(1) &&
@@ -815,11 +824,25 @@ LogicalResult AttentionOp::verify() {
              << " (each dimension 1 or equal), got " << maskType;
   }
 
-  if (!getCausal() && getCausalOffset() != 0)
+  if (!op.getCausal() && op.getCausalOffset() != 0)
     return emitOpError("has a causal_offset but is not causal");
-  if (!getScale().isFinite())
-    return emitOpError("expects a finite scale, got ") << getScaleAttr();
+  if (!op.getScale().isFinite())
+    return emitOpError("expects a finite scale, got ") << op.getScaleAttr();
   return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyAttention(*this, getOutput().getType(), getLse());
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionGradOp::verify() {
+  // The output's element type and shape, and lse's, are the forward's rules;
+  // the gradients match their operands' types by the op's traits.
+  return verifyAttention(*this, getOutput().getType(), getLse());
 }
 
 #define GET_OP_CLASSES

@@ -500,4 +500,81 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
   }];
 }
 
+def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
+    AllTypesMatch<["query", "grad_query"]>, AllTypesMatch<["key", "grad_key"]>,
+    AllTypesMatch<["value", "grad_value"]>,
+    AllTypesMatch<["output", "grad_output"]>]> {
+  let summary = "the gradients of fp8.attention, probabilities recomputed";
+  let description = [{
+    The backward of `fp8.attention` as FlashAttention-2 computes it: the
+    probabilities are recomputed from the forward's log-sum-exp, so no
+    `sq x sk` tensor is saved or materialized (the lowerings work by tiles,
+    docs/attention.md).
+
+    `query`, `key`, `value`, `mask`, `scale`, `causal` and `causal_offset`
+    are the forward's, with its shape rules; `output` is its result and
+    `lse` its log-sum-exp, `grad_output` the gradient of the loss with
+    respect to `output`. For each `(n, h, i, j)` with `g = h / (hq / hkv)`,
+    everything in f32:
+
+    ```
+    s[i, j]  = the forward's masked, scaled score (-inf where masked)
+    p[i, j]  = exp(s[i, j] - lse[n, h, i])
+    dp[i, j] = sum_c grad_output[n, h, i, c] * value[n, g, j, c]
+    D[i]     = sum_c grad_output[n, h, i, c] * output[n, h, i, c]
+    ds[i, j] = p[i, j] * (dp[i, j] - D[i])
+    grad_query[n, h, i, c] = round(scale * sum_j ds[i, j] * key[n, g, j, c])
+    grad_key[n, g, j, c]   = round(scale * sum_{h in g, i} ds[i, j] * query[n, h, i, c])
+    grad_value[n, g, j, c] = round(sum_{h in g, i} p[i, j] * grad_output[n, h, i, c])
+    ```
+
+    `D` is the row sum of `p * dp` when `output` is exactly `p value`
+    (FlashAttention-2 computes it from the output, as here); a graph that
+    writes the backward out sums the rounded `p * dp`, which agrees to the
+    rounding of the output. The key and value gradients sum over the query
+    heads that share a key/value head (GQA). `round` is one
+    round-to-nearest-even to the element type. A fully masked row (`lse`
+    is `-inf`) has NaN probabilities, as the written softmax's `0 / 0`, and
+    makes the gradients it reaches NaN; a masked score elsewhere has `p = 0`
+    and contributes nothing.
+
+    ```mlir
+    %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse
+        scale 0.0883883461 {causal}
+        : tensor<1x32x4096x128xbf16>, tensor<1x8x4096x128xbf16>,
+          tensor<1x8x4096x128xbf16>, tensor<1x32x4096x128xbf16>,
+          tensor<1x32x4096xf32>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideTensor:$query,
+    FP8_WideTensor:$key,
+    FP8_WideTensor:$value,
+    FP8_WideTensor:$output,
+    FP8_WideTensor:$grad_output,
+    RankedTensorOf<[F32]>:$lse,
+    Optional<RankedTensorOf<[F32, BF16, F16, I1]>>:$mask,
+    F32Attr:$scale,
+    UnitAttr:$causal,
+    DefaultValuedAttr<I64Attr, "0">:$causal_offset);
+  let results = (outs FP8_WideTensor:$grad_query,
+                      FP8_WideTensor:$grad_key,
+                      FP8_WideTensor:$grad_value);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
+    (`mask` $mask^ `:` type($mask))? `scale` $scale attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `,` type($output) `,`
+    type($lse)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when `mask` is boolean (i1: true keeps the score).
+    bool hasBooleanMask() {
+      return getMask() &&
+             ::llvm::cast<::mlir::RankedTensorType>(getMask().getType())
+                 .getElementType().isInteger(1);
+    }
+  }];
+}
+
 #endif // FP8_DIALECT_FP8_IR_FP8OPS_TD
