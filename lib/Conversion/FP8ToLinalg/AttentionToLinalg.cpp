@@ -12,6 +12,8 @@
 #include "fp8/Conversion/FP8ToLinalg/FP8ToLinalg.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 
+#include "AttentionTiles.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -25,84 +27,65 @@
 using namespace mlir;
 using namespace mlir::fp8;
 
-/// Query rows and keys per tile: a 64 x 64 f32 score tile is 16 KiB, so the
-/// scores, probabilities and the accumulator of one tile stay in L1/L2.
-static constexpr int64_t kQueryTile = 64;
-static constexpr int64_t kKeyTile = 64;
+using namespace mlir::fp8::attention;
+
+Value ScoreModifiers::apply(TileBuilder &t, const ScoreTile &tile,
+                            Value products) const {
+  OpBuilder &b = t.b;
+  MLIRContext *context = b.getContext();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  if (mask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    auto broadcast = [&](int64_t d) { return maskType.getDimSize(d) == 1; };
+    SmallVector<OpFoldResult> offsets = {
+        broadcast(0) ? zero : OpFoldResult(tile.n),
+        broadcast(1) ? zero : OpFoldResult(tile.h),
+        broadcast(2) ? zero : OpFoldResult(tile.q0),
+        broadcast(3) ? zero : OpFoldResult(tile.k0)};
+    SmallVector<OpFoldResult> sizes = {one, one,
+                                       broadcast(2) ? one : tile.rows,
+                                       broadcast(3) ? one : tile.cols};
+    inputs.push_back(t.slice2d(mask, offsets, sizes));
+    AffineExpr zeroExpr = getAffineConstantExpr(0, context);
+    maps.push_back(AffineMap::get(
+        2, 0, {broadcast(2) ? zeroExpr : i, broadcast(3) ? zeroExpr : j},
+        context));
+  }
+  maps.push_back(AffineMap::get(2, 0, {i, j}, context));
+  return t.generic(
+      inputs, products, maps,
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value s = arith::MulFOp::create(
+            nb, nl, args.back(),
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(scale)));
+        Value masked = arith::ConstantOp::create(
+            nb, nl,
+            nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+        if (mask && booleanMask)
+          s = arith::SelectOp::create(nb, nl, args[0], s, masked);
+        else if (mask)
+          s = arith::AddFOp::create(nb, nl, s, widen(nb, nl, args[0]));
+        if (causal) {
+          Value row = arith::AddIOp::create(
+              nb, nl, linalg::IndexOp::create(nb, nl, 0), tile.q0);
+          Value col = arith::AddIOp::create(
+              nb, nl, linalg::IndexOp::create(nb, nl, 1), tile.k0);
+          Value limit = arith::AddIOp::create(
+              nb, nl, row,
+              arith::ConstantIndexOp::create(nb, nl, causalOffset));
+          Value after = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::sgt, col, limit);
+          s = arith::SelectOp::create(nb, nl, after, masked, s);
+        }
+        return s;
+      });
+}
 
 namespace {
-/// Index arithmetic and tile-sized linalg ops at one insertion point.
-struct TileBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  Value index(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  Value f32(float value) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-  }
-  Value dim(Value tensor, int64_t i) {
-    return tensor::DimOp::create(b, loc, tensor, i);
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-
-  /// A `size`-sized tile: the constant when static, `size` otherwise.
-  OpFoldResult fold(Value size, std::optional<int64_t> staticSize) {
-    if (staticSize)
-      return b.getIndexAttr(*staticSize);
-    return size;
-  }
-
-  /// The rank-2 slice `[rows, cols]` of a rank-4 `tensor` at
-  /// `[n, h, row, col]`.
-  Value slice2d(Value tensor, ArrayRef<OpFoldResult> offsets,
-                ArrayRef<OpFoldResult> sizes) {
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    auto staticSize = [](OpFoldResult size) {
-      return getConstantIntValue(size).value_or(ShapedType::kDynamic);
-    };
-    auto type = RankedTensorType::get(
-        {staticSize(sizes[2]), staticSize(sizes[3])},
-        cast<RankedTensorType>(tensor.getType()).getElementType());
-    return tensor::ExtractSliceOp::create(b, loc, type, tensor, offsets, sizes,
-                                          strides);
-  }
-
-  Value filled(ArrayRef<OpFoldResult> sizes, float value) {
-    Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-    return linalg::FillOp::create(b, loc, f32(value), empty).getResult(0);
-  }
-
-  /// A linalg.generic over `iterators` with one f32 result shaped like
-  /// `init`; `body` gets the scalars of `inputs` and of `init`.
-  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
-                ArrayRef<utils::IteratorType> iterators,
-                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-    auto op = linalg::GenericOp::create(
-        b, loc, init.getType(), inputs, init, maps, iterators,
-        [&](OpBuilder &nested, Location l, ValueRange args) {
-          linalg::YieldOp::create(nested, l, body(nested, l, args));
-        });
-    return op.getResult(0);
-  }
-};
-
-Value widen(OpBuilder &b, Location loc, Value value) {
-  if (value.getType().isF32())
-    return value;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-}
-
-Value isNegInfinity(OpBuilder &b, Location loc, Value value) {
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value,
-                               negInf);
-}
-
 struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -117,7 +100,6 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     auto queryType = cast<RankedTensorType>(query.getType());
     auto keyType = cast<RankedTensorType>(key.getType());
     Type element = queryType.getElementType();
-    const float scale = op.getScale().convertToFloat();
     const bool causal = op.getCausal();
     const int64_t causalOffset = op.getCausalOffset();
     const float negInf = -std::numeric_limits<float>::infinity();
@@ -133,12 +115,8 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     // static size when every one is full; key tiles always do, but for one
     // tail tile after them (below), so the linalg ops vectorize.
     int64_t sq = queryType.getDimSize(2), sk = keyType.getDimSize(2);
-    int64_t queryTile =
-        ShapedType::isDynamic(sq) ? kQueryTile
-                                  : std::max<int64_t>(1, std::min(sq, kQueryTile));
-    int64_t keyTile = ShapedType::isDynamic(sk)
-                          ? kKeyTile
-                          : std::max<int64_t>(1, std::min(sk, kKeyTile));
+    int64_t queryTile = tileFor(sq, kQueryTile);
+    int64_t keyTile = tileFor(sk, kKeyTile);
     std::optional<int64_t> staticQueryTile;
     if (!ShapedType::isDynamic(sq) && sq % queryTile == 0)
       staticQueryTile = queryTile;
@@ -184,21 +162,14 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     Value numKeyTiles = arith::CeilDivUIOp::create(rewriter, loc, keyEnd,
                                                    t.index(keyTile));
 
-    AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context),
-               c = getAffineDimExpr(2, context);
+    AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context);
     auto map2 = [&](ArrayRef<AffineExpr> results) {
       return AffineMap::get(2, 0, results, context);
-    };
-    auto map3 = [&](ArrayRef<AffineExpr> results) {
-      return AffineMap::get(3, 0, results, context);
     };
     using utils::IteratorType;
     SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
     SmallVector<IteratorType> rowReduction = {IteratorType::parallel,
                                               IteratorType::reduction};
-    SmallVector<IteratorType> contraction = {IteratorType::parallel,
-                                             IteratorType::parallel,
-                                             IteratorType::reduction};
     AffineMap rowMap = map2({i}), tileMap = map2({i, j});
     AffineMap identity1 = AffineMap::get(1, 0, {i}, context);
 
@@ -215,7 +186,7 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
 
     // One key tile of `cols` keys from `k0`: `state` is (m, l, O, alpha, S),
     // S a [rows, cols] scratch; returns the updated state.
-    bool booleanMask = op.hasBooleanMask();
+    ScoreModifiers modifiers = ScoreModifiers::of(op, mask);
     auto keyTileStep = [&](OpBuilder &b, Location l, Value k0,
                            OpFoldResult colsOfr,
                            ValueRange state) -> SmallVector<Value> {
@@ -227,65 +198,12 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
       Value values = tb.slice2d(value, {n, kvHead, k0, zero},
                                 {one, one, colsOfr, valueDim});
 
-      // S = Q K^T, f32 products summed in f32.
-      Value zeroS = linalg::FillOp::create(b, l, tb.f32(0.0f), scratch)
-                        .getResult(0);
-      Value products = tb.generic(
-          {queryTileValue, keys}, zeroS,
-          {map3({i, c}), map3({j, c}), map3({i, j})}, contraction,
-          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-            Value product = arith::MulFOp::create(
-                nb, nl, widen(nb, nl, args[0]), widen(nb, nl, args[1]));
-            return arith::AddFOp::create(nb, nl, args[2], product);
-          });
-
-      // The scale, the mask and the causal diagonal, in place.
-      SmallVector<Value> scoreInputs;
-      SmallVector<AffineMap> scoreMaps;
-      if (mask) {
-        auto maskType = cast<RankedTensorType>(mask.getType());
-        auto broadcast = [&](int64_t d) { return maskType.getDimSize(d) == 1; };
-        SmallVector<OpFoldResult> offsets = {
-            broadcast(0) ? zero : OpFoldResult(n),
-            broadcast(1) ? zero : OpFoldResult(h),
-            broadcast(2) ? zero : OpFoldResult(q0),
-            broadcast(3) ? zero : OpFoldResult(k0)};
-        SmallVector<OpFoldResult> sizes = {one, one,
-                                           broadcast(2) ? one : rowsOfr,
-                                           broadcast(3) ? one : colsOfr};
-        scoreInputs.push_back(tb.slice2d(mask, offsets, sizes));
-        AffineExpr zeroExpr = getAffineConstantExpr(0, context);
-        scoreMaps.push_back(map2({broadcast(2) ? zeroExpr : i,
-                                  broadcast(3) ? zeroExpr : j}));
-      }
-      scoreMaps.push_back(tileMap);
-      Value scores = tb.generic(
-          scoreInputs, products, scoreMaps, parallel2,
-          [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-            Value score = args.back();
-            Value s = arith::MulFOp::create(
-                nb, nl, score,
-                arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(scale)));
-            Value masked = arith::ConstantOp::create(
-                nb, nl, nb.getF32FloatAttr(negInf));
-            if (mask && booleanMask)
-              s = arith::SelectOp::create(nb, nl, args[0], s, masked);
-            else if (mask)
-              s = arith::AddFOp::create(nb, nl, s, widen(nb, nl, args[0]));
-            if (causal) {
-              Value row = arith::AddIOp::create(
-                  nb, nl, linalg::IndexOp::create(nb, nl, 0), q0);
-              Value col = arith::AddIOp::create(
-                  nb, nl, linalg::IndexOp::create(nb, nl, 1), k0);
-              Value limit = arith::AddIOp::create(
-                  nb, nl, row,
-                  arith::ConstantIndexOp::create(nb, nl, causalOffset));
-              Value after = arith::CmpIOp::create(
-                  nb, nl, arith::CmpIPredicate::sgt, col, limit);
-              s = arith::SelectOp::create(nb, nl, after, masked, s);
-            }
-            return s;
-          });
+      // S = Q K^T, f32 products summed in f32; then the scale, the mask
+      // and the causal diagonal, in place.
+      Value products = tb.contract(queryTileValue, keys, tb.fill(scratch, 0.0f),
+                                   {0, 2}, {1, 2}, {0, 1});
+      Value scores = modifiers.apply(tb, {n, h, q0, k0, rowsOfr, colsOfr},
+                                     products);
 
       // m' = max(m, max_j s) (NaN propagates as in the written max) and
       // alpha = exp(m - m'), which rescales what was summed before, in
@@ -341,14 +259,8 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
           [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
             return arith::MulFOp::create(nb, nl, args[1], args[0]);
           });
-      Value accNew = tb.generic(
-          {probabilities, values}, accScaled,
-          {map3({i, c}), map3({c, j}), map3({i, j})}, contraction,
-          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-            Value product = arith::MulFOp::create(
-                nb, nl, args[0], widen(nb, nl, args[1]));
-            return arith::AddFOp::create(nb, nl, args[2], product);
-          });
+      Value accNew = tb.contract(probabilities, values, accScaled, {0, 2},
+                                 {2, 1}, {0, 1});
       return {mNew, lNew, accNew, alpha, probabilities};
     };
 

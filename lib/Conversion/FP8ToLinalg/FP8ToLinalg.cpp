@@ -1002,6 +1002,7 @@ void mlir::fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns) {
                CastTransposeOpLowering, ScaledMatmulOpLowering>(
       patterns.getContext());
   populateFP8AttentionToLinalgPatterns(patterns);
+  populateFP8AttentionGradToLinalgPatterns(patterns);
 }
 
 //===----------------------------------------------------------------------===//

@@ -896,3 +896,11 @@ func.func @attention_grad_offset(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16x
   %0:3 = fp8.attention_grad %q, %q, %q, %q, %q, %lse scale 1.0 {causal_offset = 1} : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>
   return
 }
+
+// -----
+
+func.func @attention_grad_negative_offset(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op expects a non-negative causal_offset, got -2}}
+  %0:3 = fp8.attention_grad %q, %q, %q, %q, %q, %lse scale 1.0 {causal, causal_offset = -2} : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>
+  return
+}

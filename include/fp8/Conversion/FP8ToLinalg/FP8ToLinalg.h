@@ -17,6 +17,12 @@ void populateFP8ToLinalgPatterns(RewritePatternSet &patterns);
 /// tiles, linalg ops on tiles (part of populateFP8ToLinalgPatterns).
 void populateFP8AttentionToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The pattern that lowers `fp8.attention_grad` to FlashAttention-2's
+/// backward by tiles: one scf.forall over key tiles for dK and dV, one over
+/// query tiles for dQ, P recomputed from lse (part of
+/// populateFP8ToLinalgPatterns).
+void populateFP8AttentionGradToLinalgPatterns(RewritePatternSet &patterns);
+
 /// `value` (f32, a scalar or a statically shaped vector/tensor) converted to
 /// `float8Type` as Hopper's `cvt.rn.satfinite` does: clamped to the finite
 /// range, NaN replaced by the positive NaN whose FP8 encoding is 0x7F in both

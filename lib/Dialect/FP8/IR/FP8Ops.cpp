@@ -842,7 +842,14 @@ LogicalResult AttentionOp::verify() {
 LogicalResult AttentionGradOp::verify() {
   // The output's element type and shape, and lse's, are the forward's rules;
   // the gradients match their operands' types by the op's traits.
-  return verifyAttention(*this, getOutput().getType(), getLse());
+  if (failed(verifyAttention(*this, getOutput().getType(), getLse())))
+    return failure();
+  // A negative offset leaves the first rows without any key: the lowerings
+  // skip causally masked tiles, which would drop those rows' NaN.
+  if (static_cast<int64_t>(getCausalOffset()) < 0)
+    return emitOpError("expects a non-negative causal_offset, got ")
+           << static_cast<int64_t>(getCausalOffset());
+  return success();
 }
 
 #define GET_OP_CLASSES

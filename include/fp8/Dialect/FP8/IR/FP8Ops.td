@@ -512,7 +512,8 @@ def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
     docs/attention.md).
 
     `query`, `key`, `value`, `mask`, `scale`, `causal` and `causal_offset`
-    are the forward's, with its shape rules; `output` is its result and
+    are the forward's, with its shape rules (and a non-negative
+    `causal_offset`: every row sees at least its first key); `output` is its result and
     `lse` its log-sum-exp, `grad_output` the gradient of the loss with
     respect to `output`. For each `(n, h, i, j)` with `g = h / (hq / hkv)`,
     everything in f32:
