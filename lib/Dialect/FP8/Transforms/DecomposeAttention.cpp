@@ -1,10 +1,11 @@
 //===- DecomposeAttention.cpp - fp8-decompose-attention -------------------===//
 //
-// fp8.attention back as the math it is defined by, on whole tensors: the
-// scores, the softmax in f32 and P V as linalg.generics. It materializes the
-// sq x sk scores, so it is the lowering for routes without a flash kernel
-// (the GPU route today) and an independent reference for the CPU's flash
-// lowering, not the fast path.
+// fp8.attention and fp8.attention_grad back as the math they are defined
+// by, on whole tensors: the scores, the softmax (or the probabilities
+// recomputed from lse) in f32 and the contractions as linalg.generics. They
+// materialize the sq x sk scores, so this is the lowering for routes
+// without a flash kernel (the GPU route today) and an independent reference
+// for the CPU's flash lowering, not the fast path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +49,8 @@ Value repeatHeads(PatternRewriter &rewriter, Location loc, Value kv,
   Value repeated =
       linalg::GenericOp::create(
           rewriter, loc, empty.getType(), ValueRange{kv}, ValueRange{empty},
-          maps, SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+          maps,
+          SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
           [](OpBuilder &b, Location l, ValueRange args) {
             linalg::YieldOp::create(b, l, args[0]);
           })
@@ -57,6 +59,234 @@ Value repeatHeads(PatternRewriter &rewriter, Location loc, Value kv,
       rewriter, loc, repeated,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
+
+/// What the forward and the backward decompositions share, for one op: the
+/// key/value head of each query head, generics on whole tensors, the two
+/// contraction shapes against K or V, and the scaled, masked score.
+///
+/// A constant head group repeats K and V to hq heads first ([b, hkv, g, s,
+/// d] collapsed, as graphs write GQA), so that the contractions are plain
+/// batched GEMMs (the GPU route's kernels take no floordiv map); otherwise
+/// the contractions read K and V with tensor.extract at `h / group`.
+class AttentionMath {
+public:
+  template <typename OpTy>
+  AttentionMath(PatternRewriter &rewriter, OpTy op)
+      : rewriter(rewriter), loc(op.getLoc()), context(rewriter.getContext()),
+        f32(rewriter.getF32Type()), query(op.getQuery()), key(op.getKey()),
+        mask(op.getMask()), scale(op.getScale().convertToFloat()),
+        causal(op.getCausal()), booleanMask(op.hasBooleanMask()),
+        offset(op.getCausalOffset()) {
+    int64_t hq = cast<RankedTensorType>(query.getType()).getDimSize(1),
+            hkv = cast<RankedTensorType>(key.getType()).getDimSize(1);
+    if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv))
+      group = hq / hkv;
+    else
+      dynamicGroup = arith::DivUIOp::create(
+          rewriter, loc, tensor::DimOp::create(rewriter, loc, query, 1),
+          tensor::DimOp::create(rewriter, loc, key, 1));
+  }
+
+  PatternRewriter &rewriter;
+  Location loc;
+  MLIRContext *context;
+  Type f32;
+  Value query, key, mask;
+  float scale;
+  bool causal, booleanMask;
+  int64_t offset;
+  /// The query heads per key/value head, when constant.
+  std::optional<int64_t> group;
+  /// hq / hkv computed at run time, when the group is not constant.
+  Value dynamicGroup;
+
+  static constexpr float negInfValue = -std::numeric_limits<float>::infinity();
+  const IteratorType par = IteratorType::parallel,
+                     red = IteratorType::reduction;
+
+  AffineExpr dim(unsigned i) const { return getAffineDimExpr(i, context); }
+  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) const {
+    return AffineMap::get(dims, 0, results, context);
+  }
+  /// [n, h, i, j] and [n, h, i] of a 4-d loop nest over the scores.
+  AffineMap id4() const { return map(4, {dim(0), dim(1), dim(2), dim(3)}); }
+  AffineMap row4() const { return map(4, {dim(0), dim(1), dim(2)}); }
+
+  OpFoldResult size(Value tensor, int64_t d) const {
+    return tensor::getMixedSize(rewriter, loc, tensor, d);
+  }
+  /// [b, hq, sq, sk], the scores' sizes.
+  SmallVector<OpFoldResult> scoreSizes() const {
+    return {size(query, 0), size(query, 1), size(query, 2), size(key, 2)};
+  }
+
+  /// kv as read by query head h: repeated to hq heads for a constant group.
+  Value repeated(Value kv) const {
+    return group && *group > 1 ? repeatHeads(rewriter, loc, kv, *group) : kv;
+  }
+
+  static Value constant(OpBuilder &b, Location l, float x) {
+    return arith::ConstantOp::create(b, l, b.getF32FloatAttr(x));
+  }
+  Value widen(OpBuilder &b, Location l, Value x) const {
+    return x.getType().isF32() ? x : arith::ExtFOp::create(b, l, f32, x);
+  }
+  /// f32 x rounded (to nearest even) to `element`.
+  static Value narrow(OpBuilder &b, Location l, Value x, Type element) {
+    return element.isF32() ? x : arith::TruncFOp::create(b, l, element, x);
+  }
+  /// acc + x * y in f32.
+  Value multiplyAdd(OpBuilder &b, Location l, Value x, Value y,
+                    Value acc) const {
+    return arith::AddFOp::create(
+        b, l, acc, arith::MulFOp::create(b, l, widen(b, l, x), widen(b, l, y)));
+  }
+
+  Value empty(ArrayRef<OpFoldResult> sizes, Type type) const {
+    return tensor::EmptyOp::create(rewriter, loc, sizes, type);
+  }
+  Value filled(ArrayRef<OpFoldResult> sizes, float x) const {
+    return linalg::FillOp::create(rewriter, loc, constant(rewriter, loc, x),
+                                  empty(sizes, f32))
+        .getResult(0);
+  }
+  Value
+  generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+          ArrayRef<IteratorType> iterators,
+          function_ref<Value(OpBuilder &, Location, ValueRange)> body) const {
+    return linalg::GenericOp::create(
+               rewriter, loc, init.getType(), inputs, init, maps, iterators,
+               [&](OpBuilder &b, Location l, ValueRange args) {
+                 linalg::YieldOp::create(b, l, body(b, l, args));
+               })
+        .getResult(0);
+  }
+  /// `body` on each element of x, into a tensor of `element`.
+  Value
+  elementwise(Value x, Type element,
+              function_ref<Value(OpBuilder &, Location, Value)> body) const {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    return generic(x, empty(tensor::getMixedSizes(rewriter, loc, x), element),
+                   {id, id}, SmallVector<IteratorType>(rank, par),
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     return body(b, l, a[0]);
+                   });
+  }
+  /// x [..] in f32: widened elementwise unless it is.
+  Value widened(Value x) const {
+    if (cast<RankedTensorType>(x.getType()).getElementType().isF32())
+      return x;
+    return elementwise(x, f32, [&](OpBuilder &b, Location l, Value v) {
+      return widen(b, l, v);
+    });
+  }
+
+  /// out[n, h, i, x] = sum_y a[n, h, i, y] kv[n, h / group, x, y] in f32
+  /// (S = Q K^T, dP = dO V^T), kv repeated for a constant group.
+  Value contractRows(Value a, Value kv) const {
+    SmallVector<OpFoldResult> sizes = {size(a, 0), size(a, 1), size(a, 2),
+                                       size(kv, 2)};
+    return contract(a, kv, sizes, /*kvRow=*/3, /*kvCol=*/4);
+  }
+  /// out[n, h, i, x] = sum_y p[n, h, i, y] kv[n, h / group, y, x] in f32
+  /// (O = E V, dQ = dS K), kv repeated for a constant group.
+  Value contractKeys(Value p, Value kv) const {
+    SmallVector<OpFoldResult> sizes = {size(p, 0), size(p, 1), size(p, 2),
+                                       size(kv, 3)};
+    return contract(p, kv, sizes, /*kvRow=*/4, /*kvCol=*/3);
+  }
+
+  /// The operands of the masked score's generics: the scores, then the mask
+  /// when there is one; `maskedMaps` are their 4-d maps.
+  SmallVector<Value> maskedInputs(Value scores) const {
+    SmallVector<Value> inputs = {scores};
+    if (mask)
+      inputs.push_back(mask);
+    return inputs;
+  }
+  SmallVector<AffineMap> maskedMaps() const {
+    SmallVector<AffineMap> maps = {id4()};
+    if (!mask)
+      return maps;
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    SmallVector<AffineExpr> results;
+    for (int64_t d = 0; d < 4; ++d)
+      results.push_back(maskType.getDimSize(d) == 1
+                            ? getAffineConstantExpr(0, context)
+                            : dim(d));
+    maps.push_back(map(4, results));
+    return maps;
+  }
+  /// How many block arguments `masked` reads.
+  size_t numMasked() const { return mask ? 2 : 1; }
+  /// Scale, mask, causal mask of one score, recomputed where it is read: no
+  /// masked copy of the sq x sk scores. `a` starts with the score, then the
+  /// mask's element when there is one.
+  Value masked(OpBuilder &b, Location l, ValueRange a) const {
+    Value s = arith::MulFOp::create(b, l, a[0], constant(b, l, scale));
+    Value negInf = constant(b, l, negInfValue);
+    if (mask && booleanMask)
+      s = arith::SelectOp::create(b, l, a[1], s, negInf);
+    else if (mask)
+      s = arith::AddFOp::create(b, l, s, widen(b, l, a[1]));
+    if (causal) {
+      Value row = linalg::IndexOp::create(b, l, 2);
+      Value column = linalg::IndexOp::create(b, l, 3);
+      Value last = arith::AddIOp::create(
+          b, l, row, arith::ConstantIndexOp::create(b, l, offset));
+      Value hidden =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, column, last);
+      s = arith::SelectOp::create(b, l, hidden, negInf, s);
+    }
+    return s;
+  }
+
+  /// exp(s - shift[n, h, i]) of each masked score s, rounded to `type`:
+  /// the forward's E (shift = the row max) and the backward's P (shift =
+  /// lse). A fully masked row gives NaN (-inf - -inf), a masked score 0.
+  Value shiftedExp(Value scores, Value shift, Type type) const {
+    SmallVector<Value> inputs = maskedInputs(scores);
+    inputs.push_back(shift);
+    SmallVector<AffineMap> maps = maskedMaps();
+    maps.append({row4(), id4()});
+    return generic(inputs, empty(scoreSizes(), type), maps,
+                   {par, par, par, par},
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     Value d = arith::SubFOp::create(b, l, masked(b, l, a),
+                                                     a[numMasked()]);
+                     return narrow(b, l, math::ExpOp::create(b, l, d), type);
+                   });
+  }
+
+private:
+  /// out[n, h, i, x] = sum_y a[n, h, i, y] kv[n, h / group, kvRow, kvCol]
+  /// over the loops (n, h, i, x, y); kvRow and kvCol are loop dimensions.
+  Value contract(Value a, Value kv, ArrayRef<OpFoldResult> sizes,
+                 unsigned kvRow, unsigned kvCol) const {
+    AffineMap aMap = map(5, {dim(0), dim(1), dim(2), dim(4)}),
+              outMap = map(5, {dim(0), dim(1), dim(2), dim(3)});
+    SmallVector<IteratorType> iterators = {par, par, par, par, red};
+    if (group)
+      return generic(
+          {a, kv}, filled(sizes, 0.0f),
+          {aMap, map(5, {dim(0), dim(1), dim(kvRow), dim(kvCol)}), outMap},
+          iterators, [&](OpBuilder &b, Location l, ValueRange x) {
+            return multiplyAdd(b, l, x[0], x[1], x[2]);
+          });
+    return generic({a}, filled(sizes, 0.0f), {aMap, outMap}, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange x) {
+                     Value n = linalg::IndexOp::create(b, l, 0);
+                     Value h = linalg::IndexOp::create(b, l, 1);
+                     Value g = arith::DivUIOp::create(b, l, h, dynamicGroup);
+                     Value v = tensor::ExtractOp::create(
+                         b, l, kv,
+                         ValueRange{n, g, linalg::IndexOp::create(b, l, kvRow),
+                                    linalg::IndexOp::create(b, l, kvCol)});
+                     return multiplyAdd(b, l, x[0], v, x[1]);
+                   });
+  }
+};
 
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   DecomposeAttention(MLIRContext *context, bool roundProbabilities)
@@ -69,249 +299,217 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
-    Value query = op.getQuery(), key = op.getKey(), value = op.getValue(),
-          mask = op.getMask();
-    auto queryType = cast<RankedTensorType>(query.getType());
-    auto keyType = cast<RankedTensorType>(key.getType());
-    // A constant group repeats K and V (below); otherwise the contractions
-    // read K and V with tensor.extract at `h / group`.
-    int64_t hq = queryType.getDimSize(1), hkv = keyType.getDimSize(1);
-    std::optional<int64_t> group;
-    if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv))
-      group = hq / hkv;
-    Value dynamicGroup;
-    if (!group)
-      dynamicGroup = arith::DivUIOp::create(
-          rewriter, loc, tensor::DimOp::create(rewriter, loc, query, 1),
-          tensor::DimOp::create(rewriter, loc, key, 1));
-    // kv[n, h / group, row, col] for the loop dimensions `row` and `col`.
-    auto extractKV = [&](OpBuilder &b, Location l, Value tensor, unsigned row,
-                         unsigned col) -> Value {
-      Value n = linalg::IndexOp::create(b, l, 0);
-      Value h = linalg::IndexOp::create(b, l, 1);
-      Value g = arith::DivUIOp::create(b, l, h, dynamicGroup);
-      return tensor::ExtractOp::create(
-          b, l, tensor,
-          ValueRange{n, g, linalg::IndexOp::create(b, l, row),
-                     linalg::IndexOp::create(b, l, col)});
-    };
+    AttentionMath attn(rewriter, op);
+    Value key = attn.repeated(op.getKey()),
+          value = attn.repeated(op.getValue());
+    Type f32 = attn.f32;
+    Type element =
+        cast<RankedTensorType>(op.getQuery().getType()).getElementType();
+    auto par = attn.par, red = attn.red;
+    AffineMap id4 = attn.id4(), row4 = attn.row4();
 
-    // A static group: K and V repeated to hq heads first, [b, hkv, g, s, d]
-    // collapsed, as graphs write GQA, so that both contractions are plain
-    // batched GEMMs (the GPU route's kernels take no floordiv map).
-    if (group && *group > 1) {
-      key = repeatHeads(rewriter, loc, key, *group);
-      value = repeatHeads(rewriter, loc, value, *group);
-      group = 1;
-    }
-
-    Type f32 = rewriter.getF32Type();
-    Type element = queryType.getElementType();
-    const float negInfValue = -std::numeric_limits<float>::infinity();
-    auto constant = [&](OpBuilder &b, Location l, float x) -> Value {
-      return arith::ConstantOp::create(b, l, b.getF32FloatAttr(x));
-    };
-    auto widen = [&](OpBuilder &b, Location l, Value x) -> Value {
-      return x.getType().isF32() ? x : arith::ExtFOp::create(b, l, f32, x);
-    };
-
-    // Sizes of [b, hq, sq, sk] and [b, hq, sq, dv].
-    auto size = [&](Value tensor, int64_t d) {
-      return tensor::getMixedSize(rewriter, loc, tensor, d);
-    };
-    SmallVector<OpFoldResult> scoreSizes = {size(query, 0), size(query, 1),
-                                            size(query, 2), size(key, 2)};
-    SmallVector<OpFoldResult> outSizes = {size(query, 0), size(query, 1),
-                                          size(query, 2), size(value, 3)};
-    auto filled = [&](ArrayRef<OpFoldResult> sizes, float x) -> Value {
-      Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, f32);
-      return linalg::FillOp::create(rewriter, loc, constant(rewriter, loc, x),
-                                    empty)
-          .getResult(0);
-    };
-    auto generic =
-        [&](ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
-            ArrayRef<IteratorType> iterators,
-            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-          return linalg::GenericOp::create(
-                     rewriter, loc, init.getType(), inputs, init, maps,
-                     iterators,
-                     [&](OpBuilder &b, Location l, ValueRange args) {
-                       linalg::YieldOp::create(b, l, body(b, l, args));
-                     })
-              .getResult(0);
-        };
-
-    AffineExpr n = getAffineDimExpr(0, context), h = getAffineDimExpr(1, context),
-               i = getAffineDimExpr(2, context), x = getAffineDimExpr(3, context),
-               y = getAffineDimExpr(4, context);
-    AffineExpr kvHead = h.floorDiv(group.value_or(1));
-    auto map = [&](unsigned dims, ArrayRef<AffineExpr> results) {
-      return AffineMap::get(dims, 0, results, context);
-    };
-    auto par = IteratorType::parallel, red = IteratorType::reduction;
-
-    // S[n, h, i, j] = sum_c q[n, h, i, c] k[n, h / group, j, c], in f32.
-    AffineMap qMap = map(5, {n, h, i, y}), sMap = map(5, {n, h, i, x});
-    auto iterators5 = {par, par, par, par, red};
-    Value scores;
-    auto multiplyAdd = [&](OpBuilder &b, Location l, Value a, Value c,
-                           Value acc) -> Value {
-      Value p = arith::MulFOp::create(b, l, widen(b, l, a), widen(b, l, c));
-      return arith::AddFOp::create(b, l, acc, p);
-    };
-    if (group)
-      scores = generic({query, key}, filled(scoreSizes, 0.0f),
-                       {qMap, map(5, {n, kvHead, x, y}), sMap}, iterators5,
-                       [&](OpBuilder &b, Location l, ValueRange a) {
-                         return multiplyAdd(b, l, a[0], a[1], a[2]);
-                       });
-    else
-      scores = generic({query}, filled(scoreSizes, 0.0f), {qMap, sMap},
-                       iterators5, [&](OpBuilder &b, Location l, ValueRange a) {
-                         Value k = extractKV(b, l, key, 3, 4);
-                         return multiplyAdd(b, l, a[0], k, a[1]);
-                       });
-
-    // Scale, mask, causal mask of one score, recomputed where it is read
-    // (the row max and E): no masked copy of the sq x sk scores.
-    SmallVector<Value> inputs = {scores};
-    AffineMap id4 = map(4, {n, h, i, x});
-    SmallVector<AffineMap> maps = {id4};
-    if (mask) {
-      auto maskType = cast<RankedTensorType>(mask.getType());
-      SmallVector<AffineExpr> results;
-      for (int64_t d = 0; d < 4; ++d)
-        results.push_back(maskType.getDimSize(d) == 1
-                              ? getAffineConstantExpr(0, context)
-                              : getAffineDimExpr(d, context));
-      inputs.push_back(mask);
-      maps.push_back(map(4, results));
-    }
-    const float scale = op.getScale().convertToFloat();
-    const bool causal = op.getCausal(), booleanMask = op.hasBooleanMask();
-    const int64_t offset = op.getCausalOffset();
-    // `a` starts with the score, then the mask's element when there is one.
-    auto masked = [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value s = arith::MulFOp::create(b, l, a[0], constant(b, l, scale));
-      Value negInf = constant(b, l, negInfValue);
-      if (mask && booleanMask)
-        s = arith::SelectOp::create(b, l, a[1], s, negInf);
-      else if (mask)
-        s = arith::AddFOp::create(b, l, s, widen(b, l, a[1]));
-      if (causal) {
-        Value row = linalg::IndexOp::create(b, l, 2);
-        Value column = linalg::IndexOp::create(b, l, 3);
-        Value last = arith::AddIOp::create(
-            b, l, row, arith::ConstantIndexOp::create(b, l, offset));
-        Value hidden = arith::CmpIOp::create(
-            b, l, arith::CmpIPredicate::sgt, column, last);
-        s = arith::SelectOp::create(b, l, hidden, negInf, s);
-      }
-      return s;
-    };
-    const size_t numMasked = inputs.size();
+    Value scores = attn.contractRows(op.getQuery(), key);
+    SmallVector<Value> inputs = attn.maskedInputs(scores);
+    SmallVector<AffineMap> maps = attn.maskedMaps();
+    const size_t numMasked = attn.numMasked();
 
     // m = max_j s (NaN propagates, as in the written graph).
+    SmallVector<OpFoldResult> scoreSizes = attn.scoreSizes();
     SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(),
                                        scoreSizes.begin() + 3);
-    AffineMap row4 = map(4, {n, h, i});
     SmallVector<AffineMap> maxMaps(maps);
     maxMaps.push_back(row4);
-    Value rowMax = generic(
-        inputs, filled(rowSizes, negInfValue), maxMaps, {par, par, par, red},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          return arith::MaximumFOp::create(b, l, masked(b, l, a),
+    Value rowMax = attn.generic(
+        inputs, attn.filled(rowSizes, AttentionMath::negInfValue), maxMaps,
+        {par, par, par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
+          return arith::MaximumFOp::create(b, l, attn.masked(b, l, a),
                                            a[numMasked])
               .getResult();
         });
     // E = exp(s - m): NaN on a fully masked row (-inf - -inf); rounded to
     // the element type when asked (then l sums the rounded values, so the
     // weights E / l of each row still sum to 1).
-    const bool rounded = roundProbabilities && group && !element.isF32();
-    Type expType = rounded ? element : f32;
-    SmallVector<Value> expInputs(inputs);
-    expInputs.push_back(rowMax);
-    SmallVector<AffineMap> expMaps(maps);
-    expMaps.append({row4, id4});
-    Value exps = generic(
-        expInputs, tensor::EmptyOp::create(rewriter, loc, scoreSizes, expType),
-        expMaps, {par, par, par, par},
+    const bool rounded = roundProbabilities && attn.group && !element.isF32();
+    Value exps = attn.shiftedExp(scores, rowMax, rounded ? element : f32);
+    Value rowSum = attn.generic(
+        {exps}, attn.filled(rowSizes, 0.0f), {id4, row4}, {par, par, par, red},
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d = arith::SubFOp::create(b, l, masked(b, l, a), a[numMasked]);
-          Value e = math::ExpOp::create(b, l, d);
-          return rounded ? arith::TruncFOp::create(b, l, element, e).getResult()
-                         : e;
+          return arith::AddFOp::create(b, l, a[1], attn.widen(b, l, a[0]))
+              .getResult();
         });
-    Value rowSum = generic({exps}, filled(rowSizes, 0.0f), {id4, row4},
-                           {par, par, par, red},
-                           [&](OpBuilder &b, Location l, ValueRange a) {
-                             return arith::AddFOp::create(b, l, a[1],
-                                                          widen(b, l, a[0]))
-                                 .getResult();
-                           });
     // O[n, h, i, c] = sum_j E[n, h, i, j] v[n, h / group, j, c], in f32.
     // With E in f32, V is widened first (an O(sk d) copy), so both operands
     // are f32: a contraction of one operand type, which the GPU route's GEMM
     // kernels take, where f32 x bf16 would be left to loops.
-    AffineMap eMap = map(5, {n, h, i, y}), oMap = map(5, {n, h, i, x});
-    Value weighted;
-    if (group && !element.isF32() && !rounded) {
-      SmallVector<OpFoldResult> valueSizes = tensor::getMixedSizes(
-          rewriter, loc, value);
-      AffineMap id4 = map(4, {n, h, i, x});
-      value = generic({value},
-                      tensor::EmptyOp::create(rewriter, loc, valueSizes, f32),
-                      {id4, id4}, {par, par, par, par},
-                      [&](OpBuilder &b, Location l, ValueRange a) {
-                        return widen(b, l, a[0]);
-                      });
-    }
-    if (group)
-      weighted = generic({exps, value}, filled(outSizes, 0.0f),
-                         {eMap, map(5, {n, kvHead, y, x}), oMap}, iterators5,
-                         [&](OpBuilder &b, Location l, ValueRange a) {
-                           return multiplyAdd(b, l, a[0], a[1], a[2]);
-                         });
-    else
-      weighted = generic({exps}, filled(outSizes, 0.0f), {eMap, oMap},
-                         iterators5, [&](OpBuilder &b, Location l, ValueRange a) {
-                           Value v = extractKV(b, l, value, 4, 3);
-                           return multiplyAdd(b, l, a[0], v, a[1]);
-                         });
-    Value output = generic(
-        {weighted, rowSum},
-        tensor::EmptyOp::create(rewriter, loc, outSizes, element),
-        {id4, row4, id4}, {par, par, par, par},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value o = arith::DivFOp::create(b, l, a[0], a[1]);
-          if (element.isF32())
-            return o;
-          return arith::TruncFOp::create(b, l, element, o).getResult();
+    if (attn.group && !rounded)
+      value = attn.widened(value);
+    Value weighted = attn.contractKeys(exps, value);
+    SmallVector<OpFoldResult> outSizes = {scoreSizes[0], scoreSizes[1],
+                                          scoreSizes[2], attn.size(value, 3)};
+    Value output = attn.generic(
+        {weighted, rowSum}, attn.empty(outSizes, element), {id4, row4, id4},
+        {par, par, par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          return AttentionMath::narrow(
+              b, l, arith::DivFOp::create(b, l, a[0], a[1]), element);
         });
 
     SmallVector<Value> results = {output};
     if (op.getLse()) {
       // The log of an empty sum is -inf: a fully masked row's m is -inf and
       // its l NaN, so m + log(l) would be NaN.
-      AffineMap id3 = map(3, {n, h, i});
-      results.push_back(generic(
-          {rowMax, rowSum}, tensor::EmptyOp::create(rewriter, loc, rowSizes, f32),
-          {id3, id3, id3}, {par, par, par},
-          [&](OpBuilder &b, Location l, ValueRange a) {
-            Value negInf = constant(b, l, negInfValue);
-            Value lse = arith::AddFOp::create(
-                b, l, a[0], math::LogOp::create(b, l, a[1]));
-            Value empty = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OEQ, a[0], negInf);
+      AffineMap id3 = attn.map(3, {attn.dim(0), attn.dim(1), attn.dim(2)});
+      results.push_back(attn.generic(
+          {rowMax, rowSum}, attn.empty(rowSizes, f32), {id3, id3, id3},
+          {par, par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+            Value negInf =
+                AttentionMath::constant(b, l, AttentionMath::negInfValue);
+            Value lse = arith::AddFOp::create(b, l, a[0],
+                                              math::LogOp::create(b, l, a[1]));
+            Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                                a[0], negInf);
             return arith::SelectOp::create(b, l, empty, negInf, lse)
                 .getResult();
           }));
     }
     rewriter.replaceOp(op, results);
     return success();
+  }
+};
+
+/// fp8.attention_grad as its documented math: P recomputed from lse, all in
+/// f32, the key and value gradients per query head and then summed over
+/// each head group before their one rounding.
+struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    AttentionMath attn(rewriter, op);
+    auto par = attn.par, red = attn.red;
+    AffineMap id4 = attn.id4(), row4 = attn.row4();
+    SmallVector<OpFoldResult> scoreSizes = attn.scoreSizes();
+    SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(),
+                                       scoreSizes.begin() + 3);
+    Value query = op.getQuery(), gradOutput = op.getGradOutput();
+    Value key = attn.repeated(op.getKey()),
+          value = attn.repeated(op.getValue());
+
+    // P = exp(s - lse): 0 where masked, NaN on a fully masked row.
+    Value scores = attn.contractRows(query, key);
+    Value probs = attn.shiftedExp(scores, op.getLse(), attn.f32);
+
+    // dS = P * (dP - D), dP = dO V^T, D = rowsum(dO * O).
+    Value gradProbs = attn.contractRows(gradOutput, value);
+    Value rowDot =
+        attn.generic({gradOutput, op.getOutput()}, attn.filled(rowSizes, 0.0f),
+                     {id4, id4, row4}, {par, par, par, red},
+                     [&](OpBuilder &b, Location l, ValueRange a) {
+                       return attn.multiplyAdd(b, l, a[0], a[1], a[2]);
+                     });
+    Value gradScores = attn.generic(
+        {probs, gradProbs, rowDot}, attn.empty(scoreSizes, attn.f32),
+        {id4, id4, row4, id4}, {par, par, par, par},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value centered = arith::SubFOp::create(b, l, a[1], a[2]);
+          return arith::MulFOp::create(b, l, a[0], centered).getResult();
+        });
+
+    // Every operand of a contraction against an f32 one is widened first,
+    // so that each contraction has one operand type (see the forward's E V).
+    if (attn.group)
+      key = attn.widened(key);
+    Value gradQuery = scaledRounded(attn, attn.contractKeys(gradScores, key),
+                                    op.getGradQuery().getType(), attn.scale);
+    Value gradKey = scaledRounded(
+        attn,
+        groupSum(attn, transposedProduct(attn, gradScores, attn.widened(query)),
+                 op.getKey()),
+        op.getGradKey().getType(), attn.scale);
+    Value gradValue = scaledRounded(
+        attn,
+        groupSum(attn, transposedProduct(attn, probs, attn.widened(gradOutput)),
+                 op.getValue()),
+        op.getGradValue().getType(), 1.0f);
+    rewriter.replaceOp(op, {gradQuery, gradKey, gradValue});
+    return success();
+  }
+
+private:
+  /// out[n, h, j, c] = sum_i p[n, h, i, j] a[n, h, i, c] in f32, per query
+  /// head (dK = dS^T Q, dV = P^T dO).
+  static Value transposedProduct(const AttentionMath &attn, Value p, Value a) {
+    SmallVector<OpFoldResult> sizes = {attn.size(a, 0), attn.size(a, 1),
+                                       attn.size(p, 3), attn.size(a, 3)};
+    AffineExpr n = attn.dim(0), h = attn.dim(1), j = attn.dim(2),
+               c = attn.dim(3), i = attn.dim(4);
+    return attn.generic({p, a}, attn.filled(sizes, 0.0f),
+                        {attn.map(5, {n, h, i, j}), attn.map(5, {n, h, i, c}),
+                         attn.map(5, {n, h, j, c})},
+                        {attn.par, attn.par, attn.par, attn.par, attn.red},
+                        [&](OpBuilder &b, Location l, ValueRange x) {
+                          return attn.multiplyAdd(b, l, x[0], x[1], x[2]);
+                        });
+  }
+
+  /// perHead [b, hq, s, e] summed, in f32, over the query heads that share
+  /// each head of kv [b, hkv, s, e]: [b, hkv, group, s, e] reduced.
+  static Value groupSum(const AttentionMath &attn, Value perHead, Value kv) {
+    if (attn.group == 1)
+      return perHead;
+    PatternRewriter &rewriter = attn.rewriter;
+    Location loc = attn.loc;
+    auto type = cast<RankedTensorType>(perHead.getType());
+    auto kvType = cast<RankedTensorType>(kv.getType());
+    OpFoldResult groupSize =
+        attn.group ? OpFoldResult(rewriter.getIndexAttr(*attn.group))
+                   : OpFoldResult(attn.dynamicGroup);
+    // A static hq split into dynamic factors needs a dynamic source dim.
+    if (!attn.group && !type.isDynamicDim(1)) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[1] = ShapedType::kDynamic;
+      perHead = tensor::CastOp::create(
+          rewriter, loc, RankedTensorType::get(shape, attn.f32), perHead);
+    }
+    SmallVector<OpFoldResult> expandedSizes = {
+        attn.size(perHead, 0), attn.size(kv, 1), groupSize,
+        attn.size(perHead, 2), attn.size(perHead, 3)};
+    SmallVector<int64_t> expandedShape = {
+        type.getDimSize(0), kvType.getDimSize(1),
+        attn.group ? *attn.group : ShapedType::kDynamic, type.getDimSize(2),
+        type.getDimSize(3)};
+    Value expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(expandedShape, attn.f32), perHead,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+        expandedSizes);
+    SmallVector<OpFoldResult> sizes = {expandedSizes[0], expandedSizes[1],
+                                       expandedSizes[3], expandedSizes[4]};
+    AffineExpr n = attn.dim(0), g = attn.dim(1), j = attn.dim(2),
+               c = attn.dim(3), r = attn.dim(4);
+    return attn.generic(
+        {expanded}, attn.filled(sizes, 0.0f),
+        {attn.map(5, {n, g, r, j, c}), attn.map(5, {n, g, j, c})},
+        {attn.par, attn.par, attn.par, attn.par, attn.red},
+        [&](OpBuilder &b, Location l, ValueRange x) {
+          return arith::AddFOp::create(b, l, x[1], x[0]).getResult();
+        });
+  }
+
+  /// round(factor * x) to the element type of `type`, the gradients' one
+  /// rounding; cast to `type`, whose sizes may be static where the operands
+  /// the sizes were taken from are not.
+  static Value scaledRounded(const AttentionMath &attn, Value x, Type type,
+                             float factor) {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    Value rounded =
+        attn.elementwise(x, element, [&](OpBuilder &b, Location l, Value v) {
+          if (factor != 1.0f)
+            v = arith::MulFOp::create(b, l, v,
+                                      AttentionMath::constant(b, l, factor));
+          return AttentionMath::narrow(b, l, v, element);
+        });
+    if (rounded.getType() == type)
+      return rounded;
+    return tensor::CastOp::create(attn.rewriter, attn.loc, type, rounded);
   }
 };
 
@@ -331,4 +529,5 @@ struct FP8DecomposeAttentionPass
 void mlir::fp8::populateFP8DecomposeAttentionPatterns(
     RewritePatternSet &patterns, bool roundProbabilities) {
   patterns.add<DecomposeAttention>(patterns.getContext(), roundProbabilities);
+  patterns.add<DecomposeAttentionGrad>(patterns.getContext());
 }

@@ -302,7 +302,8 @@ def FP8FuseAttention : Pass<"fp8-fuse-attention"> {
 }
 
 def FP8DecomposeAttention : Pass<"fp8-decompose-attention"> {
-  let summary = "Rewrite fp8.attention as the attention it means, op by op";
+  let summary = "Rewrite fp8.attention and fp8.attention_grad as the math "
+                "they mean, op by op";
   let description = [{
     Replaces each `fp8.attention` by its documented semantics on whole
     tensors: `S = Q K^T` as a contraction generic (f32 products summed in
@@ -315,6 +316,14 @@ def FP8DecomposeAttention : Pass<"fp8-decompose-attention"> {
     lowering until a flash kernel exists, and a CPU reference for the flash
     lowering.
 
+    Each `fp8.attention_grad` becomes its documented backward, everything
+    in f32: the same masked, scaled `S`, `P = exp(S - lse)` (the forward's
+    lse: no row max or sum again), `dP = dO V^T`, `D = rowsum(dO * O)`, `dS = P * (dP - D)`,
+    `dQ = round(scale * dS K)`, and `scale * dS^T Q` and `P^T dO` per query
+    head, summed in f32 over the query heads of each key/value head before
+    the one rounding of `dK` and `dV`. With a constant head group K and V
+    are repeated to the query heads, as for the forward.
+
     `round-probabilities` (what `fp8-lower-to-gpu` uses): for bf16 / f16
     attention with a static head group, `E` is rounded to the element type
     where it is computed, `l` sums the rounded values and `O = E V` takes
@@ -323,6 +332,8 @@ def FP8DecomposeAttention : Pass<"fp8-decompose-attention"> {
     kernel and half the bytes of `E`, at a relative error of the element
     type's half ulp per weight (what the written bf16 graph's rounding of
     P costs too). Without it, `E` stays f32 (the op's exact semantics).
+    The option does not apply to `fp8.attention_grad`, whose probabilities
+    stay f32.
   }];
   let options = [
     Option<"roundProbabilities", "round-probabilities", "bool",
