@@ -1,6 +1,7 @@
 //===- RankVariance.cpp - What differs between data-parallel ranks --------===//
 
 #include "fp8/Dialect/FP8/Analysis/RankVariance.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -51,6 +52,30 @@ mlir::fp8::collapseLayout(ShardLayout layout,
   return ShardLayout::splitAlong(dims);
 }
 
+/// fp8.attention and fp8.attention_grad compute each (batch, head) on its
+/// own: split along batch or heads (dimensions 0 and 1), every varying
+/// operand the same way, the results are split as the query is. The
+/// backward's key and value gradients sum over the query rows, so the key
+/// and value must be split as the query is (a rank's keys are its own
+/// sequences' keys); a forward may read replicated keys.
+template <typename LayoutOf>
+static SmallVector<ShardLayout> inferAttentionLayouts(Operation *op,
+                                                      LayoutOf layoutOf) {
+  SmallVector<ShardLayout> unknown(op->getNumResults(), ShardLayout::unknown());
+  Value query = op->getOperand(0);
+  std::optional<ShardLayout> layout = layoutOf(query);
+  if (!layout || !layout->known || (layout->dims & ~uint64_t(3)) != 0)
+    return unknown;
+  bool backward = isa<AttentionGradOp>(op);
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    std::optional<ShardLayout> other = layoutOf(operand);
+    bool keyOrValue = i == 1 || i == 2;
+    if (other ? !(*other == *layout) : (backward && keyOrValue))
+      return unknown;
+  }
+  return SmallVector<ShardLayout>(op->getNumResults(), *layout);
+}
+
 /// The layout of `op`'s results from its varying operands' layouts.
 static SmallVector<ShardLayout>
 inferLayouts(Operation *op, const llvm::DenseMap<Value, ShardLayout> &varying) {
@@ -61,6 +86,8 @@ inferLayouts(Operation *op, const llvm::DenseMap<Value, ShardLayout> &varying) {
       return std::nullopt;
     return it->second;
   };
+  if (isa<AttentionOp, AttentionGradOp>(op))
+    return inferAttentionLayouts(op, layoutOf);
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     // The loops that run along a split dimension of some operand.
     llvm::SmallBitVector loops(linalgOp.getNumLoops());

@@ -67,20 +67,74 @@ bool attention::isFilledWith(Value init, float expected) {
   return value.getValueAsDouble() == double(expected);
 }
 
-/// A batched contraction [b, m, k] x rhs -> [b, m, n] from zero, with the
-/// rhs as [b, n, k] (`transposedRhs`) or [b, k, n]; f32 products summed.
-bool attention::isBatchContraction(linalg::LinalgOp op, bool transposedRhs) {
+/// A batched contraction from zero over loops (b, m, n, k) -> [b, m, n],
+/// its operands read at `lhs` and `rhs`.
+static bool isContractionFromZero(linalg::LinalgOp op, ArrayRef<unsigned> lhs,
+                                  ArrayRef<unsigned> rhs) {
   if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumLoops() != 4 || op.getNumReductionLoops() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return false;
   MLIRContext *context = op.getContext();
-  SmallVector<AffineMap> expected = {
-      map3(context, {0, 1, 3}, 4),
-      transposedRhs ? map3(context, {0, 2, 3}, 4) : map3(context, {0, 3, 2}, 4),
-      map3(context, {0, 1, 2}, 4)};
+  SmallVector<AffineMap> expected = {map3(context, lhs, 4),
+                                     map3(context, rhs, 4),
+                                     map3(context, {0, 1, 2}, 4)};
   return op.getIndexingMapsArray() == expected &&
-         isFilledWith(op.getDpsInits()[0], 0.0f);
+         attention::isFilledWith(op.getDpsInits()[0], 0.0f);
+}
+
+/// A batched contraction [b, m, k] x rhs -> [b, m, n] from zero, with the
+/// rhs as [b, n, k] (`transposedRhs`) or [b, k, n]; f32 products summed.
+bool attention::isBatchContraction(linalg::LinalgOp op, bool transposedRhs) {
+  return isContractionFromZero(op, {0, 1, 3},
+                               transposedRhs ? ArrayRef<unsigned>{0, 2, 3}
+                                             : ArrayRef<unsigned>{0, 3, 2});
+}
+
+/// lhs^T rhs: [b, k, m] x [b, k, n] -> [b, m, n] from zero (the backward's
+/// P^T dO and dS^T Q).
+static bool isTransposedLhsContraction(linalg::LinalgOp op) {
+  return isContractionFromZero(op, {0, 3, 1}, {0, 3, 2});
+}
+
+/// `value` transposed [b, m, n] -> [b, n, m] by a linalg.transpose that only
+/// `user` reads, or null.
+static linalg::TransposeOp transposeOf(Value value, Operation *user) {
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1} ||
+      !transpose->getResult(0).hasOneUse() ||
+      *transpose->getResult(0).getUsers().begin() != user)
+    return {};
+  return transpose;
+}
+
+/// `op` is lhs^T rhs for this `lhs`: by transposing indexing maps, or as a
+/// plain contraction of lhs transposed by its own op (TOSA's form), which
+/// is returned in `transpose`.
+static bool isTransposedLhsProduct(linalg::LinalgOp op, Value lhs,
+                                   Operation *&transpose) {
+  if (isTransposedLhsContraction(op))
+    return op.getDpsInputs()[0] == lhs;
+  linalg::TransposeOp t = transposeOf(op.getDpsInputs()[0], op);
+  if (!t || t.getInput() != lhs ||
+      !attention::isBatchContraction(op, /*transposedRhs=*/false))
+    return false;
+  transpose = t;
+  return true;
+}
+
+/// `op` is lhs rhs^T for this `rhs`: by transposing indexing maps, or with
+/// rhs transposed by its own op (recorded in `transpose`).
+static bool isTransposedRhsProduct(linalg::LinalgOp op, Value rhs,
+                                   Operation *&transpose) {
+  if (attention::isBatchContraction(op, /*transposedRhs=*/true))
+    return op.getDpsInputs()[1] == rhs;
+  linalg::TransposeOp t = transposeOf(op.getDpsInputs()[1], op);
+  if (!t || t.getInput() != rhs ||
+      !attention::isBatchContraction(op, /*transposedRhs=*/false))
+    return false;
+  transpose = t;
+  return true;
 }
 
 /// An elementwise generic that only rounds its one input (the generic
@@ -255,6 +309,32 @@ void attention::recoverGroupedKV(RewriterBase &rewriter, Location loc,
 namespace {
 using namespace mlir::fp8::attention;
 
+/// The backward of an attention written out, as fp8-gen's training step
+/// writes it: dV = P^T dO, dP = dO V^T, D = rowsum(P dP), dS = P (dP - D) c
+/// (c the forward's scale), dQ = dS K, dK = dS^T Q; each contraction
+/// optionally rounded to the element type by a generic.
+struct BackwardMatch {
+  linalg::LinalgOp gradValue, gradProbabilities, gradQuery, gradKey;
+  Operation *gradValueRounding = nullptr, *gradProbabilitiesRounding = nullptr,
+            *gradQueryRounding = nullptr, *gradKeyRounding = nullptr;
+  // TOSA's form transposes P, V and dS by their own ops.
+  Operation *probabilitiesTranspose = nullptr, *valueTranspose = nullptr,
+            *gradScoresTranspose = nullptr;
+  linalg::GenericOp delta, gradScores;
+  Value gradOutput;
+
+  /// Every op of the backward, consumers first (the order to erase them).
+  SmallVector<Operation *> ops() const {
+    return {gradQueryRounding,  gradQuery,
+            gradKeyRounding,    gradKey,
+            gradScoresTranspose, gradScores,
+            delta,              gradProbabilitiesRounding,
+            gradProbabilities,  valueTranspose,
+            gradValueRounding,  gradValue,
+            probabilitiesTranspose};
+  }
+};
+
 /// One attention found in the graph.
 struct AttentionMatch {
   linalg::LinalgOp scores;        // Q K^T
@@ -273,6 +353,7 @@ struct AttentionMatch {
   Value mask;                     // [b or 1, i or 1, j or 1]: added or i1
   float scale = 1.0f;
   bool causal = false;
+  std::optional<BackwardMatch> backward; // P saved for it, in a training step
 };
 
 
@@ -630,6 +711,226 @@ linalg::GenericOp matchOperandScale(Value value, Operation *user, Value &x,
   return op;
 }
 
+bool onlyUsedBy(Value v, ArrayRef<Operation *> users) {
+  return llvm::all_of(v.getUsers(), [&](Operation *user) {
+    return llvm::is_contained(users, user);
+  });
+}
+
+/// `op`'s result, or that of the rounding generic that is its only user
+/// (recorded in `rounding`).
+Value roundedResult(Operation *op, Operation *&rounding) {
+  Value result = op->getResult(0);
+  if (result.hasOneUse())
+    if (auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+        generic && isRounding(generic)) {
+      rounding = generic;
+      return generic.getResult(0);
+    }
+  return result;
+}
+
+Value unwidened(Value value) {
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    return ext.getIn();
+  return value;
+}
+
+/// The body computes only with these ops (and constants).
+template <typename... Ops>
+bool bodyOnly(linalg::GenericOp op) {
+  return llvm::all_of(bodyOps(op), [](Operation *nested) {
+    return isa<Ops..., arith::ConstantOp>(nested);
+  });
+}
+
+/// P's users other than P V as the written backward (BackwardMatch): fails
+/// with an empty reason when they are not a backward at all, with the
+/// reason it is not the modeled one otherwise.
+FailureOr<BackwardMatch> matchBackward(Value probabilities,
+                                       AttentionMatch &match,
+                                       std::string &reason) {
+  BackwardMatch bw;
+  SmallVector<Operation *> users;
+  for (Operation *user : probabilities.getUsers())
+    if (user != match.output.getOperation() && !llvm::is_contained(users, user))
+      users.push_back(user);
+  if (users.size() != 3)
+    return failure();
+  for (Operation *user : users) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    // dV = P^T dO, P transposed by the contraction or by its own op.
+    Operation *product = user;
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(user);
+        transpose && transpose->getResult(0).hasOneUse())
+      product = *transpose->getResult(0).getUsers().begin();
+    if (auto op = dyn_cast<linalg::LinalgOp>(product);
+        op && isTransposedLhsProduct(op, probabilities,
+                                     bw.probabilitiesTranspose))
+      bw.gradValue = op;
+    else if (generic && generic.getNumDpsInputs() == 3 &&
+             generic.getNumReductionLoops() == 0)
+      bw.gradScores = generic;
+    else if (generic && generic.getNumDpsInputs() == 2 &&
+             generic.getNumReductionLoops() == 1)
+      bw.delta = generic;
+  }
+  if (!bw.gradValue || !bw.gradScores || !bw.delta)
+    return failure();
+  bw.gradOutput = bw.gradValue.getDpsInputs()[1];
+
+  // dS = P (dP - D) c, elementwise over the scores, c the forward's scale.
+  linalg::GenericOp ds = bw.gradScores;
+  SmallVector<AffineMap> maps = ds.getIndexingMapsArray();
+  Block *body = ds.getBody();
+  auto isArg = [](Value v, Block *block, unsigned i) {
+    return unwidened(v) == block->getArgument(i);
+  };
+  Value result = yielded(ds);
+  if (auto trunc = result.getDefiningOp<arith::TruncFOp>())
+    result = trunc.getIn();
+  Value product = result;
+  double factor = 1.0;
+  if (std::optional<double> c = constantScaleOf(result, product))
+    factor = *c;
+  arith::SubFOp sub;
+  if (auto mul = product.getDefiningOp<arith::MulFOp>()) {
+    if (isArg(mul.getLhs(), body, 0))
+      sub = mul.getRhs().getDefiningOp<arith::SubFOp>();
+    else if (isArg(mul.getRhs(), body, 0))
+      sub = mul.getLhs().getDefiningOp<arith::SubFOp>();
+  }
+  if (ds.getDpsInputs()[0] != probabilities || maps.size() != 4 ||
+      !isIdentity3(maps[0]) || !isIdentity3(maps[1]) || !isRow3(maps[2]) ||
+      !isIdentity3(maps[3]) || !sub || !isArg(sub.getLhs(), body, 1) ||
+      sub.getRhs() != body->getArgument(2) ||
+      !bodyOnly<arith::ExtFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+                arith::TruncFOp>(ds)) {
+    reason = "the backward's dS is not P (dP - D) times the scale";
+    return failure();
+  }
+  if (float(factor) != match.scale) {
+    reason = "the backward's dS is scaled by " + std::to_string(factor) +
+             ", not by the forward's scale";
+    return failure();
+  }
+
+  // D = rowsum(P dP) from zero, over the keys.
+  linalg::GenericOp delta = bw.delta;
+  Value gradProbabilities = ds.getDpsInputs()[1];
+  SmallVector<Value> deltaInputs(delta.getDpsInputs());
+  maps = delta.getIndexingMapsArray();
+  auto add = yielded(delta).getDefiningOp<arith::AddFOp>();
+  Block *deltaBody = delta.getBody();
+  auto isProduct = [&](Value v) {
+    auto mul = v.getDefiningOp<arith::MulFOp>();
+    return mul && ((isArg(mul.getLhs(), deltaBody, 0) &&
+                    isArg(mul.getRhs(), deltaBody, 1)) ||
+                   (isArg(mul.getLhs(), deltaBody, 1) &&
+                    isArg(mul.getRhs(), deltaBody, 0)));
+  };
+  Value acc = deltaBody->getArgument(2);
+  if (ds.getDpsInputs()[2] != delta.getResult(0) ||
+      !((deltaInputs[0] == probabilities &&
+         deltaInputs[1] == gradProbabilities) ||
+        (deltaInputs[1] == probabilities &&
+         deltaInputs[0] == gradProbabilities)) ||
+      !isIdentity3(maps[0]) || !isIdentity3(maps[1]) || !isRow3(maps[2]) ||
+      delta.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      !isFilledWith(delta.getDpsInits()[0], 0.0f) || !add ||
+      !((add.getLhs() == acc && isProduct(add.getRhs())) ||
+        (add.getRhs() == acc && isProduct(add.getLhs()))) ||
+      !bodyOnly<arith::ExtFOp, arith::MulFOp, arith::AddFOp>(delta)) {
+    reason = "the backward's D is not the row sum of P dP";
+    return failure();
+  }
+
+  // dP = dO V^T.
+  Value unrounded =
+      throughRounding(gradProbabilities, bw.gradProbabilitiesRounding);
+  auto dp = unrounded.getDefiningOp<linalg::LinalgOp>();
+  if (!dp || dp.getNumDpsInputs() != 2 ||
+      dp.getDpsInputs()[0] != bw.gradOutput ||
+      !isTransposedRhsProduct(dp, match.value, bw.valueTranspose)) {
+    reason = "the backward's dP is not dO V^T";
+    return failure();
+  }
+  bw.gradProbabilities = dp;
+
+  // dQ = dS K and dK = dS^T Q read dS, nothing else does.
+  Value gradScores = ds.getResult(0);
+  for (Operation *user : gradScores.getUsers()) {
+    Operation *product = user;
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(user);
+        transpose && transpose->getResult(0).hasOneUse())
+      product = *transpose->getResult(0).getUsers().begin();
+    auto op = dyn_cast<linalg::LinalgOp>(product);
+    if (!op || op.getNumDpsInputs() != 2)
+      continue;
+    if (op.getDpsInputs()[0] == gradScores &&
+        isBatchContraction(op, /*transposedRhs=*/false) &&
+        op.getDpsInputs()[1] == match.key)
+      bw.gradQuery = op;
+    else if (op.getDpsInputs()[1] == match.query &&
+             isTransposedLhsProduct(op, gradScores, bw.gradScoresTranspose))
+      bw.gradKey = op;
+  }
+  Operation *dsReader =
+      bw.gradScoresTranspose ? bw.gradScoresTranspose : bw.gradKey;
+  if (!bw.gradQuery || !bw.gradKey ||
+      !onlyUsedBy(gradScores, {bw.gradQuery, dsReader})) {
+    reason = "the backward's dS is not read by dQ = dS K and dK = dS^T Q "
+             "alone";
+    return failure();
+  }
+  if (!onlyUsedBy(gradProbabilities, {delta, ds}) ||
+      (bw.gradProbabilitiesRounding &&
+       !onlyUsedBy(unrounded, {bw.gradProbabilitiesRounding})) ||
+      !onlyUsedBy(delta.getResult(0), {ds})) {
+    reason = "the backward's dP or D have other users";
+    return failure();
+  }
+  roundedResult(bw.gradValue, bw.gradValueRounding);
+  roundedResult(bw.gradQuery, bw.gradQueryRounding);
+  roundedResult(bw.gradKey, bw.gradKeyRounding);
+  return bw;
+}
+
+/// The backward's types and places: dO and the gradients in the forward's
+/// element type, every op after the forward's last one in its block (where
+/// the fused ops go).
+LogicalResult checkBackward(AttentionMatch &match, Value forwardResult,
+                            std::string &reason) {
+  BackwardMatch &bw = *match.backward;
+  Type element = getElementTypeOrSelf(match.query.getType());
+  auto rounded = [](linalg::LinalgOp op, Operation *rounding) -> Value {
+    return rounding ? rounding->getResult(0) : op->getResult(0);
+  };
+  for (Value v : {bw.gradOutput, rounded(bw.gradQuery, bw.gradQueryRounding),
+                  rounded(bw.gradKey, bw.gradKeyRounding),
+                  rounded(bw.gradValue, bw.gradValueRounding)})
+    if (getElementTypeOrSelf(v.getType()) != element) {
+      reason = "the backward's dO or gradients are not in the forward's "
+               "element type";
+      return failure();
+    }
+  // The fused backward goes before the first of the two contractions
+  // that read dO, which must follow the fused forward (at `last`).
+  Operation *last = forwardResult.getDefiningOp();
+  for (Operation *op : bw.ops())
+    if (op && op->getBlock() != last->getBlock()) {
+      reason = "the backward is not in the forward's block";
+      return failure();
+    }
+  for (Operation *op : {bw.gradValue.getOperation(),
+                        bw.gradProbabilities.getOperation()})
+    if (!last->isBeforeInBlock(op)) {
+      reason = "the backward reads dO before the forward's output";
+      return failure();
+    }
+  return success();
+}
+
 FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
                                       std::string &reason) {
   linalg::LinalgOp output = match.output;
@@ -690,29 +991,41 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
     return failure();
   }
 
-  // Nothing else may read the intermediate tensors: they disappear.
-  auto onlyUsedBy = [](Value v, ArrayRef<Operation *> users) {
-    return llvm::all_of(v.getUsers(), [&](Operation *user) {
-      return llvm::is_contained(users, user);
-    });
-  };
+  // Nothing else may read the intermediate tensors: they disappear. P may
+  // be saved for the written backward, which then fuses too.
   Operation *scaledOp = scaled;
   bool softmaxPrivate;
+  Value probabilities;
   if (match.softmax) {
     Operation *prob =
         match.probRounding ? match.probRounding : match.softmax;
+    probabilities = prob->getResult(0);
     softmaxPrivate =
         onlyUsedBy(scaledScores, {match.softmax}) &&
         (!match.probRounding ||
-         onlyUsedBy(match.softmax->getResult(0), {match.probRounding})) &&
-        onlyUsedBy(prob->getResult(0), {output});
+         onlyUsedBy(match.softmax->getResult(0), {match.probRounding}));
   } else {
     Operation *rowMax = match.rowMax, *rowSum = match.rowSum,
               *normalize = match.normalize;
+    probabilities = normalize->getResult(0);
     softmaxPrivate = onlyUsedBy(scaledScores, {rowMax, rowSum, normalize}) &&
                      onlyUsedBy(rowMax->getResult(0), {rowSum, normalize}) &&
-                     onlyUsedBy(rowSum->getResult(0), {normalize}) &&
-                     onlyUsedBy(normalize->getResult(0), {output});
+                     onlyUsedBy(rowSum->getResult(0), {normalize});
+  }
+  if (softmaxPrivate && !onlyUsedBy(probabilities, {output})) {
+    FailureOr<BackwardMatch> backward =
+        matchBackward(probabilities, match, reason);
+    if (failed(backward)) {
+      if (!reason.empty())
+        return failure();
+      softmaxPrivate = false;
+    } else if (match.queryScale || match.keyScale) {
+      reason = "the backward of an attention whose Q or K is scaled before "
+               "Q K^T is not modeled";
+      return failure();
+    } else {
+      match.backward = *backward;
+    }
   }
   if ((scaledOp &&
        !onlyUsedBy(qk->getResult(0), {match.scoresRounding
@@ -754,6 +1067,8 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
              "element type";
     return failure();
   }
+  if (match.backward && failed(checkBackward(match, result, reason)))
+    return failure();
   return match;
 }
 
@@ -778,6 +1093,62 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
 }
 
 
+/// Erases the ops of a fused chain that nothing uses any more, consumers
+/// first, with the fills and empties that were only their inits.
+void eraseUnused(RewriterBase &rewriter, ArrayRef<Operation *> chain) {
+  for (Operation *op : chain) {
+    if (!op || !op->use_empty())
+      continue;
+    SmallVector<Value> inits;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      for (OpOperand &init : dps.getDpsInitsMutable())
+        inits.push_back(init.get());
+    rewriter.eraseOp(op);
+    for (Value init : inits)
+      if (Operation *def = init.getDefiningOp();
+          def && isa<linalg::FillOp, tensor::EmptyOp>(def))
+        eraseDeadProducers(rewriter, init);
+  }
+}
+
+/// The written backward as one fp8.attention_grad of the fused forward,
+/// placed before the backward's first op. K and V are the ones the graph's
+/// backward reads: repeated for GQA where the graph repeated them (`key`
+/// null: the forward reads them unrepeated), so that the graph's own sums
+/// over each group stay as written.
+void fuseBackward(RewriterBase &rewriter, AttentionMatch &match,
+                  AttentionOp forward, Value key, Value value) {
+  BackwardMatch &bw = *match.backward;
+  // Before the first reader of dO: every gradient's users come after it.
+  Operation *first = bw.gradValue;
+  if (bw.gradProbabilities->isBeforeInBlock(first))
+    first = bw.gradProbabilities;
+  rewriter.setInsertionPoint(first);
+  Location loc = bw.gradScores.getLoc();
+  if (!key) {
+    key = addUnitBatch(rewriter, loc, match.key);
+    value = addUnitBatch(rewriter, loc, match.value);
+  }
+  Value query = forward.getQuery();
+  auto grad = AttentionGradOp::create(
+      rewriter, loc, query.getType(), key.getType(), value.getType(), query,
+      key, value, forward.getOutput(),
+      addUnitBatch(rewriter, loc, bw.gradOutput), forward.getLse(),
+      forward.getMask(), forward.getScaleAttr(), forward.getCausalAttr(),
+      forward.getCausalOffsetAttr());
+  auto replace = [&](linalg::LinalgOp op, Operation *rounding, Value with) {
+    Value old = rounding ? rounding->getResult(0) : op->getResult(0);
+    Value collapsed = tensor::CollapseShapeOp::create(
+        rewriter, loc, old.getType(), with,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    rewriter.replaceAllUsesWith(old, collapsed);
+  };
+  replace(bw.gradQuery, bw.gradQueryRounding, grad.getGradQuery());
+  replace(bw.gradKey, bw.gradKeyRounding, grad.getGradKey());
+  replace(bw.gradValue, bw.gradValueRounding, grad.getGradValue());
+  eraseUnused(rewriter, bw.ops());
+}
+
 void fuse(RewriterBase &rewriter, AttentionMatch &match) {
   Operation *last = match.outputRounding ? match.outputRounding
                                          : match.output.getOperation();
@@ -792,34 +1163,32 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
   auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
   SmallVector<int64_t> shape = {1};
   llvm::append_range(shape, resultType.getShape());
+  // A training step's forward keeps the log-sum-exp for the backward.
+  Type lseType;
+  if (match.backward)
+    lseType = RankedTensorType::get(ArrayRef<int64_t>(shape).drop_back(),
+                                    rewriter.getF32Type());
   auto attention = AttentionOp::create(
-      rewriter, loc, resultType.clone(shape), /*lse=*/Type(), query, key,
-      value, mask, rewriter.getF32FloatAttr(match.scale),
+      rewriter, loc, resultType.clone(shape), lseType, query, key, value,
+      mask, rewriter.getF32FloatAttr(match.scale),
       match.causal ? rewriter.getUnitAttr() : UnitAttr(),
       rewriter.getI64IntegerAttr(0));
   Value collapsed = tensor::CollapseShapeOp::create(
       rewriter, loc, resultType, attention.getOutput(),
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   rewriter.replaceOp(last, collapsed);
+  if (match.backward)
+    fuseBackward(rewriter, match, attention, key3 == match.key ? key : Value(),
+                 value);
+  // `last` is gone already.
   SmallVector<Operation *> chain = {match.output,   match.probRounding,
                                     match.softmax,  match.normalize,
                                     match.rowSum,   match.rowMax,
                                     match.scaled,   match.scoresRounding,
                                     match.scores,   match.keyTranspose,
                                     match.queryScale, match.keyScale};
-  for (Operation *op : chain) {
-    if (!op || op == last || !op->use_empty())
-      continue;
-    SmallVector<Value> inits;
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
-      for (OpOperand &init : dps.getDpsInitsMutable())
-        inits.push_back(init.get());
-    rewriter.eraseOp(op);
-    for (Value init : inits)
-      if (Operation *def = init.getDefiningOp();
-          def && def->use_empty() && isa<linalg::FillOp, tensor::EmptyOp>(def))
-        rewriter.eraseOp(def);
-  }
+  llvm::erase(chain, last);
+  eraseUnused(rewriter, chain);
   // The graph's repeat of K and V, when the op reads them unrepeated.
   if (key3 != match.key) {
     eraseDeadProducers(rewriter, match.key);
@@ -838,8 +1207,16 @@ struct FP8FuseAttentionPass
           op.getNumReductionLoops() == 1)
         candidates.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
+    // Fusing a training step's attention erases its backward, whose
+    // contractions are candidates after it: they are skipped.
+    struct ErasedOps : RewriterBase::Listener {
+      DenseSet<Operation *> ops;
+      void notifyOperationErased(Operation *op) override { ops.insert(op); }
+    } erased;
+    IRRewriter rewriter(&getContext(), &erased);
     for (linalg::LinalgOp candidate : candidates) {
+      if (erased.ops.contains(candidate))
+        continue;
       std::string reason;
       FailureOr<AttentionMatch> match = matchAttention(candidate, reason);
       if (failed(match) && reason.empty()) {
@@ -869,7 +1246,9 @@ struct FP8FuseAttentionPass
         candidate->emitRemark("attention fused into fp8.attention (")
             << (match->causal ? "causal, " : "")
             << (match->mask ? "mask, " : "") << "scale " << match->scale
-            << ")";
+            << ")"
+            << (match->backward ? ", its backward into fp8.attention_grad"
+                                : "");
       fuse(rewriter, *match);
     }
   }

@@ -40,49 +40,57 @@ static llvm::json::Value sizeToJson(int64_t size) {
   return size;
 }
 
+/// The shape and options of a fused attention (forward or backward).
+template <typename OpTy>
+static void describeAttention(OpTy attention, llvm::json::Object &record) {
+  auto query = cast<RankedTensorType>(attention.getQuery().getType());
+  auto key = cast<RankedTensorType>(attention.getKey().getType());
+  auto value = cast<RankedTensorType>(attention.getValue().getType());
+  std::string element;
+  llvm::raw_string_ostream os(element);
+  os << query.getElementType();
+  record["element_type"] = element;
+  record["batch"] = sizeToJson(query.getDimSize(0));
+  record["query_heads"] = sizeToJson(query.getDimSize(1));
+  record["kv_heads"] = sizeToJson(key.getDimSize(1));
+  record["query_length"] = sizeToJson(query.getDimSize(2));
+  record["key_length"] = sizeToJson(key.getDimSize(2));
+  record["head_dim"] = sizeToJson(query.getDimSize(3));
+  record["value_head_dim"] = sizeToJson(value.getDimSize(3));
+  record["scale"] = static_cast<double>(attention.getScale().convertToFloat());
+  record["causal"] = attention.getCausal();
+  if (attention.getCausal())
+    record["causal_offset"] = attention.getCausalOffset();
+  record["mask"] = !attention.getMask()        ? "none"
+                   : attention.hasBooleanMask() ? "boolean"
+                                                : "additive";
+}
+
 /// One record per attention: fused (an fp8.attention, with its shape and
-/// options) or left as written (the op fp8-fuse-attention marked, and why).
+/// options, and an fp8.attention_grad for a fused backward) or left as
+/// written (the op fp8-fuse-attention marked, and why).
 static llvm::json::Array buildAttentionReport(ModuleOp module) {
   llvm::json::Array records;
   module.walk([&](Operation *op) {
-    auto attention = dyn_cast<AttentionOp>(op);
+    bool fused = isa<AttentionOp, AttentionGradOp>(op);
     auto reason = op->getAttrOfType<StringAttr>(kAttentionReasonAttr);
-    if (!attention && !reason)
+    if (!fused && !reason)
       return;
     auto func = op->getParentOfType<FunctionOpInterface>();
     llvm::json::Object record{
         {"function", func ? func.getName().str() : ""},
         {"location", printLocation(op->getLoc())},
         {"op", op->getName().getStringRef().str()},
-        {"fused", attention != nullptr},
+        {"fused", fused},
     };
-    if (!attention) {
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      describeAttention(attention, record);
+      record["lse"] = attention.getLse() != nullptr;
+    } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+      describeAttention(grad, record);
+    } else {
       record["reason"] = reason.getValue().str();
-      records.push_back(std::move(record));
-      return;
     }
-    auto query = cast<RankedTensorType>(attention.getQuery().getType());
-    auto key = cast<RankedTensorType>(attention.getKey().getType());
-    auto value = cast<RankedTensorType>(attention.getValue().getType());
-    std::string element;
-    llvm::raw_string_ostream os(element);
-    os << query.getElementType();
-    record["element_type"] = element;
-    record["batch"] = sizeToJson(query.getDimSize(0));
-    record["query_heads"] = sizeToJson(query.getDimSize(1));
-    record["kv_heads"] = sizeToJson(key.getDimSize(1));
-    record["query_length"] = sizeToJson(query.getDimSize(2));
-    record["key_length"] = sizeToJson(key.getDimSize(2));
-    record["head_dim"] = sizeToJson(query.getDimSize(3));
-    record["value_head_dim"] = sizeToJson(value.getDimSize(3));
-    record["scale"] = static_cast<double>(attention.getScale().convertToFloat());
-    record["causal"] = attention.getCausal();
-    if (attention.getCausal())
-      record["causal_offset"] = attention.getCausalOffset();
-    record["mask"] = !attention.getMask()        ? "none"
-                     : attention.hasBooleanMask() ? "boolean"
-                                                  : "additive";
-    record["lse"] = attention.getLse() != nullptr;
     records.push_back(std::move(record));
   });
   return records;

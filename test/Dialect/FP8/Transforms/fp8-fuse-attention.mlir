@@ -695,3 +695,240 @@ func.func @pre_scaled_query_shared(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16
   } -> tensor<2x8x3xbf16>
   return %r, %qs : tensor<2x8x3xbf16>, tensor<2x8x4xbf16>
 }
+
+// -----
+
+#id = affine_map<(b, i, j) -> (b, i, j)>
+#row = affine_map<(b, i, j) -> (b, i)>
+#q = affine_map<(b, i, j, c) -> (b, i, c)>
+#kt = affine_map<(b, i, j, c) -> (b, j, c)>
+#s = affine_map<(b, i, j, c) -> (b, i, j)>
+#pt = affine_map<(b, i, j, c) -> (b, c, i)>
+#dot = affine_map<(b, i, j, c) -> (b, c, j)>
+
+// A training step's attention written out in f32: the forward saves P for
+// dV = P^T dO, dP = dO V^T, D = rowsum(P dP), dS = P (dP - D) * scale,
+// dQ = dS K and dK = dS^T Q. The forward keeps its lse, the backward
+// becomes one fp8.attention_grad, and no [2, 8, 8] tensor is left.
+// CHECK-LABEL: func.func @train_attention(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x4xf32>, %[[K:[^:]+]]: tensor<2x8x4xf32>, %[[V:[^:]+]]: tensor<2x8x3xf32>, %[[DO:[^:]+]]: tensor<2x8x3xf32>)
+// CHECK-NOT: tensor<2x8x8xf32>
+// CHECK: %[[O:.+]], %[[LSE:.+]] = fp8.attention %[[Q4:.+]], %[[K4:.+]], %[[V4:.+]] scale 2.500000e-01 {causal} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x3xf32> -> tensor<1x2x8x3xf32>, tensor<1x2x8xf32>
+// CHECK: %[[O3:.+]] = tensor.collapse_shape %[[O]]
+// CHECK-NOT: tensor<2x8x8xf32>
+// CHECK: %[[DO4:.+]] = tensor.expand_shape %[[DO]]
+// CHECK: %[[DQ4:.+]], %[[DK4:.+]], %[[DV4:.+]] = fp8.attention_grad %[[Q4]], %[[K4]], %[[V4]], %[[O]], %[[DO4]], %[[LSE]] scale 2.500000e-01 {causal} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x8xf32>
+// CHECK-DAG: %[[DQ:.+]] = tensor.collapse_shape %[[DQ4]]
+// CHECK-DAG: %[[DK:.+]] = tensor.collapse_shape %[[DK4]]
+// CHECK-DAG: %[[DV:.+]] = tensor.collapse_shape %[[DV4]]
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]], %[[O3]]
+func.func @train_attention(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>, %do: tensor<2x8x3xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.25 : f32
+  %dscale = arith.constant 0.25 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %m = arith.mulf %in, %scale : f32
+    %after = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %after, %ninf, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sc, %max, %sum : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.divf %x, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention fused into fp8.attention (causal, scale 2.500000e-01), its backward into fp8.attention_grad}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // The backward.
+  %dv = linalg.batch_matmul indexing_maps = [#pt, #dot, #s] ins(%p, %do : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %dp = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%do, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %dsum = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%p, %dp : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %x = arith.mulf %a, %b : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ds = linalg.generic {indexing_maps = [#id, #id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p, %dp, %dsum : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32, %out: f32):
+    %x = arith.subf %b, %d : f32
+    %y = arith.mulf %a, %x : f32
+    %r = arith.mulf %y, %dscale : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eq = tensor.empty() : tensor<2x8x4xf32>
+  %zq = linalg.fill ins(%zero : f32) outs(%eq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dq = linalg.batch_matmul ins(%ds, %k : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%zq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dk = linalg.batch_matmul indexing_maps = [#pt, #dot, #s] ins(%ds, %q : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%zq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %dq, %dk, %dv, %o : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>
+}
+
+// dS scaled by something else than the forward's scale: left, and why.
+// CHECK-LABEL: func.func @train_attention_wrong_scale
+// CHECK-NOT: = fp8.attention
+func.func @train_attention_wrong_scale(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>, %do: tensor<2x8x3xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.25 : f32
+  %dscale = arith.constant 0.5 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %m = arith.mulf %in, %scale : f32
+    %after = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %after, %ninf, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sc, %max, %sum : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.divf %x, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention left as written: the backward's dS is scaled by 0.500000, not by the forward's scale}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // The backward.
+  // The backward's contractions that read P are reported too.
+  // expected-remark @+1 {{attention left as written: P V is not a batched [b, m, k] x [b, k, n] contraction from zero}}
+  %dv = linalg.batch_matmul indexing_maps = [#pt, #dot, #s] ins(%p, %do : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %dp = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%do, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  // expected-remark @+1 {{attention left as written: P V is not a batched [b, m, k] x [b, k, n] contraction from zero}}
+  %dsum = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%p, %dp : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %x = arith.mulf %a, %b : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ds = linalg.generic {indexing_maps = [#id, #id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p, %dp, %dsum : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32, %out: f32):
+    %x = arith.subf %b, %d : f32
+    %y = arith.mulf %a, %x : f32
+    %r = arith.mulf %y, %dscale : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eq = tensor.empty() : tensor<2x8x4xf32>
+  %zq = linalg.fill ins(%zero : f32) outs(%eq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dq = linalg.batch_matmul ins(%ds, %k : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%zq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dk = linalg.batch_matmul indexing_maps = [#pt, #dot, #s] ins(%ds, %q : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%zq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %dq, %dk, %dv, %o : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>
+}
+
+// dP returned too: it cannot disappear.
+// CHECK-LABEL: func.func @train_attention_dp_used
+// CHECK-NOT: = fp8.attention
+func.func @train_attention_dp_used(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>, %do: tensor<2x8x3xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.25 : f32
+  %dscale = arith.constant 0.25 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %m = arith.mulf %in, %scale : f32
+    %after = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %after, %ninf, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sc, %max, %sum : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.divf %x, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention left as written: the backward's dP or D have other users}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // The backward.
+  // The backward's contractions that read P are reported too.
+  // expected-remark @+1 {{attention left as written: P V is not a batched [b, m, k] x [b, k, n] contraction from zero}}
+  %dv = linalg.batch_matmul indexing_maps = [#pt, #dot, #s] ins(%p, %do : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  %dp = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%do, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  // expected-remark @+1 {{attention left as written: P V is not a batched [b, m, k] x [b, k, n] contraction from zero}}
+  %dsum = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%p, %dp : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %x = arith.mulf %a, %b : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ds = linalg.generic {indexing_maps = [#id, #id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p, %dp, %dsum : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32, %out: f32):
+    %x = arith.subf %b, %d : f32
+    %y = arith.mulf %a, %x : f32
+    %r = arith.mulf %y, %dscale : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eq = tensor.empty() : tensor<2x8x4xf32>
+  %zq = linalg.fill ins(%zero : f32) outs(%eq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dq = linalg.batch_matmul ins(%ds, %k : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%zq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dk = linalg.batch_matmul indexing_maps = [#pt, #dot, #s] ins(%ds, %q : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%zq : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %dq, %dk, %dv, %o, %dp : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x8xf32>
+}

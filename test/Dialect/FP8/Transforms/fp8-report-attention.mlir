@@ -40,18 +40,32 @@
 // FUSED-NEXT:   }
 // FUSED-NEXT: ],
 
-// A training step saves P for the backward: left as written, and why. The
-// backward's contractions that consume the softmax are listed too.
+// A training step saves P for the backward: both fuse. The forward keeps
+// its log-sum-exp; the backward reads K and V as the graph's backward does,
+// repeated to the 8 query heads (the graph sums dK and dV over each group
+// itself, after the op).
 // TRAIN:      "attention": [
 // TRAIN-NEXT:   {
-// TRAIN-NEXT:     "function": "train_step",
-// TRAIN-NEXT:     "fused": false,
-// TRAIN-NEXT:     "location": "{{.+}}",
-// TRAIN-NEXT:     "op": "linalg.batch_matmul",
-// TRAIN-NEXT:     "reason": "the scores or probabilities have other users (saved for a backward pass?)"
-// TRAIN-NEXT:   },
-// TRAIN:          "reason": "P V is not a batched [b, m, k] x [b, k, n] contraction from zero"
-// TRAIN-NOT:      "fused": true
+// TRAIN:          "function": "train_step",
+// TRAIN-NEXT:     "fused": true,
+// TRAIN:          "kv_heads": 4,
+// TRAIN:          "lse": true,
+// TRAIN-NEXT:     "mask": "none",
+// TRAIN-NEXT:     "op": "fp8.attention",
+// TRAIN:        {
+// TRAIN:          "causal": true,
+// TRAIN:          "function": "train_step",
+// TRAIN-NEXT:     "fused": true,
+// TRAIN:          "kv_heads": 8,
+// TRAIN-NOT:      "lse"
+// TRAIN:          "op": "fp8.attention_grad",
+// TRAIN-NEXT:     "query_heads": 8,
+// TRAIN-NEXT:     "query_length": 8,
+// TRAIN-NEXT:     "scale": 0.25,
+// TRAIN-NEXT:     "value_head_dim": 16
+// TRAIN-NEXT:   }
+// TRAIN-NEXT: ],
+// TRAIN-NOT:      "fused": false
 
 // The op written directly: a boolean mask and the lse.
 // OP:      "attention": [

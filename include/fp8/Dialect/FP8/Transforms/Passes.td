@@ -284,14 +284,22 @@ def FP8FuseAttention : Pass<"fp8-fuse-attention"> {
     `exp(s - max) / sum` (optionally rounded), and `P V` as a batched
     contraction from zero (optionally rounded). The chain becomes one
     `fp8.attention` on `[1, b, s, d]` views of Q, K and V (the reshaped
-    heads stay in the batch dimension; GQA's repeated K/V heads are read as
-    they are).
+    heads stay in the batch dimension; K/V heads the graph repeated for GQA
+    are read unrepeated). Attention written one op per step (TOSA's import)
+    and masks are matched too (docs/attention.md).
+
+    In a training step P is also read by the backward written out:
+    `dV = P^T dO`, `dP = dO V^T`, `D = rowsum(P dP)`, `dS = P (dP - D)`
+    times the forward's scale, `dQ = dS K`, `dK = dS^T Q` (each
+    contraction optionally rounded, transposes by indexing maps or by
+    `linalg.transpose`). Then the forward keeps its log-sum-exp and the
+    backward becomes one `fp8.attention_grad`, so no `sq x sk` tensor is
+    saved or computed.
 
     The match is strict: a softmax over another axis, a score modifier
-    other than the scale and the causal mask, a mask tensor, or scores and
-    probabilities with other users (a training step that saves them) leave
-    the graph as written; `remarks` says which attention was fused and why
-    the others were not. docs/attention.md has the rules.
+    other than the scale, the causal mask and a mask tensor, or scores and
+    probabilities with other users leave the graph as written; `remarks`
+    says which attention was fused and why the others were not.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
