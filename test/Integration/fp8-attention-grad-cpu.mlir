@@ -455,6 +455,31 @@ func.func @causal_bf16(%qd: tensor<?x?x?x?xbf16>, %kd: tensor<?x?x?x?xbf16>,
   return %ad, %bd, %cd : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
 }
 
+// The same with the forward's output kept in f32, as a fused training step
+// keeps it for D = rowsum(dO O).
+func.func @causal_bf16_f32_output(%qd: tensor<?x?x?x?xbf16>, %kd: tensor<?x?x?x?xbf16>,
+                       %vd: tensor<?x?x?x?xbf16>, %dod: tensor<?x?x?x?xbf16>)
+    -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) {
+  %q = tensor.cast %qd : tensor<?x?x?x?xbf16> to tensor<1x4x70x4xbf16>
+  %k = tensor.cast %kd : tensor<?x?x?x?xbf16> to tensor<1x2x133x4xbf16>
+  %v = tensor.cast %vd : tensor<?x?x?x?xbf16> to tensor<1x2x133x3xbf16>
+  %do = tensor.cast %dod : tensor<?x?x?x?xbf16> to tensor<1x4x70x3xbf16>
+  %o, %lse = fp8.attention %q, %k, %v scale 0.5 {causal, causal_offset = 63}
+      : tensor<1x4x70x4xbf16>, tensor<1x2x133x4xbf16>, tensor<1x2x133x3xbf16>
+      -> tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.5
+      {causal, causal_offset = 63}
+      : tensor<1x4x70x4xbf16>, tensor<1x2x133x4xbf16>, tensor<1x2x133x3xbf16>,
+        tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+  %a = arith.extf %dq : tensor<1x4x70x4xbf16> to tensor<1x4x70x4xf32>
+  %b = arith.extf %dk : tensor<1x2x133x4xbf16> to tensor<1x2x133x4xf32>
+  %c = arith.extf %dv : tensor<1x2x133x3xbf16> to tensor<1x2x133x3xf32>
+  %ad = tensor.cast %a : tensor<1x4x70x4xf32> to tensor<?x?x?x?xf32>
+  %bd = tensor.cast %b : tensor<1x2x133x4xf32> to tensor<?x?x?x?xf32>
+  %cd = tensor.cast %c : tensor<1x2x133x3xf32> to tensor<?x?x?x?xf32>
+  return %ad, %bd, %cd : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Checks
 //===----------------------------------------------------------------------===//
@@ -489,6 +514,7 @@ func.func @main() {
   // in dQ (measured alone: 2.4e-3 of dQ's largest magnitude, 4e-5 of dK's).
   // Both together: 2^-7 (measured: at most 3.3e-3).
   %tol_bf16 = arith.constant 7.8125e-3 : f64
+  %tol_bf16_f32_output = arith.constant 3.90625e-3 : f64
 
   %p1 = arith.constant 0.3 : f64
   %p2 = arith.constant 1.1 : f64
@@ -661,6 +687,17 @@ func.func @main() {
   // CHECK-NEXT: 1
   // CHECK-NEXT: 1
   call @check(%dq6, %dk6, %dv6, %rq6, %rk6, %rv6, %tol_bf16)
+      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf64>, tensor<?x?x?x?xf64>, tensor<?x?x?x?xf64>, f64) -> ()
+
+  // The forward's output in f32: D exact to f32, only the gradients' own
+  // rounding is left (2^-8 of each value).
+  %dq7, %dk7, %dv7 = call @causal_bf16_f32_output(%qb, %kb, %vb, %dob)
+      : (tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>)
+     -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>)
+  // CHECK-NEXT: 1
+  // CHECK-NEXT: 1
+  // CHECK-NEXT: 1
+  call @check(%dq7, %dk7, %dv7, %rq6, %rk6, %rv6, %tol_bf16_f32_output)
       : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf64>, tensor<?x?x?x?xf64>, tensor<?x?x?x?xf64>, f64) -> ()
   return
 }

@@ -99,7 +99,8 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
           value = adaptor.getValue(), mask = adaptor.getMask();
     auto queryType = cast<RankedTensorType>(query.getType());
     auto keyType = cast<RankedTensorType>(key.getType());
-    Type element = queryType.getElementType();
+    // The output's type: the inputs', or f32 (unrounded).
+    Type element = op.getOutput().getType().getElementType();
     const bool causal = op.getCausal();
     const int64_t causalOffset = op.getCausalOffset();
     const float negInf = -std::numeric_limits<float>::infinity();

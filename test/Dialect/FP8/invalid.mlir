@@ -760,7 +760,7 @@ func.func @attention_rank(%q: tensor<8x16x64xf32>, %k: tensor<1x8x16x64xf32>) ->
 // -----
 
 func.func @attention_element_types(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32> {
-  // expected-error @+1 {{'fp8.attention' op expects query, key, value and output of one element type}}
+  // expected-error @+1 {{'fp8.attention' op expects query, key and value of one element type and the output in it or in f32}}
   %0 = fp8.attention %q, %k, %k scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xf32>
   return %0 : tensor<1x8x16x64xf32>
 }
@@ -902,5 +902,21 @@ func.func @attention_grad_offset(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16x
 func.func @attention_grad_negative_offset(%q: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16xf32>) {
   // expected-error @+1 {{'fp8.attention_grad' op expects a non-negative causal_offset, got -2}}
   %0:3 = fp8.attention_grad %q, %q, %q, %q, %q, %lse scale 1.0 {causal, causal_offset = -2} : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_output_f16(%q: tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf16> {
+  // expected-error @+1 {{'fp8.attention' op expects query, key and value of one element type and the output in it or in f32}}
+  %0 = fp8.attention %q, %q, %q scale 1.0 : tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xf16>
+  return %0 : tensor<1x8x16x64xf16>
+}
+
+// -----
+
+func.func @attention_grad_grad_output(%q: tensor<1x8x16x64xbf16>, %o: tensor<1x8x16x64xf32>, %lse: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{'fp8.attention_grad' op expects grad_output shaped as the output, in the element type of query, got 'tensor<1x8x16x64xf32>' for 'tensor<1x8x16x64xf32>'}}
+  %0:3 = "fp8.attention_grad"(%q, %q, %q, %o, %o, %lse) <{scale = 1.0 : f32}> : (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>) -> (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>)
   return
 }

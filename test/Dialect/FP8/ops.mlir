@@ -410,3 +410,22 @@ func.func @attention_grad(%q: tensor<2x8x16x64xbf16>, %k: tensor<2x2x18x64xbf16>
   return %dq, %dk, %dv, %dq2 : tensor<2x8x16x64xbf16>, tensor<2x2x18x64xbf16>,
       tensor<2x2x18x32xbf16>, tensor<2x8x16x64xbf16>
 }
+
+// -----
+
+// A training step's forward keeps its output in f32 for the backward; the
+// backward's dO is in the inputs' type, its spelling implied.
+// CHECK-LABEL: func.func @attention_f32_output
+// CHECK: %[[O:.+]], %[[L:.+]] = fp8.attention %{{.+}} scale 2.500000e-01 {causal} : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+// CHECK: fp8.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %[[O]], %{{.+}}, %[[L]] scale 2.500000e-01 {causal} : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+func.func @attention_f32_output(%q: tensor<1x4x8x16xbf16>, %k: tensor<1x2x8x16xbf16>,
+                                %v: tensor<1x2x8x16xbf16>, %do: tensor<1x4x8x16xbf16>)
+    -> (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.25 {causal}
+      : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+      -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.25 {causal}
+      : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>,
+        tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  return %dq, %dk, %dv : tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+}

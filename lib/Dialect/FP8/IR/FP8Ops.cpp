@@ -759,9 +759,9 @@ static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
              << what << " ([batch, heads, sequence, head_dim]), got " << type;
   Type element = query.getElementType();
   if (key.getElementType() != element || value.getElementType() != element ||
-      output.getElementType() != element)
-    return emitOpError("expects query, key, value and output of one element "
-                       "type, got ")
+      (output.getElementType() != element && !output.getElementType().isF32()))
+    return emitOpError("expects query, key and value of one element type and "
+                       "the output in it or in f32, got ")
            << query << ", " << key << ", " << value << " and " << output;
 
   auto dim = [](RankedTensorType type, int64_t i) { return type.getDimSize(i); };
@@ -790,7 +790,8 @@ static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
   for (auto [i, size] : llvm::enumerate(expected))
     if (!isStaticallyCompatible(output.getDimSize(i), size))
       return emitOpError("expects output shape ")
-             << RankedTensorType::get(expected, element) << ", got " << output;
+             << RankedTensorType::get(expected, output.getElementType())
+             << ", got " << output;
 
   if (lse) {
     auto lseType = cast<RankedTensorType>(lse.getType());
@@ -839,11 +840,40 @@ LogicalResult AttentionOp::verify() {
 // AttentionGradOp
 //===----------------------------------------------------------------------===//
 
+/// The output's type; grad_output's is the output's shape in the query's
+/// element type (the verifier's rule), so it is not spelled.
+static ParseResult parseGradOutputType(OpAsmParser &parser, Type queryType,
+                                       Type &outputType, Type &gradOutputType) {
+  if (parser.parseType(outputType))
+    return failure();
+  auto output = dyn_cast<RankedTensorType>(outputType);
+  auto query = dyn_cast<RankedTensorType>(queryType);
+  if (!output || !query)
+    return parser.emitError(parser.getCurrentLocation(),
+                            "expects ranked tensor types for the query and "
+                            "the output");
+  gradOutputType = output.clone(query.getElementType());
+  return success();
+}
+
+static void printGradOutputType(OpAsmPrinter &printer, Operation *,
+                                Type queryType, Type outputType,
+                                Type gradOutputType) {
+  printer << outputType;
+}
+
 LogicalResult AttentionGradOp::verify() {
   // The output's element type and shape, and lse's, are the forward's rules;
   // the gradients match their operands' types by the op's traits.
   if (failed(verifyAttention(*this, getOutput().getType(), getLse())))
     return failure();
+  RankedTensorType output = getOutput().getType(),
+                   gradOutput = getGradOutput().getType();
+  if (gradOutput.getElementType() != getQuery().getType().getElementType() ||
+      gradOutput.getShape() != output.getShape())
+    return emitOpError("expects grad_output shaped as the output, in the "
+                       "element type of query, got ")
+           << gradOutput << " for " << output;
   // A negative offset leaves the first rows without any key: the lowerings
   // skip causally masked tiles, which would drop those rows' NaN.
   if (static_cast<int64_t>(getCausalOffset()) < 0)

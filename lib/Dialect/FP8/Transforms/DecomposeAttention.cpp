@@ -305,6 +305,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Type f32 = attn.f32;
     Type element =
         cast<RankedTensorType>(op.getQuery().getType()).getElementType();
+    Type outputElement = op.getOutput().getType().getElementType();
     auto par = attn.par, red = attn.red;
     AffineMap id4 = attn.id4(), row4 = attn.row4();
 
@@ -347,10 +348,11 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     SmallVector<OpFoldResult> outSizes = {scoreSizes[0], scoreSizes[1],
                                           scoreSizes[2], attn.size(value, 3)};
     Value output = attn.generic(
-        {weighted, rowSum}, attn.empty(outSizes, element), {id4, row4, id4},
-        {par, par, par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+        {weighted, rowSum}, attn.empty(outSizes, outputElement),
+        {id4, row4, id4}, {par, par, par, par},
+        [&](OpBuilder &b, Location l, ValueRange a) {
           return AttentionMath::narrow(
-              b, l, arith::DivFOp::create(b, l, a[0], a[1]), element);
+              b, l, arith::DivFOp::create(b, l, a[0], a[1]), outputElement);
         });
 
     SmallVector<Value> results = {output};

@@ -1093,6 +1093,27 @@ FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp output,
 }
 
 
+/// `value` rounded (to nearest even) to `element` by an elementwise generic.
+Value roundTo(RewriterBase &rewriter, Location loc, Value value,
+              Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, value), element);
+  AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             rewriter, loc, empty.getType(), ValueRange{value},
+             ValueRange{empty}, SmallVector<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, l,
+                   arith::TruncFOp::create(b, l, element, args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
 /// Erases the ops of a fused chain that nothing uses any more, consumers
 /// first, with the fills and empties that were only their inits.
 void eraseUnused(RewriterBase &rewriter, ArrayRef<Operation *> chain) {
@@ -1163,18 +1184,26 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
   auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
   SmallVector<int64_t> shape = {1};
   llvm::append_range(shape, resultType.getShape());
-  // A training step's forward keeps the log-sum-exp for the backward.
-  Type lseType;
-  if (match.backward)
+  // A training step's forward keeps the log-sum-exp for the backward, and
+  // its output in f32, from which the backward's D = rowsum(dO O) is exact
+  // to f32 (from a bf16 output, D is 2^-9 off and dS no longer sums to 0);
+  // the graph's own users get it rounded, the same bits as rounded inside.
+  Type lseType, outputType = resultType.clone(shape);
+  if (match.backward) {
     lseType = RankedTensorType::get(ArrayRef<int64_t>(shape).drop_back(),
                                     rewriter.getF32Type());
+    outputType = resultType.clone(shape, rewriter.getF32Type());
+  }
   auto attention = AttentionOp::create(
-      rewriter, loc, resultType.clone(shape), lseType, query, key, value,
-      mask, rewriter.getF32FloatAttr(match.scale),
+      rewriter, loc, outputType, lseType, query, key, value, mask,
+      rewriter.getF32FloatAttr(match.scale),
       match.causal ? rewriter.getUnitAttr() : UnitAttr(),
       rewriter.getI64IntegerAttr(0));
+  Value output = attention.getOutput();
+  if (outputType != resultType.clone(shape))
+    output = roundTo(rewriter, loc, output, resultType.getElementType());
   Value collapsed = tensor::CollapseShapeOp::create(
-      rewriter, loc, resultType, attention.getOutput(),
+      rewriter, loc, resultType, output,
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   rewriter.replaceOp(last, collapsed);
   if (match.backward)

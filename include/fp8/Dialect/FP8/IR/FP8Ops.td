@@ -429,7 +429,8 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
     `[b, hkv, sk, dv]` (the value head dimension `dv` may differ from `d`),
     `output` `[b, hq, sq, dv]`; `hq` is a multiple of `hkv` and query head
     `h` reads key/value head `h / (hq / hkv)` (GQA; MQA is `hkv = 1`). Query,
-    key, value and output share one element type (f32, bf16 or f16).
+    key and value share one element type (f32, bf16 or f16); the output is
+    in it or in f32 (unrounded: what a training step's backward reads).
 
     Semantics, for each `(n, h, i)` with `g = h / (hq / hkv)`, everything in
     f32 (the element types widen exactly):
@@ -443,7 +444,7 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
     lse[n, h, i]       = m + log(l)
     ```
 
-    `round` is one round-to-nearest-even to the element type. The scores and
+    `round` is one round-to-nearest-even to the output's type. The scores and
     the probabilities are never rounded to the element type (a graph that
     writes `Q K^T` and `P` in bf16 rounds both; the op is at least as
     accurate). Sums run in f32 in an order the lowering chooses.
@@ -502,8 +503,7 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
 
 def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
     AllTypesMatch<["query", "grad_query"]>, AllTypesMatch<["key", "grad_key"]>,
-    AllTypesMatch<["value", "grad_value"]>,
-    AllTypesMatch<["output", "grad_output"]>]> {
+    AllTypesMatch<["value", "grad_value"]>]> {
   let summary = "the gradients of fp8.attention, probabilities recomputed";
   let description = [{
     The backward of `fp8.attention` as FlashAttention-2 computes it: the
@@ -513,10 +513,11 @@ def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
 
     `query`, `key`, `value`, `mask`, `scale`, `causal` and `causal_offset`
     are the forward's, with its shape rules (and a non-negative
-    `causal_offset`: every row sees at least its first key); `output` is its result and
+    `causal_offset`: every row sees at least its first key); `output` is its
+    result (in the element type, or in f32 as the forward can keep it) and
     `lse` its log-sum-exp, `grad_output` the gradient of the loss with
-    respect to `output`. For each `(n, h, i, j)` with `g = h / (hq / hkv)`,
-    everything in f32:
+    respect to `output`, in the element type. For each `(n, h, i, j)` with
+    `g = h / (hq / hkv)`, everything in f32:
 
     ```
     s[i, j]  = the forward's masked, scaled score (-inf where masked)
@@ -530,9 +531,11 @@ def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
     ```
 
     `D` is the row sum of `p * dp` when `output` is exactly `p value`
-    (FlashAttention-2 computes it from the output, as here); a graph that
-    writes the backward out sums the rounded `p * dp`, which agrees to the
-    rounding of the output. The key and value gradients sum over the query
+    (FlashAttention-2 computes it from the output, as here). From an output
+    rounded to bf16, `D` is off by about 2^-9 of `|dO| |O|` and the row of
+    `ds` no longer sums to 0, an error that `dp - D` can amplify; from the
+    forward's f32 output it is the f32 rounding of the sums. A graph that
+    writes the backward out sums the rounded `p * dp`. The key and value gradients sum over the query
     heads that share a key/value head (GQA). `round` is one
     round-to-nearest-even to the element type. A fully masked row (`lse`
     is `-inf`) has NaN probabilities, as the written softmax's `0 / 0`, and
@@ -564,7 +567,9 @@ def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
     (`mask` $mask^ `:` type($mask))? `scale` $scale attr-dict `:`
-    type($query) `,` type($key) `,` type($value) `,` type($output) `,`
+    type($query) `,` type($key) `,` type($value) `,`
+    custom<GradOutputType>(ref(type($query)), type($output),
+                           type($grad_output)) `,`
     type($lse)
   }];
   let hasVerifier = 1;
