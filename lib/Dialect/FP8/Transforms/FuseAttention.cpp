@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <cmath>
 #include <limits>
@@ -1132,21 +1133,132 @@ void eraseUnused(RewriterBase &rewriter, ArrayRef<Operation *> chain) {
   }
 }
 
+/// The graph's sum of a gradient of repeated K or V over each group:
+/// `grad` [B, s, d] expanded to the repeat's shape and reduced over its
+/// repeat dimension from zero (in f32, the widened values) by a generic, as
+/// fp8-gen writes GQA's backward. Returns that generic, or null.
+linalg::GenericOp findGroupSum(Value grad, const KVRepeat &repeat) {
+  if (!grad.hasOneUse())
+    return {};
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*grad.getUsers().begin());
+  if (!expand || expand.getResultType().getShape() != repeat.type.getShape() ||
+      expand.getReassociationIndices() != repeat.groups ||
+      !expand.getResult().hasOneUse())
+    return {};
+  auto sum = dyn_cast<linalg::GenericOp>(*expand->getUsers().begin());
+  if (!sum || sum.getNumDpsInputs() != 1 || sum.getNumDpsInits() != 1 ||
+      sum.getNumReductionLoops() != 1 ||
+      !isFilledWith(sum.getDpsInits()[0], 0.0f))
+    return {};
+  SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+  SmallVector<unsigned> reductions;
+  sum.getReductionDims(reductions);
+  if (!maps[0].isPermutation() ||
+      maps[0].getResult(repeat.dim) !=
+          getAffineDimExpr(reductions.front(), sum.getContext()) ||
+      !maps[1].isProjectedPermutation())
+    return {};
+  // acc + (widened) x, nothing else.
+  Block *body = sum.getBody();
+  auto add = yielded(sum).getDefiningOp<arith::AddFOp>();
+  auto isInput = [&](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    return v == body->getArgument(0);
+  };
+  if (!add || bodyOps(sum).size() > 2 ||
+      !((add.getLhs() == body->getArgument(1) && isInput(add.getRhs())) ||
+        (add.getRhs() == body->getArgument(1) && isInput(add.getLhs()))))
+    return {};
+  return sum;
+}
+
+/// Replaces the group sum `sum` by the op's unrepeated gradient `grad`
+/// ([1, B / g, s, d], summed over the group in f32 and rounded once),
+/// widened and laid out as the sum's result: the same generic without its
+/// reduction loop, a copy.
+void replaceGroupSum(RewriterBase &rewriter, linalg::GenericOp sum,
+                     const KVRepeat &repeat, Value grad) {
+  rewriter.setInsertionPoint(sum);
+  Location loc = sum.getLoc();
+  int64_t r = repeat.dim;
+  SmallVector<int64_t> shape(repeat.type.getShape());
+  shape.erase(shape.begin() + r);
+  SmallVector<ReassociationIndices> groups;
+  for (const ReassociationIndices &g : repeat.groups) {
+    ReassociationIndices shifted;
+    for (int64_t d : g)
+      if (d != r)
+        shifted.push_back(d - (d > r));
+    groups.push_back(shifted);
+  }
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  Value unrepeated = tensor::CollapseShapeOp::create(
+      rewriter, loc, grad, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  Value expanded = tensor::ExpandShapeOp::create(
+      rewriter, loc, gradType.clone(shape), unrepeated, groups);
+  SmallVector<unsigned> reductions;
+  sum.getReductionDims(reductions);
+  llvm::SmallBitVector dropped(sum.getNumLoops());
+  dropped.set(reductions.front());
+  SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+  SmallVector<AffineMap> copyMaps = {
+      compressDims(maps[0].dropResult(r), dropped),
+      compressDims(maps[1], dropped)};
+  Value init = sum.getDpsInits()[0];
+  Type resultElement = getElementTypeOrSelf(init.getType());
+  auto copy = linalg::GenericOp::create(
+      rewriter, loc, init.getType(), ValueRange{expanded},
+      ValueRange{tensor::EmptyOp::create(
+          rewriter, loc, tensor::getMixedSizes(rewriter, loc, init),
+          resultElement)},
+      copyMaps,
+      SmallVector<utils::IteratorType>(sum.getNumLoops() - 1,
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = args[0];
+        if (x.getType() != resultElement)
+          x = arith::ExtFOp::create(b, l, resultElement, x);
+        linalg::YieldOp::create(b, l, x);
+      });
+  Operation *expand = sum.getDpsInputs()[0].getDefiningOp();
+  rewriter.replaceOp(sum, copy.getResult(0));
+  eraseUnused(rewriter, {expand});
+}
+
 /// The written backward as one fp8.attention_grad of the fused forward,
-/// placed before the backward's first op. K and V are the ones the graph's
-/// backward reads: repeated for GQA where the graph repeated them (`key`
-/// null: the forward reads them unrepeated), so that the graph's own sums
-/// over each group stay as written.
+/// placed before the backward's first op. When the forward reads K and V
+/// unrepeated (GQA recovered) and the graph sums both gradients over each
+/// group, the op reads them unrepeated too and its gradients replace the
+/// sums; otherwise it reads K and V as the graph's backward does,
+/// repeated, and the graph's own sums stay as written.
 void fuseBackward(RewriterBase &rewriter, AttentionMatch &match,
-                  AttentionOp forward, Value key, Value value) {
+                  AttentionOp forward, bool grouped) {
   BackwardMatch &bw = *match.backward;
+  auto rounded = [](linalg::LinalgOp op, Operation *rounding) -> Value {
+    return rounding ? rounding->getResult(0) : op->getResult(0);
+  };
+  std::optional<KVRepeat> keyRepeat, valueRepeat;
+  linalg::GenericOp keySum, valueSum;
+  if (grouped) {
+    keyRepeat = findRepeat(match.key);
+    valueRepeat = findRepeat(match.value);
+    if (keyRepeat && valueRepeat) {
+      keySum = findGroupSum(rounded(bw.gradKey, bw.gradKeyRounding),
+                            *keyRepeat);
+      valueSum = findGroupSum(rounded(bw.gradValue, bw.gradValueRounding),
+                              *valueRepeat);
+    }
+  }
+  bool sumsFused = keySum && valueSum;
   // Before the first reader of dO: every gradient's users come after it.
   Operation *first = bw.gradValue;
   if (bw.gradProbabilities->isBeforeInBlock(first))
     first = bw.gradProbabilities;
   rewriter.setInsertionPoint(first);
   Location loc = bw.gradScores.getLoc();
-  if (!key) {
+  Value key = forward.getKey(), value = forward.getValue();
+  if (grouped && !sumsFused) {
     key = addUnitBatch(rewriter, loc, match.key);
     value = addUnitBatch(rewriter, loc, match.value);
   }
@@ -1158,15 +1270,20 @@ void fuseBackward(RewriterBase &rewriter, AttentionMatch &match,
       forward.getMask(), forward.getScaleAttr(), forward.getCausalAttr(),
       forward.getCausalOffsetAttr());
   auto replace = [&](linalg::LinalgOp op, Operation *rounding, Value with) {
-    Value old = rounding ? rounding->getResult(0) : op->getResult(0);
+    Value old = rounded(op, rounding);
     Value collapsed = tensor::CollapseShapeOp::create(
         rewriter, loc, old.getType(), with,
         SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
     rewriter.replaceAllUsesWith(old, collapsed);
   };
   replace(bw.gradQuery, bw.gradQueryRounding, grad.getGradQuery());
-  replace(bw.gradKey, bw.gradKeyRounding, grad.getGradKey());
-  replace(bw.gradValue, bw.gradValueRounding, grad.getGradValue());
+  if (sumsFused) {
+    replaceGroupSum(rewriter, keySum, *keyRepeat, grad.getGradKey());
+    replaceGroupSum(rewriter, valueSum, *valueRepeat, grad.getGradValue());
+  } else {
+    replace(bw.gradKey, bw.gradKeyRounding, grad.getGradKey());
+    replace(bw.gradValue, bw.gradValueRounding, grad.getGradValue());
+  }
   eraseUnused(rewriter, bw.ops());
 }
 
@@ -1207,8 +1324,7 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   rewriter.replaceOp(last, collapsed);
   if (match.backward)
-    fuseBackward(rewriter, match, attention, key3 == match.key ? key : Value(),
-                 value);
+    fuseBackward(rewriter, match, attention, /*grouped=*/key3 != match.key);
   // `last` is gone already.
   SmallVector<Operation *> chain = {match.output,   match.probRounding,
                                     match.softmax,  match.normalize,

@@ -37,6 +37,23 @@
 // PRESCALED: return
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
 // RUN: fp8-opt %s -split-input-file --fp8-fuse-attention=remarks=true -verify-diagnostics | FileCheck %s
+// A training step with grouped KV heads. The forward keeps lse and an f32 output, the
+// backward reads the 4 KV heads unrepeated, and its dK and dV replace the
+// graph's sums over each group of 2 query heads (a copy, widened to f32);
+// no score-sized tensor and no repeat of K or V is left.
+// RUN: fp8-gen --arch=llama --mode=train --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --vocab=32 --dtype=bf16 --form=generic \
+// RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=BACKWARD
+// BACKWARD: remark: attention fused into fp8.attention (causal, scale 2.500000e-01), its backward into fp8.attention_grad
+// The repeat of K and V (a copy that does not read the group dimension):
+// BACKWARD-NOT: (d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
+// BACKWARD: %[[O:.+]], %[[LSE:.+]] = fp8.attention %[[Q:.+]], %[[K:.+]], %[[V:.+]] scale 2.500000e-01 {causal} : tensor<1x8x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16> -> tensor<1x8x8x16xf32>, tensor<1x8x8xf32>
+// BACKWARD-NOT: tensor<8x8x8x
+// BACKWARD: %{{.+}}, %[[DK:.+]], %[[DV:.+]] = fp8.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %{{.+}}, %[[LSE]] scale 2.500000e-01 {causal} : tensor<1x8x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x4x8x16xbf16>, tensor<1x8x8x16xf32>, tensor<1x8x8xf32>
+// BACKWARD-NOT: tensor<8x8x8x
+// BACKWARD-DAG: tensor.collapse_shape %[[DK]] {{.+}} into tensor<4x8x16xbf16>
+// BACKWARD-DAG: tensor.collapse_shape %[[DV]] {{.+}} into tensor<4x8x16xbf16>
+// BACKWARD-NOT: tensor<8x8x8x
+// BACKWARD: return
 
 // GEN: remark: attention fused into fp8.attention (causal, scale 2.500000e-01)
 // GEN: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 {causal} : tensor<1x8x8x16x[[T:.+]]>, tensor<1x8x8x16x[[T]]>, tensor<1x8x8x16x[[T]]> -> tensor<1x8x8x16x[[T]]>

@@ -41,9 +41,8 @@
 // FUSED-NEXT: ],
 
 // A training step saves P for the backward: both fuse. The forward keeps
-// its log-sum-exp; the backward reads K and V as the graph's backward does,
-// repeated to the 8 query heads (the graph sums dK and dV over each group
-// itself, after the op).
+// its log-sum-exp; the backward reads K and V unrepeated too (4 KV heads),
+// its dK and dV replacing the graph's sums over each group.
 // TRAIN:      "attention": [
 // TRAIN-NEXT:   {
 // TRAIN:          "function": "train_step",
@@ -56,7 +55,7 @@
 // TRAIN:          "causal": true,
 // TRAIN:          "function": "train_step",
 // TRAIN-NEXT:     "fused": true,
-// TRAIN:          "kv_heads": 8,
+// TRAIN:          "kv_heads": 4,
 // TRAIN-NOT:      "lse"
 // TRAIN:          "op": "fp8.attention_grad",
 // TRAIN-NEXT:     "query_heads": 8,
