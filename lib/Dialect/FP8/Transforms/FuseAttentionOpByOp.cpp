@@ -44,6 +44,8 @@ struct Chain {
   SmallVector<Operation *> inits; // fills etc., erased when left unused
   Value mask;
   AffineMap maskMap;
+  // An i1 mask selecting -inf: where it is false (`keepWhere`), or true.
+  bool booleanMask = false, keepWhere = true;
   float scale = 1.0f;
   int64_t rank = 0; // of the score space
 };
@@ -273,8 +275,16 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
     scores = throughReshapes(scores, chain);
     if (auto qk = scores.getDefiningOp<linalg::LinalgOp>();
         qk && (isBatchContraction(qk, /*transposedRhs=*/true) ||
-               isBatchContraction(qk, /*transposedRhs=*/false)))
+               isBatchContraction(qk, /*transposedRhs=*/false))) {
+      // -inf times the scale stays -inf, before or after it, when the
+      // scale is positive.
+      if (chain.booleanMask && !(chain.scale > 0.0f)) {
+        reason = "the scores are selected to -inf and scaled by a "
+                 "non-positive constant";
+        return failure();
+      }
       return qk;
+    }
     int64_t rank = cast<ShapedType>(scores.getType()).getRank();
     Operation *step = nullptr;
     Value next;
@@ -329,10 +339,36 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
         step = add;
         break;
       }
+    } else if (auto select = elementwise<arith::SelectOp>(scores, rank)) {
+      // A boolean mask: select(m, s, -inf) keeps where m is true,
+      // select(m, -inf, s) where it is false.
+      auto [cond, condMap] = inputOf(select.getCondition());
+      for (auto [x, fill, keepWhere] :
+           {std::tuple(select.getTrueValue(), select.getFalseValue(), true),
+            std::tuple(select.getFalseValue(), select.getTrueValue(), false)}) {
+        auto [input, map] = inputOf(x);
+        std::optional<double> constant = constantOf(fill);
+        if (!cond || !input || !map.isIdentity() ||
+            !isBroadcastMap(condMap, rank) || !constant ||
+            !std::isinf(*constant) || *constant > 0 || !reachesGemm(input))
+          continue;
+        if (masked) {
+          reason = "more than one mask is applied to the scores";
+          return failure();
+        }
+        masked = true;
+        chain.mask = cond;
+        chain.maskMap = condMap;
+        chain.booleanMask = true;
+        chain.keepWhere = keepWhere;
+        next = input;
+        step = select;
+        break;
+      }
     }
     if (!step) {
       reason = "the scores are modified by something other than a constant "
-               "scale and an added mask";
+               "scale, an added mask and a mask selecting -inf";
       return failure();
     }
     chain.ops.insert(step->getParentOp());
@@ -433,6 +469,25 @@ Value asAttentionOperand(RewriterBase &rewriter, Location loc, Value value) {
   }
   return addUnitBatch(rewriter, loc, value);
 }
+/// The i1 tensor `mask` negated: the op's boolean mask keeps where true.
+Value negated(RewriterBase &rewriter, Location loc, Value mask) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, mask),
+      type.getElementType());
+  return linalg::GenericOp::create(
+             rewriter, loc, type, ValueRange{mask}, ValueRange{empty},
+             SmallVector<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &b, Location l, ValueRange args) {
+               Value one = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
+               linalg::YieldOp::create(
+                   b, l, arith::XOrIOp::create(b, l, args[0], one).getResult());
+             })
+      .getResult(0);
+}
 } // namespace
 
 FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
@@ -510,10 +565,12 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
               getAffineConstantExpr(0, chain.maskMap.getContext()) &&
           maskShape[d] != 1)
         shared = perBatch = false;
+    Type maskElement = maskType.getElementType();
     if (!maskType.hasStaticShape() || (!shared && !perBatch) ||
-        !isa<Float32Type>(maskType.getElementType())) {
-      reason = "the mask is not one f32 tensor for all heads or one per "
-               "batch and head";
+        !(chain.booleanMask ? maskElement.isInteger(1)
+                            : isa<Float32Type>(maskElement))) {
+      reason = "the mask is not one f32 (added) or i1 (selecting) tensor for "
+               "all heads or one per batch and head";
       return failure();
     }
   }
@@ -545,6 +602,8 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
   Value mask;
   if (chain.mask)
     mask = asAttentionOperand(rewriter, loc, chain.mask);
+  if (chain.booleanMask && !chain.keepWhere)
+    mask = negated(rewriter, loc, mask);
   Value q4 = addUnitBatch(rewriter, loc, query);
   Value k4 = addUnitBatch(rewriter, loc, key);
   Value v4 = addUnitBatch(rewriter, loc, value);

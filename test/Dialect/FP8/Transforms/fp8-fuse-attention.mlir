@@ -36,6 +36,25 @@
 // PRESCALED-NOT: linalg.transpose
 // PRESCALED: return
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
+// A boolean mask selecting -inf, one op per step (TOSA): the op's i1 mask is
+// its negation (the graph selects -inf where the mask is true). Selecting
+// a finite value instead (-1e9, as some exporters do) is not the same
+// softmax for a row whose keys are all masked (uniform where -inf gives
+// NaN): left as written.
+// RUN: fp8-opt %S/../../../Integration/Inputs/tosa-select-mask-attention.mlir --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=SELECT
+// RUN: sed 's/0xFF800000/-1.0e+09/' %S/../../../Integration/Inputs/tosa-select-mask-attention.mlir \
+// RUN: | fp8-opt --fp8-import-tosa --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=FINITE
+// SELECT: remark: attention fused into fp8.attention (mask, scale 1.767767e-01)
+// SELECT: %[[HIDE:.+]] = linalg.generic
+// SELECT: arith.cmpf
+// SELECT: %[[KEEP:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<1x1x1x16xi1>)
+// SELECT-NEXT: ^bb0(%{{.+}}: i1, %{{.+}}: i1):
+// SELECT-NEXT: %[[TRUE:.+]] = arith.constant true
+// SELECT-NEXT: arith.xori %{{.+}}, %[[TRUE]] : i1
+// SELECT: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[KEEP]] : tensor<1x1x1x16xi1> scale 0.176776{{[0-9]+}} :
+// SELECT-NOT: arith.select
+// SELECT: return
+// FINITE: remark: attention left as written: the scores are modified by something other than a constant scale, an added mask and a mask selecting -inf
 // RUN: fp8-opt %s -split-input-file --fp8-fuse-attention=remarks=true -verify-diagnostics | FileCheck %s
 // A training step with grouped KV heads. The forward keeps lse and an f32 output, the
 // backward reads the 4 KV heads unrepeated, and its dK and dV replace the
