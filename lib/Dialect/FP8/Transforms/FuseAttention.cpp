@@ -354,6 +354,7 @@ struct AttentionMatch {
   Value mask;                     // [b or 1, i or 1, j or 1]: added or i1
   float scale = 1.0f;
   bool causal = false;
+  int64_t causalOffset = 0; // keys j <= i + causalOffset are seen
   std::optional<BackwardMatch> backward; // P saved for it, in a training step
 };
 
@@ -389,7 +390,8 @@ bool isExpOfDifference(Value value, Block *body) {
          sub.getRhs() == body->getArgument(1);
 }
 
-/// `select(j > i, -inf, s)` on the loop indices: the causal mask.
+/// `select(j > i + p, -inf, s)` on the loop indices: the causal mask, with
+/// an offset p (a constant: the length of a KV-cache prefix), 0 if absent.
 LogicalResult matchCausal(arith::SelectOp select, AttentionMatch &match,
                         std::string &reason) {
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
@@ -401,23 +403,51 @@ LogicalResult matchCausal(arith::SelectOp select, AttentionMatch &match,
              "-inf mask";
     return failure();
   }
-  auto index = [](Value v) -> int64_t {
+  // The loop index `v` reads, plus a constant offset (`linalg.index d`
+  // or `linalg.index d + c`, either order).
+  auto index = [](Value v, int64_t &offset) -> int64_t {
+    offset = 0;
+    if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+      for (auto [x, c] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+        IntegerAttr constant;
+        auto idx = x.getDefiningOp<linalg::IndexOp>();
+        if (idx && matchPattern(c, m_Constant(&constant))) {
+          offset = constant.getInt();
+          return idx.getDim();
+        }
+      }
+      return -1;
+    }
     if (auto idx = v.getDefiningOp<linalg::IndexOp>())
       return idx.getDim();
     return -1;
   };
-  int64_t lhs = index(cmp.getLhs()), rhs = index(cmp.getRhs());
+  int64_t lhsOffset = 0, rhsOffset = 0;
+  int64_t lhs = index(cmp.getLhs(), lhsOffset),
+          rhs = index(cmp.getRhs(), rhsOffset);
   using P = arith::CmpIPredicate;
-  bool keyAfterQuery =
-      ((cmp.getPredicate() == P::ugt || cmp.getPredicate() == P::sgt) &&
-       lhs == 2 && rhs == 1) ||
-      ((cmp.getPredicate() == P::ult || cmp.getPredicate() == P::slt) &&
-       lhs == 1 && rhs == 2);
-  if (!keyAfterQuery) {
-    reason = "the -inf mask is not the causal j > i";
+  // j > i + p, or i + p < j: the key index carries no offset. Unsigned
+  // comparisons are the same for the non-negative indices and offset.
+  bool greater = cmp.getPredicate() == P::ugt || cmp.getPredicate() == P::sgt;
+  bool less = cmp.getPredicate() == P::ult || cmp.getPredicate() == P::slt;
+  bool unsignedCmp =
+      cmp.getPredicate() == P::ugt || cmp.getPredicate() == P::ult;
+  int64_t offset = 0;
+  bool keyAfterQuery = false;
+  if (greater && lhs == 2 && rhs == 1 && lhsOffset == 0) {
+    keyAfterQuery = true;
+    offset = rhsOffset;
+  } else if (less && lhs == 1 && rhs == 2 && rhsOffset == 0) {
+    keyAfterQuery = true;
+    offset = lhsOffset;
+  }
+  if (!keyAfterQuery || (unsignedCmp && offset < 0)) {
+    reason = "the -inf mask is not the causal j > i (+ a constant)";
     return failure();
   }
   match.causal = true;
+  match.causalOffset = offset;
   return success();
 }
 
@@ -544,7 +574,8 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
   // Nothing else may happen to the scores.
   for (Operation *nested : bodyOps(op))
     if (!isa<arith::ExtFOp, arith::MulFOp, arith::DivFOp, arith::SelectOp,
-             arith::CmpIOp, linalg::IndexOp, arith::ConstantOp>(nested) &&
+             arith::CmpIOp, linalg::IndexOp, arith::AddIOp,
+             arith::ConstantOp>(nested) &&
         !(match.mask && isa<arith::AddFOp>(nested))) {
       reason = "a score modifier that is not modeled ('" +
                nested->getName().getStringRef().str() + "')";
@@ -1020,6 +1051,10 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
       if (!reason.empty())
         return failure();
       softmaxPrivate = false;
+    } else if (match.causalOffset < 0) {
+      reason = "the backward of a causal mask with a negative offset (rows "
+               "that see no key) is not modeled";
+      return failure();
     } else if (match.queryScale || match.keyScale) {
       reason = "the backward of an attention whose Q or K is scaled before "
                "Q K^T is not modeled";
@@ -1315,7 +1350,7 @@ void fuse(RewriterBase &rewriter, AttentionMatch &match) {
       rewriter, loc, outputType, lseType, query, key, value, mask,
       rewriter.getF32FloatAttr(match.scale),
       match.causal ? rewriter.getUnitAttr() : UnitAttr(),
-      rewriter.getI64IntegerAttr(0));
+      rewriter.getI64IntegerAttr(match.causalOffset));
   Value output = attention.getOutput();
   if (outputType != resultType.clone(shape))
     output = roundTo(rewriter, loc, output, resultType.getElementType());
@@ -1390,6 +1425,9 @@ struct FP8FuseAttentionPass
       if (remarks)
         candidate->emitRemark("attention fused into fp8.attention (")
             << (match->causal ? "causal, " : "")
+            << (match->causalOffset
+                    ? "offset " + std::to_string(match->causalOffset) + ", "
+                    : std::string())
             << (match->mask ? "mask, " : "") << "scale " << match->scale
             << ")"
             << (match->backward ? ", its backward into fp8.attention_grad"

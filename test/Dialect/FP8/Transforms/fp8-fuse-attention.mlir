@@ -36,6 +36,12 @@
 // PRESCALED-NOT: linalg.transpose
 // PRESCALED: return
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
+// The causal select with an offset (j > i + 32: a prefill after a KV-cache
+// prefix of 32 tokens) becomes the op's causal_offset.
+// RUN: fp8-opt %S/../../../Integration/Inputs/causal-offset-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=PREFIX
+// PREFIX: remark: attention fused into fp8.attention (causal, offset 32, scale 1.767767e-01)
+// PREFIX: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 0.176776{{[0-9]+}} {causal, causal_offset = 32 : i64} : tensor<1x4x64x32xf32>, tensor<1x4x96x32xf32>, tensor<1x4x96x16xf32> -> tensor<1x4x64x16xf32>
+// PREFIX-NOT: arith.select
 // A boolean mask selecting -inf, one op per step (TOSA): the op's i1 mask is
 // its negation (the graph selects -inf where the mask is true). Selecting
 // a finite value instead (-1e9, as some exporters do) is not the same
