@@ -51,21 +51,18 @@ struct AttentionGradOpLowering : OpConversionPattern<AttentionGradOp> {
     Value query = adaptor.getQuery(), key = adaptor.getKey(),
           value = adaptor.getValue(), output = adaptor.getOutput(),
           gradOutput = adaptor.getGradOutput(), lse = adaptor.getLse();
-    auto queryType = cast<RankedTensorType>(query.getType());
-    auto keyType = cast<RankedTensorType>(key.getType());
-    Type element = queryType.getElementType();
+    Type element = cast<RankedTensorType>(query.getType()).getElementType();
     const ScoreModifiers modifiers = ScoreModifiers::of(op, adaptor.getMask());
     const float scale = modifiers.scale;
 
-    int64_t sq = queryType.getDimSize(2), sk = keyType.getDimSize(2);
-    const int64_t queryTile = tileFor(sq, kQueryTile);
-    const int64_t keyTile = tileFor(sk, kKeyTile);
-    Value batch = t.dim(query, 0), queryHeads = t.dim(query, 1),
-          queryLength = t.dim(query, 2), keyHeads = t.dim(key, 1),
-          keyLength = t.dim(key, 2);
-    Value group = arith::DivUIOp::create(rewriter, loc, queryHeads, keyHeads);
-    OpFoldResult headDim = tensor::getMixedSize(rewriter, loc, query, 3);
-    OpFoldResult valueDim = tensor::getMixedSize(rewriter, loc, value, 3);
+    AttentionSizes sizes(t, query, key, value);
+    // Plain copies: lambdas below capture them (C++17 cannot capture
+    // structured bindings).
+    Value batch = sizes.batch, queryHeads = sizes.queryHeads,
+          queryLength = sizes.queryLength, keyHeads = sizes.keyHeads,
+          keyLength = sizes.keyLength, group = sizes.group;
+    OpFoldResult headDim = sizes.headDim, valueDim = sizes.valueDim;
+    const int64_t queryTile = sizes.queryTile, keyTile = sizes.keyTile;
     OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
 
     AffineExpr i = getAffineDimExpr(0, context), j = getAffineDimExpr(1, context);
@@ -203,9 +200,8 @@ struct AttentionGradOpLowering : OpConversionPattern<AttentionGradOp> {
     };
 
     // ---- dK and dV: per key tile, over every query row that sees it. ----
-    std::optional<int64_t> staticKeyTile;
-    if (!ShapedType::isDynamic(sk) && sk % keyTile == 0)
-      staticKeyTile = keyTile;
+    std::optional<int64_t> staticKeyTile = AttentionSizes::staticTile(
+        cast<RankedTensorType>(key.getType()).getDimSize(2), keyTile);
     SmallVector<OpFoldResult> keySizes =
         tensor::getMixedSizes(rewriter, loc, key);
     SmallVector<OpFoldResult> valueSizes =
@@ -290,9 +286,8 @@ struct AttentionGradOpLowering : OpConversionPattern<AttentionGradOp> {
     }
 
     // ---- dQ: per query tile, over the keys it sees. ----
-    std::optional<int64_t> staticQueryTile;
-    if (!ShapedType::isDynamic(sq) && sq % queryTile == 0)
-      staticQueryTile = queryTile;
+    std::optional<int64_t> staticQueryTile = AttentionSizes::staticTile(
+        cast<RankedTensorType>(query.getType()).getDimSize(2), queryTile);
     Value numQueryTiles = arith::CeilDivUIOp::create(rewriter, loc, queryLength,
                                                      t.index(queryTile));
     SmallVector<OpFoldResult> querySizes =

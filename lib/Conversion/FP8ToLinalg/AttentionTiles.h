@@ -135,6 +135,35 @@ struct TileBuilder {
   }
 };
 
+/// What both lowerings read from Q [b, hq, sq, d], K [b, hkv, sk, d] and
+/// V [b, hkv, sk, dv]: the sizes, the group (query head h reads KV head
+/// h / group) and the tiles along sq and sk.
+struct AttentionSizes {
+  Value batch, queryHeads, queryLength, keyHeads, keyLength, group;
+  OpFoldResult headDim, valueDim;
+  int64_t queryTile, keyTile;
+
+  AttentionSizes(TileBuilder &t, Value query, Value key, Value value)
+      : batch(t.dim(query, 0)), queryHeads(t.dim(query, 1)),
+        queryLength(t.dim(query, 2)), keyHeads(t.dim(key, 1)),
+        keyLength(t.dim(key, 2)),
+        group(arith::DivUIOp::create(t.b, t.loc, queryHeads, keyHeads)),
+        headDim(tensor::getMixedSize(t.b, t.loc, query, 3)),
+        valueDim(tensor::getMixedSize(t.b, t.loc, value, 3)),
+        queryTile(tileFor(cast<RankedTensorType>(query.getType()).getDimSize(2),
+                          kQueryTile)),
+        keyTile(tileFor(cast<RankedTensorType>(key.getType()).getDimSize(2),
+                        kKeyTile)) {}
+
+  /// The static size of every tile of a sequence of static `length` when
+  /// all are full, else none.
+  static std::optional<int64_t> staticTile(int64_t length, int64_t tile) {
+    if (!ShapedType::isDynamic(length) && length % tile == 0)
+      return tile;
+    return std::nullopt;
+  }
+};
+
 /// Where a score tile lies: head (n, h), query rows from q0, keys from k0.
 struct ScoreTile {
   Value n, h, q0, k0;

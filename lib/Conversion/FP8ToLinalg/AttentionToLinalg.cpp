@@ -97,30 +97,24 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     MLIRContext *context = rewriter.getContext();
     Value query = adaptor.getQuery(), key = adaptor.getKey(),
           value = adaptor.getValue(), mask = adaptor.getMask();
-    auto queryType = cast<RankedTensorType>(query.getType());
-    auto keyType = cast<RankedTensorType>(key.getType());
     // The output's type: the inputs', or f32 (unrounded).
     Type element = op.getOutput().getType().getElementType();
-    const bool causal = op.getCausal();
-    const int64_t causalOffset = op.getCausalOffset();
+    const ScoreModifiers modifiers = ScoreModifiers::of(op, mask);
     const float negInf = -std::numeric_limits<float>::infinity();
 
-    Value batch = t.dim(query, 0), queryHeads = t.dim(query, 1),
-          queryLength = t.dim(query, 2), keyHeads = t.dim(key, 1),
-          keyLength = t.dim(key, 2);
-    Value group = arith::DivUIOp::create(rewriter, loc, queryHeads, keyHeads);
-    OpFoldResult headDim = tensor::getMixedSize(rewriter, loc, query, 3);
-    OpFoldResult valueDim = tensor::getMixedSize(rewriter, loc, value, 3);
-
-    // Tile sizes: a whole short sequence is one tile. Query tiles have a
-    // static size when every one is full; key tiles always do, but for one
-    // tail tile after them (below), so the linalg ops vectorize.
-    int64_t sq = queryType.getDimSize(2), sk = keyType.getDimSize(2);
-    int64_t queryTile = tileFor(sq, kQueryTile);
-    int64_t keyTile = tileFor(sk, kKeyTile);
-    std::optional<int64_t> staticQueryTile;
-    if (!ShapedType::isDynamic(sq) && sq % queryTile == 0)
-      staticQueryTile = queryTile;
+    AttentionSizes sizes(t, query, key, value);
+    // Plain copies: lambdas below capture them (C++17 cannot capture
+    // structured bindings).
+    Value batch = sizes.batch, queryHeads = sizes.queryHeads,
+          queryLength = sizes.queryLength, keyLength = sizes.keyLength,
+          group = sizes.group;
+    OpFoldResult headDim = sizes.headDim, valueDim = sizes.valueDim;
+    const int64_t queryTile = sizes.queryTile, keyTile = sizes.keyTile;
+    // Query tiles have a static size when every one is full; key tiles
+    // always do, but for one tail tile after them (below), so the linalg
+    // ops vectorize.
+    std::optional<int64_t> staticQueryTile = AttentionSizes::staticTile(
+        cast<RankedTensorType>(query.getType()).getDimSize(2), queryTile);
 
     Value numQueryTiles = arith::CeilDivUIOp::create(rewriter, loc, queryLength,
                                                      t.index(queryTile));
@@ -155,8 +149,9 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     // Keys past the causal diagonal of the tile's last row are masked for
     // every row of the tile: the loop stops before them.
     Value keyEnd = keyLength;
-    if (causal) {
-      Value diagonal = t.add(t.add(q0, rows), t.index(causalOffset));
+    if (modifiers.causal) {
+      Value diagonal =
+          t.add(t.add(q0, rows), t.index(modifiers.causalOffset));
       diagonal = arith::MaxSIOp::create(rewriter, loc, diagonal, t.index(0));
       keyEnd = arith::MinSIOp::create(rewriter, loc, diagonal, keyLength);
     }
@@ -187,7 +182,6 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
 
     // One key tile of `cols` keys from `k0`: `state` is (m, l, O, alpha, S),
     // S a [rows, cols] scratch; returns the updated state.
-    ScoreModifiers modifiers = ScoreModifiers::of(op, mask);
     auto keyTileStep = [&](OpBuilder &b, Location l, Value k0,
                            OpFoldResult colsOfr,
                            ValueRange state) -> SmallVector<Value> {

@@ -310,6 +310,11 @@ void attention::recoverGroupedKV(RewriterBase &rewriter, Location loc,
 namespace {
 using namespace mlir::fp8::attention;
 
+/// `op`'s result as the graph reads it: through its rounding generic, if any.
+Value readResult(linalg::LinalgOp op, Operation *rounding) {
+  return rounding ? rounding->getResult(0) : op->getResult(0);
+}
+
 /// The backward of an attention written out, as fp8-gen's training step
 /// writes it: dV = P^T dO, dP = dO V^T, D = rowsum(P dP), dS = P (dP - D) c
 /// (c the forward's scale), dQ = dS K, dK = dS^T Q; each contraction
@@ -935,12 +940,9 @@ LogicalResult checkBackward(AttentionMatch &match, Value forwardResult,
                             std::string &reason) {
   BackwardMatch &bw = *match.backward;
   Type element = getElementTypeOrSelf(match.query.getType());
-  auto rounded = [](linalg::LinalgOp op, Operation *rounding) -> Value {
-    return rounding ? rounding->getResult(0) : op->getResult(0);
-  };
-  for (Value v : {bw.gradOutput, rounded(bw.gradQuery, bw.gradQueryRounding),
-                  rounded(bw.gradKey, bw.gradKeyRounding),
-                  rounded(bw.gradValue, bw.gradValueRounding)})
+  for (Value v : {bw.gradOutput, readResult(bw.gradQuery, bw.gradQueryRounding),
+                  readResult(bw.gradKey, bw.gradKeyRounding),
+                  readResult(bw.gradValue, bw.gradValueRounding)})
     if (getElementTypeOrSelf(v.getType()) != element) {
       reason = "the backward's dO or gradients are not in the forward's "
                "element type";
@@ -1270,18 +1272,15 @@ void replaceGroupSum(RewriterBase &rewriter, linalg::GenericOp sum,
 void fuseBackward(RewriterBase &rewriter, AttentionMatch &match,
                   AttentionOp forward, bool grouped) {
   BackwardMatch &bw = *match.backward;
-  auto rounded = [](linalg::LinalgOp op, Operation *rounding) -> Value {
-    return rounding ? rounding->getResult(0) : op->getResult(0);
-  };
   std::optional<KVRepeat> keyRepeat, valueRepeat;
   linalg::GenericOp keySum, valueSum;
   if (grouped) {
     keyRepeat = findRepeat(match.key);
     valueRepeat = findRepeat(match.value);
     if (keyRepeat && valueRepeat) {
-      keySum = findGroupSum(rounded(bw.gradKey, bw.gradKeyRounding),
+      keySum = findGroupSum(readResult(bw.gradKey, bw.gradKeyRounding),
                             *keyRepeat);
-      valueSum = findGroupSum(rounded(bw.gradValue, bw.gradValueRounding),
+      valueSum = findGroupSum(readResult(bw.gradValue, bw.gradValueRounding),
                               *valueRepeat);
     }
   }
@@ -1305,7 +1304,7 @@ void fuseBackward(RewriterBase &rewriter, AttentionMatch &match,
       forward.getMask(), forward.getScaleAttr(), forward.getCausalAttr(),
       forward.getCausalOffsetAttr());
   auto replace = [&](linalg::LinalgOp op, Operation *rounding, Value with) {
-    Value old = rounded(op, rounding);
+    Value old = readResult(op, rounding);
     Value collapsed = tensor::CollapseShapeOp::create(
         rewriter, loc, old.getType(), with,
         SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});

@@ -271,6 +271,17 @@ FailureOr<Value> matchSoftmax(Value probabilities, Chain &chain,
 FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
                                         std::string &reason) {
   bool masked = false, scaled = false;
+  // At most one mask, `m` read at `map` on the scores.
+  auto takeMask = [&](Value m, AffineMap map) {
+    if (masked) {
+      reason = "more than one mask is applied to the scores";
+      return false;
+    }
+    masked = true;
+    chain.mask = m;
+    chain.maskMap = map;
+    return true;
+  };
   while (true) {
     scores = throughReshapes(scores, chain);
     if (auto qk = scores.getDefiningOp<linalg::LinalgOp>();
@@ -324,17 +335,12 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
         if (!x || !m || !xMap.isIdentity() || !isBroadcastMap(mMap, rank) ||
             constantOf(mArg) || !reachesGemm(x))
           continue;
-        if (masked) {
-          reason = "more than one mask is added to the scores";
-          return failure();
-        }
-        if (scaled) {
+        if (scaled && !masked) {
           reason = "the mask is added before the scores are scaled";
           return failure();
         }
-        masked = true;
-        chain.mask = m;
-        chain.maskMap = mMap;
+        if (!takeMask(m, mMap))
+          return failure();
         next = x;
         step = add;
         break;
@@ -352,13 +358,8 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
             !isBroadcastMap(condMap, rank) || !constant ||
             !std::isinf(*constant) || *constant > 0 || !reachesGemm(input))
           continue;
-        if (masked) {
-          reason = "more than one mask is applied to the scores";
+        if (!takeMask(cond, condMap))
           return failure();
-        }
-        masked = true;
-        chain.mask = cond;
-        chain.maskMap = condMap;
         chain.booleanMask = true;
         chain.keepWhere = keepWhere;
         next = input;
