@@ -920,3 +920,20 @@ func.func @attention_grad_grad_output(%q: tensor<1x8x16x64xbf16>, %o: tensor<1x8
   %0:3 = "fp8.attention_grad"(%q, %q, %q, %o, %o, %lse) <{scale = 1.0 : f32}> : (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16xf32>) -> (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>)
   return
 }
+
+// -----
+
+// A GEMM's own recipe (fp8-quantize honours it) is checked like the module's.
+func.func @gemm_recipe_not_a_recipe(%x: tensor<64x256xbf16>, %w: tensor<256x128xbf16>, %c: tensor<64x128xbf16>) -> tensor<64x128xbf16> {
+  // expected-error @+1 {{'fp8.recipe' must be a #fp8.recipe, got "row"}}
+  %y = linalg.matmul {fp8.recipe = "row"} ins(%x, %w : tensor<64x256xbf16>, tensor<256x128xbf16>) outs(%c : tensor<64x128xbf16>) -> tensor<64x128xbf16>
+  return %y : tensor<64x128xbf16>
+}
+
+// -----
+
+func.func @gemm_recipe_delayed_rows(%x: tensor<64x256xbf16>, %w: tensor<256x128xbf16>, %c: tensor<64x128xbf16>) -> tensor<64x128xbf16> {
+  // expected-error @+1 {{granularity row computes every scale from its block's own amax: it needs current scaling}}
+  %y = linalg.matmul {fp8.recipe = #fp8.recipe<granularity = row>} ins(%x, %w : tensor<64x256xbf16>, tensor<256x128xbf16>) outs(%c : tensor<64x128xbf16>) -> tensor<64x128xbf16>
+  return %y : tensor<64x128xbf16>
+}

@@ -580,9 +580,16 @@ static std::optional<GemmReason> checkStructure(linalg::LinalgOp op,
 static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
                          const GemmPolicy &policy,
                          ArrayRef<llvm::Regex> exclude) {
+  // The GEMM's own recipe decides what its recipe implies.
+  bool requireStaticShapes = policy.requireStaticShapes;
+  bool wgradHigh = policy.wgradHigh;
+  if (info.ownRecipe) {
+    requireStaticShapes = info.ownRecipe.getGranularity() != Granularity::tensor;
+    wgradHigh = info.ownRecipe.getWgradHigh();
+  }
   // Blocks are split statically: no recipe finer than the tensor applies to
   // dynamic sizes, not even on request.
-  if (policy.requireStaticShapes &&
+  if (requireStaticShapes &&
       llvm::any_of(info.getSizes(), ShapedType::isDynamic))
     return GemmReason::DynamicBlockShape;
   if (auto precision = op->getAttrOfType<StringAttr>("fp8.precision")) {
@@ -608,7 +615,7 @@ static GemmReason decide(linalg::LinalgOp op, GemmInfo &info,
   bool activationGemm = !hasWeight && (!hasGradient || batched);
   if (activationGemm && !policy.fp8Attention)
     return GemmReason::ActivationGemm;
-  if (policy.wgradHigh && !hasWeight && hasGradient)
+  if (wgradHigh && !hasWeight && hasGradient)
     return GemmReason::WeightGradientKept;
 
   auto unaligned = [](int64_t size) {
@@ -659,6 +666,7 @@ mlir::fp8::analyzeGemms(ModuleOp module, const GemmPolicy &policy) {
       return;
     GemmInfo info;
     info.op = op;
+    info.ownRecipe = op->getAttrOfType<RecipeAttr>("fp8.recipe");
     Operation *func = op->getParentOfType<FunctionOpInterface>();
     info.index = gemmsPerFunction[func]++;
     if (isConvolution) {
@@ -749,7 +757,7 @@ mlir::fp8::getOperandBlock(RecipeAttr recipe, OperandRole role,
   llvm_unreachable("unknown granularity");
 }
 
-static llvm::json::Object buildRecipeReport(RecipeAttr recipe) {
+llvm::json::Object mlir::fp8::buildRecipeReport(RecipeAttr recipe) {
   llvm::json::Object object{
       {"granularity", stringifyGranularity(recipe.getGranularity()).str()},
       {"scaling", stringifyScaling(recipe.getScaling()).str()},
@@ -773,6 +781,7 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
   int64_t numFP8 = 0, unknownFlops = 0;
   for (const GemmInfo &gemm : gemms) {
     MLIRContext *context = gemm.op->getContext();
+    RecipeAttr gemmRecipe = gemm.getRecipe(recipe);
     auto func = gemm.op->getParentOfType<FunctionOpInterface>();
     llvm::json::Object record{
         {"function", func ? func.getName().str() : ""},
@@ -782,6 +791,8 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
         {"decision", gemm.isFP8() ? "fp8" : "high_precision"},
         {"reason", stringifyGemmReason(gemm.reason).str()},
     };
+    if (gemm.ownRecipe)
+      record["recipe"] = buildRecipeReport(gemm.ownRecipe);
     if (gemm.reason != GemmReason::Convolution && gemm.lhs.value) {
       llvm::json::Array batch;
       for (int64_t size : gemm.batch)
@@ -808,7 +819,7 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
         if (gemm.isFP8()) {
           std::string format;
           llvm::raw_string_ostream os(format);
-          os << getOperandFloat8Type(context, recipe, operand.role);
+          os << getOperandFloat8Type(context, gemmRecipe, operand.role);
           object["format"] = format;
         }
         return object;
@@ -816,10 +827,10 @@ llvm::json::Value mlir::fp8::buildGemmReport(ArrayRef<GemmInfo> gemms,
       record["lhs"] = operandJson(gemm.lhs);
       record["rhs"] = operandJson(gemm.rhs);
       // Blocks in the logical layouts [M, K] and [K, N].
-      auto lhsBlock = getOperandBlock(recipe, gemm.lhs.role, gemm.rhs.role,
-                                      gemm.k, gemm.m);
-      auto rhsBlock = getOperandBlock(recipe, gemm.rhs.role, gemm.lhs.role,
-                                      gemm.k, gemm.n);
+      auto lhsBlock = getOperandBlock(gemmRecipe, gemm.lhs.role,
+                                      gemm.rhs.role, gemm.k, gemm.m);
+      auto rhsBlock = getOperandBlock(gemmRecipe, gemm.rhs.role,
+                                      gemm.lhs.role, gemm.k, gemm.n);
       if (gemm.isFP8() && lhsBlock && rhsBlock) {
         auto [lhsK, lhsM] = *lhsBlock;
         auto [rhsK, rhsN] = *rhsBlock;

@@ -24,6 +24,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8QUANTIZE
@@ -167,18 +168,21 @@ private:
 struct DelayedUpdate {
   Value history, amax, scale;
   FloatType fp8Type;
+  RecipeAttr recipe;
   std::string historyName, scaleName;
   /// The GEMM that needed the state, for errors.
   Operation *user;
 };
 
 /// Emits the quantization of GEMM operands for one module, sharing the casts
-/// of tensors that feed several GEMMs.
+/// of tensors that feed several GEMMs. Each GEMM is quantized under its own
+/// recipe if it has one, else under the module's.
 class OperandQuantizer {
 public:
-  OperandQuantizer(ModuleOp module, RecipeAttr recipe, StateStorage &state,
-                   OpBuilder::Listener *listener)
-      : module(module), recipe(recipe), state(state), listener(listener) {}
+  OperandQuantizer(ModuleOp module, RecipeAttr moduleRecipe,
+                   StateStorage &state, OpBuilder::Listener *listener)
+      : module(module), moduleRecipe(moduleRecipe), state(state),
+        listener(listener) {}
 
   /// Quantizes `operand` (`original`: the operand as the analysis traced
   /// it, before earlier rewrites).
@@ -206,33 +210,37 @@ private:
 
   Quantized quantizeWithCurrentScale(OpBuilder &builder, Location loc,
                                      Value value, FloatType fp8Type,
+                                     RecipeAttr recipe,
                                      const RankVariance *reduceOver);
   Quantized quantizeWithBlockScales(OpBuilder &builder, Location loc,
                                     Value value, FloatType fp8Type,
-                                    DenseI64ArrayAttr block,
+                                    DenseI64ArrayAttr block, RecipeAttr recipe,
                                     const RankVariance *reduceOver);
   FailureOr<bool> blocksSpanRanks(const GemmInfo &gemm, Value original,
                                   StringRef side, RankedTensorType type,
-                                  ArrayRef<int64_t> block,
+                                  ArrayRef<int64_t> block, RecipeAttr recipe,
                                   const RankVariance &variance);
   DenseI64ArrayAttr getBlock(const GemmInfo &gemm, const GemmOperand &operand,
-                             bool isLhs);
-  FailureOr<Quantized> quantizeWithDelayedScale(OpBuilder &builder,
-                                                Location loc, Value value,
-                                                FloatType fp8Type,
-                                                StringRef stateName,
-                                                Operation *user,
-                                                const RankVariance *reduceOver);
+                             bool isLhs, RecipeAttr recipe);
+  FailureOr<Quantized>
+  quantizeWithDelayedScale(OpBuilder &builder, Location loc, Value value,
+                           FloatType fp8Type, RecipeAttr recipe,
+                           StringRef stateName, Operation *user,
+                           const RankVariance *reduceOver);
   std::string getStateName(const GemmInfo &gemm, Value value, StringRef side);
 
   ModuleOp module;
-  RecipeAttr recipe;
+  RecipeAttr moduleRecipe;
   StateStorage &state;
   OpBuilder::Listener *listener;
-  /// By tensor, FP8 type and block shape: a tensor used with K along
-  /// different dimensions is quantized once per layout, each time from
+  /// By tensor, FP8 type, block shape and the rest of the recipe: a tensor
+  /// used with K along different dimensions, or by GEMMs with recipes of
+  /// their own, is quantized once per layout and recipe, each time from
   /// high precision.
-  DenseMap<std::tuple<Value, Type, Attribute>, Quantized> cache;
+  DenseMap<std::tuple<Value, Type, Attribute, Attribute>, Quantized> cache;
+  /// Delayed-scaling state names in use: a tensor quantized under two
+  /// recipes has two states.
+  llvm::StringSet<> stateNames;
   DenseMap<Operation *, std::unique_ptr<RankVariance>> variances;
   /// Per function, in order: the updates whose amax waits for the
   /// function's one collective.
@@ -284,7 +292,7 @@ Value OperandQuantizer::reduceOverGrid(OpBuilder &builder, Location loc,
 
 Quantized OperandQuantizer::quantizeWithCurrentScale(
     OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
-    const RankVariance *reduceOver) {
+    RecipeAttr recipe, const RankVariance *reduceOver) {
   Value amax = AmaxOp::create(builder, loc, value);
   // Every rank scales its slice with the amax of the whole tensor.
   if (reduceOver)
@@ -301,7 +309,8 @@ Quantized OperandQuantizer::quantizeWithCurrentScale(
 
 Quantized OperandQuantizer::quantizeWithBlockScales(
     OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
-    DenseI64ArrayAttr block, const RankVariance *reduceOver) {
+    DenseI64ArrayAttr block, RecipeAttr recipe,
+    const RankVariance *reduceOver) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> scaleShape = getBlockScaleShape(type.getShape(), block);
   auto scaleType = RankedTensorType::get(scaleShape, builder.getF32Type());
@@ -339,7 +348,7 @@ Quantized OperandQuantizer::quantizeWithBlockScales(
 /// reduction over some of the ranks, which is refused.
 FailureOr<bool> OperandQuantizer::blocksSpanRanks(
     const GemmInfo &gemm, Value original, StringRef side,
-    RankedTensorType type, ArrayRef<int64_t> block,
+    RankedTensorType type, ArrayRef<int64_t> block, RecipeAttr recipe,
     const RankVariance &variance) {
   ShardLayout layout = variance.getLayout(original);
   ArrayRef<ReassociationIndices> collapse =
@@ -380,7 +389,7 @@ FailureOr<bool> OperandQuantizer::blocksSpanRanks(
 /// batch dimension one element.
 DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmInfo &gemm,
                                              const GemmOperand &operand,
-                                             bool isLhs) {
+                                             bool isLhs, RecipeAttr recipe) {
   auto type = cast<RankedTensorType>(operand.value.getType());
   int64_t rank = type.getRank();
   int64_t kDim = isLhs == operand.transposed ? rank - 2 : rank - 1;
@@ -398,7 +407,8 @@ DenseI64ArrayAttr OperandQuantizer::getBlock(const GemmInfo &gemm,
 
 FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
     OpBuilder &builder, Location loc, Value value, FloatType fp8Type,
-    StringRef stateName, Operation *user, const RankVariance *reduceOver) {
+    RecipeAttr recipe, StringRef stateName, Operation *user,
+    const RankVariance *reduceOver) {
   Type f32 = builder.getF32Type();
   auto historyType = RankedTensorType::get({recipe.getHistory()}, f32);
   auto scaleType = RankedTensorType::get({}, f32);
@@ -421,9 +431,9 @@ FailureOr<Quantized> OperandQuantizer::quantizeWithDelayedScale(
                                       getQuantizedType(value, fp8Type), f32,
                                       value, scale);
 
-  DelayedUpdate update{*history,     quantized.getAmax(), scale,
-                       fp8Type,      historyName,         scaleName,
-                       user};
+  DelayedUpdate update{*history,    quantized.getAmax(), scale,
+                       fp8Type,     recipe,              historyName,
+                       scaleName,   user};
   // Data parallelism: every rank records the amax of the whole tensor. In
   // the function's body, the update waits for the function's one
   // collective (TE reduces all of a step's amaxes together); in a loop,
@@ -450,9 +460,9 @@ LogicalResult OperandQuantizer::emitDelayedUpdate(OpBuilder &builder,
       RecordAmaxOp::create(builder, loc, update.history, update.amax);
   auto nextScale = ComputeScaleOp::create(builder, loc, recorded, update.scale,
                                           update.fp8Type);
-  nextScale.setAlgo(recipe.getAlgo());
-  nextScale.setMargin(recipe.getMargin());
-  nextScale.setPowerOfTwo(recipe.getPowerOfTwo());
+  nextScale.setAlgo(update.recipe.getAlgo());
+  nextScale.setMargin(update.recipe.getMargin());
+  nextScale.setPowerOfTwo(update.recipe.getPowerOfTwo());
   Value rolled = RollHistoryOp::create(builder, loc, recorded);
   Value nextScaleTensor = tensor::FromElementsOp::create(
       builder, loc, RankedTensorType::get({}, builder.getF32Type()),
@@ -492,15 +502,24 @@ LogicalResult OperandQuantizer::finishDeferredUpdates() {
   return success();
 }
 
+/// `fp8.<function>.arg<i>` for a function argument, unless another recipe's
+/// state took it; `fp8.<function>.gemm<i>.<side>` otherwise (one per GEMM
+/// operand, so always free).
 std::string OperandQuantizer::getStateName(const GemmInfo &gemm, Value value,
                                            StringRef side) {
   auto func = gemm.op->getParentOfType<FunctionOpInterface>();
   std::string name = ("fp8." + func.getName()).str();
   if (auto arg = dyn_cast<BlockArgument>(value);
       arg && arg.getOwner()->isEntryBlock() &&
-      arg.getOwner()->getParentOp() == func.getOperation())
-    return name + ".arg" + std::to_string(arg.getArgNumber());
-  return name + ".gemm" + std::to_string(gemm.index) + "." + side.str();
+      arg.getOwner()->getParentOp() == func.getOperation()) {
+    std::string argName = name + ".arg" + std::to_string(arg.getArgNumber());
+    if (stateNames.insert(argName).second)
+      return argName;
+  }
+  std::string gemmName =
+      name + ".gemm" + std::to_string(gemm.index) + "." + side.str();
+  stateNames.insert(gemmName);
+  return gemmName;
 }
 
 LogicalResult
@@ -515,6 +534,7 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
                                                 const GemmOperand &operand,
                                                 Value original,
                                                 StringRef side) {
+  RecipeAttr recipe = gemm.getRecipe(moduleRecipe);
   FloatType fp8Type =
       getOperandFloat8Type(module.getContext(), recipe, operand.role);
   // The analysis keeps GEMMs with dynamic sizes in high precision; an
@@ -524,8 +544,16 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
     return gemm.op->emitError("per-block scaling needs statically shaped "
                               "operands, got ")
            << operand.value.getType();
-  DenseI64ArrayAttr block = getBlock(gemm, operand, side == "lhs");
-  auto key = std::make_tuple(operand.value, Type(fp8Type), Attribute(block));
+  DenseI64ArrayAttr block = getBlock(gemm, operand, side == "lhs", recipe);
+  // The format is in the FP8 type: an E4M3 operand is the same cast under
+  // hybrid and e4m3 recipes.
+  auto key = std::make_tuple(
+      operand.value, Type(fp8Type), Attribute(block),
+      Attribute(RecipeAttr::get(
+          module.getContext(), Format::e4m3, recipe.getScaling(),
+          recipe.getHistory(), recipe.getAlgo(), recipe.getMargin(),
+          recipe.getPowerOfTwo(), recipe.getGranularity(),
+          recipe.getWgradHigh())));
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   // Already FP8 in this format and layout (a pre-quantized weight,
@@ -555,7 +583,7 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
     if (block) {
       FailureOr<bool> span = blocksSpanRanks(
           gemm, original, side, cast<RankedTensorType>(operand.value.getType()),
-          block.asArrayRef(), *reduceOver);
+          block.asArrayRef(), recipe, *reduceOver);
       if (failed(span))
         return failure();
       if (*span)
@@ -580,11 +608,12 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   }
   FailureOr<Quantized> result =
       block ? quantizeWithBlockScales(builder, loc, operand.value, fp8Type,
-                                      block, reduceBlocksOver)
+                                      block, recipe, reduceBlocksOver)
       : recipe.getScaling() == Scaling::current || isConstant(operand.value)
           ? quantizeWithCurrentScale(builder, loc, operand.value, fp8Type,
-                                     reduceOver)
+                                     recipe, reduceOver)
           : quantizeWithDelayedScale(builder, loc, operand.value, fp8Type,
+                                     recipe,
                                      getStateName(gemm, operand.value, side),
                                      gemm.op, reduceOver);
   if (succeeded(result))

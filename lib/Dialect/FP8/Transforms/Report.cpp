@@ -19,11 +19,14 @@ void mlir::fp8::emitGemmRemarks(ArrayRef<GemmInfo> gemms, RecipeAttr recipe) {
       continue;
     }
     MLIRContext *context = gemm.op->getContext();
+    RecipeAttr gemmRecipe = gemm.getRecipe(recipe);
     remark << "FP8 (" << stringifyGemmReason(gemm.reason) << "): lhs "
            << stringifyOperandRole(gemm.lhs.role) << " as "
-           << getOperandFloat8Type(context, recipe, gemm.lhs.role) << ", rhs "
-           << stringifyOperandRole(gemm.rhs.role) << " as "
-           << getOperandFloat8Type(context, recipe, gemm.rhs.role);
+           << getOperandFloat8Type(context, gemmRecipe, gemm.lhs.role)
+           << ", rhs " << stringifyOperandRole(gemm.rhs.role) << " as "
+           << getOperandFloat8Type(context, gemmRecipe, gemm.rhs.role);
+    if (gemm.ownRecipe)
+      remark << ", under its own recipe " << gemm.ownRecipe;
   }
 }
 

@@ -84,6 +84,9 @@ struct GemmInfo {
   /// a GEMM with K' = B * K once the operands are reshaped (`k` is K').
   bool batchReduce = false;
   GemmReason reason = GemmReason::UnsupportedLayout;
+  /// The GEMM's own recipe (`fp8.recipe` on the op, as fp8-tune writes it),
+  /// or null: the module's recipe applies.
+  RecipeAttr ownRecipe;
   /// Several M, N or K dimensions (a Linear on [b, s, k] activations, heads
   /// split as [h, d]): the sizes of each group's dimensions, in order, and
   /// the reassociations that fold the lhs, rhs and result into one GEMM
@@ -94,6 +97,10 @@ struct GemmInfo {
   SmallVector<ReassociationIndices, 0> lhsCollapse, rhsCollapse, resultCollapse;
 
   bool isFP8() const { return isFP8Reason(reason); }
+  /// The recipe this GEMM is quantized under: its own, or `moduleRecipe`.
+  RecipeAttr getRecipe(RecipeAttr moduleRecipe) const {
+    return ownRecipe ? ownRecipe : moduleRecipe;
+  }
   bool isCollapsed() const { return !mDims.empty(); }
   /// batch..., M, N, K.
   SmallVector<int64_t> getSizes() const;
@@ -102,7 +109,8 @@ struct GemmInfo {
   std::optional<int64_t> getFlops() const;
 };
 
-/// User policy: the pipeline's options.
+/// User policy: the pipeline's options. A GEMM with its own `fp8.recipe`
+/// takes `wgradHigh` and `requireStaticShapes` from that recipe instead.
 struct GemmPolicy {
   bool fp8Attention = false;
   bool keepFirstLast = false;
@@ -147,8 +155,13 @@ FailureOr<SmallVector<GemmInfo, 0>> analyzeGemms(ModuleOp module,
 FloatType getOperandFloat8Type(MLIRContext *context, RecipeAttr recipe,
                                OperandRole role);
 
-/// The --fp8-report JSON document: one record per GEMM plus totals.
+/// The --fp8-report JSON document: one record per GEMM plus totals. GEMMs
+/// with their own recipe list it; the others follow `recipe`.
 llvm::json::Value buildGemmReport(ArrayRef<GemmInfo> gemms, RecipeAttr recipe);
+
+/// The JSON form of a recipe in reports: granularity, scaling, format and
+/// the kind of scales.
+llvm::json::Object buildRecipeReport(RecipeAttr recipe);
 
 } // namespace mlir::fp8
 
