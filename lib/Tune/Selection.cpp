@@ -56,6 +56,18 @@ static bool fits(ArrayRef<double> noise, ArrayRef<double> cost,
   return true;
 }
 
+/// What `cost` uses of the budget: its largest share of any metric's slack
+/// (the metric it exhausts first).
+static double budgetShare(ArrayRef<double> cost, ArrayRef<double> baseline,
+                          ArrayRef<double> limit) {
+  double share = 0;
+  for (auto [c, base, l] : llvm::zip_equal(cost, baseline, limit)) {
+    double slack = l - base;
+    share = std::max(share, slack > 0 ? c / slack : (c > 0 ? INFINITY : 0.0));
+  }
+  return share;
+}
+
 static double sumFlops(const SelectionProblem &problem, ArrayRef<bool> chosen) {
   double total = 0;
   for (auto [i, isChosen] : llvm::enumerate(chosen))
@@ -120,15 +132,10 @@ Selection tune::selectGreedy(const SelectionProblem &problem) {
   if (!fitsBudget(problem, result.chosen))
     return result;
 
-  // What a candidate uses of the budget: its largest share of any metric's
-  // slack (the metric it exhausts first).
+  // What a candidate uses of the budget.
   SmallVector<double> share(n, 0);
   for (unsigned i = 0; i < n; ++i)
-    for (auto [m, c] : llvm::enumerate(problem.cost[i])) {
-      double slack = problem.limit[m] - problem.baseline[m];
-      share[i] = std::max(share[i], slack > 0 ? c / slack
-                                              : (c > 0 ? INFINITY : 0.0));
-    }
+    share[i] = budgetShare(problem.cost[i], problem.baseline, problem.limit);
   SmallVector<unsigned> order;
   for (unsigned i = 0; i < n; ++i)
     if (isAllowed(problem, i))
@@ -191,4 +198,74 @@ Selection tune::selectSubset(const SelectionProblem &problem) {
     allowed += isAllowed(problem, i);
   return allowed <= kExactSearchLimit ? selectExact(problem)
                                       : selectGreedy(problem);
+}
+
+SmallVector<double> tune::predictNoise(const OptionProblem &problem,
+                                       const OptionChoice &choice) {
+  SmallVector<double> noise(problem.baseline);
+  for (auto [i, option] : llvm::enumerate(choice))
+    if (option)
+      for (auto [m, cost] : llvm::enumerate(problem.cost[i][*option]))
+        noise[m] += cost;
+  return noise;
+}
+
+OptionSelection tune::selectOptions(const OptionProblem &problem) {
+  unsigned n = problem.flops.size();
+  unsigned numMetrics = problem.limit.size();
+  // Each candidate's leanest allowed option, as a 0/1 problem.
+  SelectionProblem binary;
+  binary.flops = problem.flops;
+  binary.baseline = problem.baseline;
+  binary.limit = problem.limit;
+  OptionChoice leanest(n);
+  for (unsigned i = 0; i < n; ++i) {
+    double least = INFINITY;
+    for (unsigned o = 0, e = problem.cost[i].size(); o < e; ++o) {
+      if (!problem.isAllowed(i, o))
+        continue;
+      double share =
+          budgetShare(problem.cost[i][o], problem.baseline, problem.limit);
+      if (!leanest[i] || share < least) {
+        leanest[i] = o;
+        least = share;
+      }
+    }
+    binary.cost.push_back(leanest[i] ? problem.cost[i][*leanest[i]]
+                                     : SmallVector<double>(numMetrics, 0.0));
+    binary.allowed.push_back(leanest[i].has_value());
+  }
+  Selection subset = selectSubset(binary);
+
+  OptionSelection result;
+  result.flops = subset.flops;
+  result.exact = subset.exact;
+  result.option.resize(n);
+  SmallVector<unsigned> chosen;
+  for (unsigned i = 0; i < n; ++i)
+    if (subset.chosen[i]) {
+      result.option[i] = leanest[i];
+      chosen.push_back(i);
+    }
+  // The preferred options, where the budget allows, largest GEMMs first.
+  llvm::stable_sort(chosen, [&](unsigned a, unsigned b) {
+    return problem.flops[a] > problem.flops[b];
+  });
+  auto fitsAll = [&] {
+    return llvm::all_of_zip(predictNoise(problem, result.option),
+                            problem.limit,
+                            [](double noise, double limit) {
+                              return noise <= limit;
+                            });
+  };
+  for (unsigned i : chosen)
+    for (unsigned o = 0; o < *leanest[i]; ++o) {
+      if (!problem.isAllowed(i, o))
+        continue;
+      result.option[i] = o;
+      if (fitsAll())
+        break;
+      result.option[i] = leanest[i];
+    }
+  return result;
 }

@@ -1,13 +1,16 @@
 //===- Tuner.cpp - The most FP8 a graph takes under a budget --------------===//
 
 #include "fp8/Tune/Tuner.h"
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Dialect/FP8/Transforms/Recipes.h"
 #include "fp8/Runner/Golden.h"
 #include "fp8/Runner/InputDefaults.h"
 #include "fp8/Tune/Selection.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,8 +22,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::runner;
 using namespace mlir::fp8::tune;
-
-static constexpr llvm::StringLiteral kMaskName = "fp8.tune.mask";
 
 GemmPolicy tune::getGemmPolicy(const FP8PipelineOptions &options) {
   // fp8-quantize: finer granularities need static shapes; wgrad-high is a
@@ -50,6 +51,8 @@ static std::string formatDb(double db) {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+/// Per candidate, its version (kTuneHighPrecision, kTuneBaseRecipe, ...).
+using Choice = SmallVector<int32_t>;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -214,18 +217,19 @@ public:
         }
     }
     sets.push_back({std::move(inputs), std::move(*reference)});
-    SmallVector<bool> allFP8(numCandidates, true);
+    Choice allFP8(numCandidates, kTuneBaseRecipe);
     return failure(failed(run(sets.back(), allFP8, error)));
   }
 
   void clearInputs() { sets.clear(); }
 
-  /// The SQNRs with the candidates in `fp8` in FP8, on every input set.
-  FailureOr<SmallVector<Measurement>> measureEach(ArrayRef<bool> fp8,
+  /// The SQNRs with each candidate's version as `choice` says, on every
+  /// input set.
+  FailureOr<SmallVector<Measurement>> measureEach(ArrayRef<int32_t> choice,
                                                   std::string &error) {
     SmallVector<Measurement> each;
     for (const InputSet &set : sets) {
-      FailureOr<Measurement> m = run(set, fp8, error);
+      FailureOr<Measurement> m = run(set, choice, error);
       if (failed(m))
         return failure();
       each.push_back(std::move(*m));
@@ -234,8 +238,9 @@ public:
   }
 
   /// The worst of every SQNR over the input sets.
-  FailureOr<Measurement> measure(ArrayRef<bool> fp8, std::string &error) {
-    FailureOr<SmallVector<Measurement>> each = measureEach(fp8, error);
+  FailureOr<Measurement> measure(ArrayRef<int32_t> choice,
+                                 std::string &error) {
+    FailureOr<SmallVector<Measurement>> each = measureEach(choice, error);
     if (failed(each))
       return failure();
     return combine(*each);
@@ -260,13 +265,13 @@ private:
     SmallVector<HostTensor> inputs, goldenOutputs;
   };
 
-  FailureOr<Measurement> run(const InputSet &set, ArrayRef<bool> fp8,
+  FailureOr<Measurement> run(const InputSet &set, ArrayRef<int32_t> choice,
                              std::string &error) {
-    HostTensor mask(IntegerType::get(golden.getSignature().getContext(), 1),
-                    {static_cast<int64_t>(fp8.size())});
-    for (auto [i, on] : llvm::enumerate(fp8))
-      mask.set(i, on ? 1 : 0);
-    if (failed(variants.writeGlobal(kMaskName, mask, error)))
+    HostTensor vector(IntegerType::get(golden.getSignature().getContext(), 32),
+                      {static_cast<int64_t>(choice.size())});
+    for (auto [i, version] : llvm::enumerate(choice))
+      vector.set(i, version);
+    if (failed(variants.writeGlobal(kTuneChoiceName, vector, error)))
       return failure();
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> actual =
@@ -355,7 +360,51 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     return failure();
   }
 
-  // Every GEMM, for the report; the candidates, in the order of the mask.
+  // The pipeline's recipe and the alternatives that differ from it (the
+  // dialect of their attribute is not loaded by a graph that names none).
+  module.getContext()->getOrLoadDialect<FP8Dialect>();
+  auto emitError = [&] { return module.emitError(); };
+  FailureOr<RecipeAttr> base = buildRecipe(
+      emitError, module.getContext(), pipeline->scaling, pipeline->format,
+      pipeline->history, pipeline->algo, pipeline->margin,
+      pipeline->powerOfTwo, pipeline->granularity, pipeline->exactScales,
+      pipeline->wgradHigh);
+  if (failed(base)) {
+    error = "bad --fp8-pipeline recipe (see the diagnostics above)";
+    return failure();
+  }
+  // In order of preference, the cheapest to run first: per-tensor scales
+  // (E4M3 gradients cost nothing, current scaling one more pass over the
+  // tensor), then finer ones (more scales to compute and apply; MX is
+  // emulated on Hopper). The selection prefers earlier versions.
+  SmallVector<std::string> names(options.alternatives);
+  auto rank = [](StringRef name) {
+    return llvm::StringSwitch<int>(name)
+        .Case("e4m3", 0)
+        .Case("current", 1)
+        .Case("row", 2)
+        .Case("block", 3)
+        .Case("mx", 4)
+        .Default(5);
+  };
+  llvm::stable_sort(names, [&](const std::string &a, const std::string &b) {
+    return rank(a) < rank(b);
+  });
+  SmallVector<std::pair<std::string, RecipeAttr>> alternatives;
+  for (const std::string &name : names) {
+    FailureOr<RecipeAttr> other =
+        deriveAlternativeRecipe(emitError, *base, name);
+    if (failed(other)) {
+      error = "bad --alternatives (see the diagnostics above)";
+      return failure();
+    }
+    if (*other != *base &&
+        llvm::none_of(alternatives, [&](auto &a) { return a.second == *other; }))
+      alternatives.push_back({name, *other});
+  }
+
+  // Every GEMM, for the report; the candidates, in the order of the choice
+  // vector, each with its versions as fp8-tune-variants makes them.
   GemmPolicy policy = getGemmPolicy(*pipeline);
   FailureOr<SmallVector<GemmInfo, 0>> gemms = analyzeGemms(module, policy);
   if (failed(gemms)) {
@@ -372,6 +421,12 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     if (gemm.isFP8()) {
       record.candidate = candidates.size();
       candidates.push_back(result.gemms.size());
+      record.versions.push_back({"recipe", nullptr, kTuneBaseRecipe});
+      for (auto [k, alternative] : llvm::enumerate(alternatives))
+        if (quantizesDifferently(gemm, *base, alternative.second))
+          record.versions.push_back(
+              {alternative.first, alternative.second,
+               static_cast<int32_t>(kTuneFirstAlternative + k)});
     } else {
       record.why = ("not a candidate: " + stringifyGemmReason(gemm.reason))
                        .str();
@@ -380,6 +435,8 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
       result.totalFlops += *record.flops;
     result.gemms.push_back(std::move(record));
   }
+  for (auto &alternative : alternatives)
+    result.alternatives.push_back(alternative.first);
   if (candidates.empty()) {
     error = llvm::formatv("no GEMM of the graph goes to FP8 under these "
                           "options ({0} GEMMs found): there is nothing "
@@ -417,8 +474,16 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     variantOptions.keepFirstLast = policy.keepFirstLast;
     variantOptions.minFlops = policy.minFlops;
     variantOptions.exclude = policy.exclude;
+    variantOptions.scaling = pipeline->scaling;
+    variantOptions.format = pipeline->format;
+    variantOptions.history = pipeline->history;
+    variantOptions.algo = pipeline->algo;
+    variantOptions.margin = pipeline->margin;
+    variantOptions.powerOfTwo = pipeline->powerOfTwo;
     variantOptions.granularity = pipeline->granularity;
-    variantOptions.wgradHigh = policy.wgradHigh;
+    variantOptions.exactScales = pipeline->exactScales;
+    variantOptions.wgradHigh = pipeline->wgradHigh;
+    variantOptions.alternatives = result.alternatives;
     pm.addPass(createFP8TuneVariants(variantOptions));
     buildFP8Pipeline(pm, *pipeline);
     if (failed(pm.run(*variantModule))) {
@@ -437,13 +502,16 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   if (failed(inputs.prepare(error)))
     return failure();
   unsigned n = candidates.size();
+  auto candidate = [&](unsigned c) -> GemmRecord & {
+    return result.gemms[candidates[c]];
+  };
   Trials trials(*golden, *variants, outputs, n, result);
   for (unsigned set = 0; set < options.calibrationSets; ++set)
     if (failed(trials.addInputs(inputs.make(options.seed + set), error)))
       return failure();
 
   // The baseline: the graph's own arithmetic.
-  SmallVector<bool> none(n, false), all(n, true);
+  Choice none(n, kTuneHighPrecision), all(n, kTuneBaseRecipe);
   FailureOr<SmallVector<Measurement>> baselines =
       trials.measureEach(none, error);
   if (failed(baselines))
@@ -472,9 +540,9 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     return failure();
   result.allFP8 = *allFP8;
 
-  // Each candidate alone.
+  // Each candidate alone, each way.
   bool perRow = options.perRowDb.has_value();
-  SelectionProblem problem;
+  OptionProblem problem;
   problem.baseline = toNoise(result.baseline, perRow);
   for (unsigned o = 0; o < outputs.size(); ++o)
     problem.limit.push_back(noiseFromDb(options.budgetDb + options.marginDb));
@@ -482,42 +550,56 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     for (unsigned o = 0; o < outputs.size(); ++o)
       problem.limit.push_back(noiseFromDb(*options.perRowDb + options.marginDb));
   for (unsigned c = 0; c < n; ++c) {
-    SmallVector<bool> alone(n, false);
-    alone[c] = true;
-    FailureOr<SmallVector<Measurement>> each =
-        trials.measureEach(alone, error);
-    if (failed(each))
-      return failure();
-    // What it adds on the input set where it adds the most.
-    SmallVector<double> cost(problem.limit.size(), 0.0);
-    for (auto [m, base] : llvm::zip(*each, *baselines))
-      for (auto [total, noise, own] :
-           llvm::zip(cost, toNoise(m, perRow), toNoise(base, perRow)))
-        total = std::max(total, noise - own);
-    GemmRecord &record = result.gemms[candidates[c]];
-    Measurement worst = Trials::combine(*each);
-    record.aloneWorstDb = worst.worstDb;
-    record.aloneDb = worst.outputDb;
-    for (auto [m2, c2] : llvm::enumerate(cost)) {
-      double slack = problem.limit[m2] - problem.baseline[m2];
-      record.budgetShare = std::max(
-          record.budgetShare, slack > 0 ? c2 / slack : double(INFINITY));
-    }
+    GemmRecord &record = candidate(c);
     problem.flops.push_back(record.flops ? double(*record.flops) : 0.0);
-    problem.cost.push_back(std::move(cost));
+    problem.cost.emplace_back();
+    for (VersionRecord &version : record.versions) {
+      Choice alone(n, kTuneHighPrecision);
+      alone[c] = version.choice;
+      FailureOr<SmallVector<Measurement>> each =
+          trials.measureEach(alone, error);
+      if (failed(each))
+        return failure();
+      // What it adds on the input set where it adds the most.
+      SmallVector<double> cost(problem.limit.size(), 0.0);
+      for (auto [m, base] : llvm::zip(*each, *baselines))
+        for (auto [total, noise, own] :
+             llvm::zip(cost, toNoise(m, perRow), toNoise(base, perRow)))
+          total = std::max(total, noise - own);
+      Measurement worst = Trials::combine(*each);
+      version.aloneWorstDb = worst.worstDb;
+      version.aloneWorstRowDb = worst.worstRowWorstDb;
+      version.aloneDb = worst.outputDb;
+      for (auto [m2, c2] : llvm::enumerate(cost)) {
+        double slack = problem.limit[m2] - problem.baseline[m2];
+        version.budgetShare =
+            std::max(version.budgetShare,
+                     slack > 0 ? c2 / slack : double(INFINITY));
+      }
+      problem.cost.back().push_back(std::move(cost));
+    }
+    problem.allowed.emplace_back(record.versions.size(), true);
   }
+  OptionChoice allBase(n, 0u);
   result.allFP8PredictedDb =
-      worstOutputDb(predictNoise(problem, all), outputs.size());
+      worstOutputDb(predictNoise(problem, allBase), outputs.size());
 
-  // Choose, verify, and drop the worst contributor while the measurement
-  // misses.
-  problem.allowed.assign(n, true);
+  // Choose, verify, and exclude the version that added the most noise to
+  // the worst metric while the measurement misses.
+  auto toChoice = [&](const OptionChoice &option) {
+    Choice choice(n, kTuneHighPrecision);
+    for (unsigned c = 0; c < n; ++c)
+      if (option[c])
+        choice[c] = candidate(c).versions[*option[c]].choice;
+    return choice;
+  };
   SmallVector<std::string> dropped(n);
-  Selection selection;
+  OptionSelection selection;
   Measurement measured;
   for (;;) {
-    selection = selectSubset(problem);
-    FailureOr<Measurement> m = trials.measure(selection.chosen, error);
+    selection = selectOptions(problem);
+    FailureOr<Measurement> m =
+        trials.measure(toChoice(selection.option), error);
     if (failed(m))
       return failure();
     ++result.verifications;
@@ -531,28 +613,31 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
           noise[worstMetric] / problem.limit[worstMetric])
         worstMetric = k;
     std::optional<unsigned> worst;
+    auto costOf = [&](unsigned c) {
+      return problem.cost[c][*selection.option[c]][worstMetric];
+    };
     for (unsigned c = 0; c < n; ++c)
-      if (selection.chosen[c] &&
-          (!worst || problem.cost[c][worstMetric] >
-                         problem.cost[*worst][worstMetric]))
+      if (selection.option[c] && (!worst || costOf(c) > costOf(*worst)))
         worst = c;
     // No FP8 at all: the baseline meets the budget but not the margin on
-    // top of it; nothing is left to drop.
+    // top of it; nothing is left to exclude.
     if (!worst)
       break;
-    problem.allowed[*worst] = false;
+    unsigned version = *selection.option[*worst];
+    problem.allowed[*worst][version] = false;
     dropped[*worst] = llvm::formatv(
-        "dropped after verification {0}: the choice measured {1} dB "
-        "against {2} dB predicted, and this GEMM added the most noise "
-        "to the metric that missed",
-        result.verifications, formatDb(measured.worstDb),
-        formatDb(worstOutputDb(predictNoise(problem, selection.chosen),
+        "its {0} version excluded after verification {1}: the choice "
+        "measured {2} dB against {3} dB predicted, and this GEMM added the "
+        "most noise to the metric that missed",
+        candidate(*worst).versions[version].name, result.verifications,
+        formatDb(measured.worstDb),
+        formatDb(worstOutputDb(predictNoise(problem, selection.option),
                                outputs.size())))
-                          .str();
+                         .str();
   }
   result.chosen = measured;
   result.exactSearch = selection.exact;
-  SmallVector<double> predicted = predictNoise(problem, selection.chosen);
+  SmallVector<double> predicted = predictNoise(problem, selection.option);
   result.predictedDb = result.predictedRowDb = INFINITY;
   for (auto [k, noise] : llvm::enumerate(predicted)) {
     double &worst = k < outputs.size() ? result.predictedDb
@@ -561,25 +646,45 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   }
 
   for (unsigned c = 0; c < n; ++c) {
-    GemmRecord &record = result.gemms[candidates[c]];
-    record.fp8 = selection.chosen[c];
-    if (record.fp8) {
+    GemmRecord &record = candidate(c);
+    record.chosen = selection.option[c];
+    if (record.chosen) {
       result.fp8Flops += record.flops.value_or(0);
-      record.why = "FP8: the choice meets the budget with it";
-    } else if (!dropped[c].empty()) {
-      record.why = dropped[c];
-    } else if (record.budgetShare > 1) {
-      record.why = llvm::formatv("high precision: alone in FP8 it uses "
-                                 "{0:f2}x the budget",
-                                 record.budgetShare)
-                       .str();
-    } else {
-      record.why = llvm::formatv(
-                       "high precision: the budget left by larger GEMMs "
-                       "is too small (it uses {0:f2} of it alone)",
-                       record.budgetShare)
-                       .str();
+      const VersionRecord &version = record.versions[*record.chosen];
+      if (*record.chosen == 0)
+        record.why = "FP8: the choice meets the budget with it";
+      else
+        record.why = llvm::formatv(
+            "FP8 as {0}: alone {1} dB (worst row {2}) where the pipeline's "
+            "recipe gives {3} ({4}); the choice meets the budget with it",
+            version.name, formatDb(version.aloneWorstDb),
+            formatDb(version.aloneWorstRowDb),
+            formatDb(record.base().aloneWorstDb),
+            formatDb(record.base().aloneWorstRowDb));
+      if (!dropped[c].empty())
+        record.why += " (" + dropped[c] + ")";
+      continue;
     }
+    if (!dropped[c].empty()) {
+      record.why = "high precision: " + dropped[c];
+      continue;
+    }
+    const VersionRecord *leanest = &record.base();
+    for (const VersionRecord &version : record.versions)
+      if (version.budgetShare < leanest->budgetShare)
+        leanest = &version;
+    std::string way =
+        record.versions.size() > 1 ? " (its leanest way, " + leanest->name + ")"
+                                   : std::string();
+    if (leanest->budgetShare > 1)
+      record.why = llvm::formatv("high precision: alone in FP8{0} it uses "
+                                 "{1:f2}x the budget",
+                                 way, leanest->budgetShare);
+    else
+      record.why = llvm::formatv("high precision: the budget left by larger "
+                                 "GEMMs is too small (it uses {0:f2} of it "
+                                 "alone{1})",
+                                 leanest->budgetShare, way);
   }
   int64_t candidateFlops = 0;
   for (unsigned index : candidates)
@@ -593,7 +698,8 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
   trials.clearInputs();
   if (failed(trials.addInputs(inputs.make(options.freshSeed), error)))
     return failure();
-  FailureOr<Measurement> freshChosen = trials.measure(selection.chosen, error);
+  FailureOr<Measurement> freshChosen =
+      trials.measure(toChoice(selection.option), error);
   if (failed(freshChosen))
     return failure();
   FailureOr<Measurement> freshBaseline = trials.measure(none, error);
@@ -630,9 +736,15 @@ LogicalResult tune::applyDecisions(ModuleOp module, const TuneOptions &options,
       error = "the module is not the one tuned: its GEMMs differ";
       return failure();
     }
-    if (record.candidate)
-      gemm.op->setAttr("fp8.precision",
-                       StringAttr::get(context, record.fp8 ? "fp8" : "high"));
+    if (record.candidate) {
+      gemm.op->setAttr("fp8.precision", StringAttr::get(context,
+                                                        record.isFP8()
+                                                            ? "fp8"
+                                                            : "high"));
+      if (record.isFP8())
+        if (RecipeAttr recipe = record.versions[*record.chosen].recipe)
+          gemm.op->setAttr("fp8.recipe", recipe);
+    }
     else if (plain.isFP8())
       gemm.op->setAttr("fp8.precision", StringAttr::get(context, "high"));
   }
@@ -666,16 +778,36 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
         {"flops", g.flops ? llvm::json::Value(*g.flops) : nullptr},
         {"candidate", g.candidate.has_value()},
         {"analysis_reason", stringifyGemmReason(g.reason)},
-        {"decision", g.fp8 ? "fp8" : "high"},
+        {"decision", g.isFP8() ? "fp8" : "high"},
         {"why", g.why}};
     if (g.candidate) {
-      record["mask_index"] = static_cast<int64_t>(*g.candidate);
-      record["alone_worst_sqnr_db"] = jsonDb(g.aloneWorstDb);
-      llvm::json::Array perOutput;
-      for (double db : g.aloneDb)
-        perOutput.push_back(jsonDb(db));
-      record["alone_sqnr_db"] = std::move(perOutput);
-      record["budget_share"] = jsonDb(g.budgetShare);
+      record["choice_index"] = static_cast<int64_t>(*g.candidate);
+      record["version"] =
+          g.isFP8() ? llvm::json::Value(g.versions[*g.chosen].name) : nullptr;
+      llvm::json::Array versions;
+      for (const VersionRecord &version : g.versions) {
+        llvm::json::Array perOutput;
+        for (double db : version.aloneDb)
+          perOutput.push_back(jsonDb(db));
+        llvm::json::Object object{
+            {"name", version.name},
+            {"choice", static_cast<int64_t>(version.choice)},
+            {"alone_worst_sqnr_db", jsonDb(version.aloneWorstDb)},
+            {"alone_worst_row_sqnr_db", jsonDb(version.aloneWorstRowDb)},
+            {"alone_sqnr_db", std::move(perOutput)},
+            {"budget_share", jsonDb(version.budgetShare)}};
+        if (version.recipe) {
+          std::string text;
+          llvm::raw_string_ostream os(text);
+          os << version.recipe;
+          object["recipe"] = text;
+        }
+        versions.push_back(std::move(object));
+      }
+      record["versions"] = std::move(versions);
+      // The pipeline's recipe, as before versions existed.
+      record["alone_worst_sqnr_db"] = jsonDb(g.base().aloneWorstDb);
+      record["budget_share"] = jsonDb(g.base().budgetShare);
     }
     gemms.push_back(std::move(record));
   }
@@ -702,8 +834,12 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
       {"compile_seconds", result.compileSeconds},
       {"run_seconds", result.runSeconds},
       {"tuning_seconds", result.totalSeconds}};
+  llvm::json::Array alternatives;
+  for (const std::string &name : result.alternatives)
+    alternatives.push_back(name);
   return llvm::json::Object{
       {"seed", static_cast<int64_t>(options.seed)},
+      {"alternatives", std::move(alternatives)},
       {"calibration_sets", static_cast<int64_t>(options.calibrationSets)},
       {"fresh_seed", static_cast<int64_t>(options.freshSeed)},
       {"gemms", std::move(gemms)},
@@ -719,15 +855,22 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
 
 void tune::printSummary(llvm::raw_ostream &os, const TuneResult &result,
                         const TuneOptions &options) {
-  os << llvm::formatv("{0,-5} {1,-14} {2,12} {3,10} {4,8}  {5}\n", "gemm",
+  os << llvm::formatv("{0,-5} {1,-14} {2,12} {3,10} {4,10}  {5}\n", "gemm",
                       "op", "flops", "alone dB", "choice", "why");
-  for (auto [index, g] : llvm::enumerate(result.gemms))
-    os << llvm::formatv("{0,-5} {1,-14} {2,12} {3,10} {4,8}  {5}\n", index,
+  for (auto [index, g] : llvm::enumerate(result.gemms)) {
+    std::string choice = "high";
+    if (g.isFP8())
+      choice = *g.chosen == 0 ? "fp8" : "fp8:" + g.versions[*g.chosen].name;
+    os << llvm::formatv("{0,-5} {1,-14} {2,12} {3,10} {4,10}  {5}\n", index,
                         StringRef(g.opName).drop_front(
                             StringRef(g.opName).find('.') + 1),
                         g.flops ? std::to_string(*g.flops) : "dynamic",
-                        g.candidate ? formatDb(g.aloneWorstDb) : "-",
-                        g.fp8 ? "fp8" : "high", g.why);
+                        g.candidate ? formatDb(g.base().aloneWorstDb) : "-",
+                        choice, g.why);
+  }
+  if (!result.alternatives.empty())
+    os << "alternatives offered: " << llvm::join(result.alternatives, ", ")
+       << "\n";
   os << llvm::formatv(
       "budget {0} dB{1}: FP8 share of GEMM FLOPs {2:f1}% (candidates "
       "{3:f1}%)\n",

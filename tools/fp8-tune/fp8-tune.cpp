@@ -90,6 +90,13 @@ static cl::list<std::string>
     argOverrides("arg",
                  cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy, as fp8-run"),
                  cl::cat(tuneCategory));
+static cl::list<std::string> alternatives(
+    "alternatives", cl::CommaSeparated,
+    cl::desc("Other ways into FP8 each GEMM may take before high precision: "
+             "row, block, mx (those granularities' recipes), e4m3 (E4M3 "
+             "gradients), current (current scaling); 'none' for none "
+             "(default: row,block,mx,e4m3)"),
+    cl::cat(tuneCategory));
 static cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3),
                                   cl::value_desc("0-3"),
                                   cl::desc("LLVM optimization level"),
@@ -152,6 +159,11 @@ int main(int argc, char **argv) {
       freshSeed.getNumOccurrences() ? freshSeed : seed + calibrationSets;
   options.pipelineOptions = pipelineOptions;
   options.argOverrides.assign(argOverrides.begin(), argOverrides.end());
+  if (alternatives.getNumOccurrences() == 0)
+    options.alternatives = {"row", "block", "mx", "e4m3"};
+  for (const std::string &name : alternatives)
+    if (name != "none")
+      options.alternatives.push_back(name);
   options.compile.optLevel = optLevel;
 
   for (const char *lib : {"/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so",

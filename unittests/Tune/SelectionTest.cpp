@@ -170,3 +170,58 @@ TEST(Selection, GreedyNeverBeatsExactAndBothFit) {
 }
 
 } // namespace
+
+namespace {
+
+// Options: the pipeline's recipe (option 0) and a finer one (option 1).
+// Budget: noise 1.0 on one metric, baseline 0.
+//   A (100 FLOPs): 0.8 under option 0, 0.3 under option 1;
+//   B (60 FLOPs):  0.5 under option 0, 0.4 under option 1.
+// With each GEMM's leanest option (0.3 + 0.4 = 0.7) both fit: 160 FLOPs.
+// Then, A first (the larger): A under option 0 gives 0.8 + 0.4 = 1.2, too
+// much, so A keeps option 1; B under option 0 gives 0.3 + 0.5 = 0.8: fits.
+TEST(Selection, OptionsReachMoreFlopsThenPreferThePipelinesRecipe) {
+  OptionProblem problem;
+  problem.baseline = {0};
+  problem.limit = {1};
+  problem.flops = {100, 60};
+  problem.cost = {{{0.8}, {0.3}}, {{0.5}, {0.4}}};
+  OptionSelection selection = selectOptions(problem);
+  EXPECT_EQ(selection.flops, 160);
+  EXPECT_TRUE(selection.exact);
+  ASSERT_EQ(selection.option.size(), 2u);
+  EXPECT_EQ(selection.option[0], std::optional<unsigned>(1));
+  EXPECT_EQ(selection.option[1], std::optional<unsigned>(0));
+  EXPECT_NEAR(predictNoise(problem, selection.option)[0], 0.8, 1e-15);
+
+  // Without the finer option only A fits (0.8; A + B is 1.3).
+  problem.cost = {{{0.8}}, {{0.5}}};
+  selection = selectOptions(problem);
+  EXPECT_EQ(selection.flops, 100);
+  EXPECT_EQ(selection.option[0], std::optional<unsigned>(0));
+  EXPECT_EQ(selection.option[1], std::nullopt);
+}
+
+// An option excluded (by a failed verification) is never chosen, and a GEMM
+// with no option left stays in high precision.
+TEST(Selection, DisallowedOptionsAreNeverChosen) {
+  OptionProblem problem;
+  problem.baseline = {0};
+  problem.limit = {1};
+  problem.flops = {100, 60};
+  problem.cost = {{{0.8}, {0.3}}, {{0.5}, {0.4}}};
+  problem.allowed = {{true, false}, {false, false}};
+  OptionSelection selection = selectOptions(problem);
+  EXPECT_EQ(selection.option[0], std::optional<unsigned>(0));
+  EXPECT_EQ(selection.option[1], std::nullopt);
+  EXPECT_EQ(selection.flops, 100);
+
+  // A broken option (infinite noise) is the leanest of none.
+  problem.allowed.clear();
+  problem.cost = {{{INFINITY}, {0.3}}, {{0.5}, {INFINITY}}};
+  selection = selectOptions(problem);
+  EXPECT_EQ(selection.option[0], std::optional<unsigned>(1));
+  EXPECT_EQ(selection.option[1], std::optional<unsigned>(0));
+}
+
+} // namespace

@@ -6,6 +6,9 @@
 // predicted without running it, and the subset with the most FP8 FLOPs
 // that stays within the budget is chosen: a multi-dimensional knapsack,
 // solved exactly for small graphs and greedily (with swaps) for large ones.
+// A GEMM may have several ways into FP8 (the pipeline's recipe, finer
+// scales, E4M3 gradients): the subset is chosen with each GEMM's leanest
+// way, then each chosen GEMM takes the most preferred way that fits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,8 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <optional>
 
 namespace mlir::fp8::tune {
 
@@ -68,6 +73,43 @@ Selection selectExact(const SelectionProblem &problem);
 /// largest share of any metric's slack), each taken if it still fits; then
 /// swaps (one chosen out, one larger in) and additions while they gain.
 Selection selectGreedy(const SelectionProblem &problem);
+
+/// Candidates with several ways into FP8 ("options"), each in order of
+/// preference: the pipeline's recipe first (the cheapest to run).
+struct OptionProblem {
+  SmallVector<double> flops;
+  /// [candidate][option][metric]: the noise power the candidate adds in
+  /// FP8 alone under that option.
+  SmallVector<SmallVector<SmallVector<double>>> cost;
+  SmallVector<double> baseline, limit;
+  /// [candidate][option]: whether it may be chosen (empty: all may).
+  SmallVector<SmallVector<bool>> allowed;
+
+  bool isAllowed(unsigned candidate, unsigned option) const {
+    return allowed.empty() || allowed[candidate][option];
+  }
+};
+
+/// Per candidate: the chosen option, or none (high precision).
+using OptionChoice = SmallVector<std::optional<unsigned>>;
+
+struct OptionSelection {
+  OptionChoice option;
+  double flops = 0;
+  /// The subset is the optimum for the candidates' leanest options.
+  bool exact = false;
+};
+
+/// baseline[m] + the chosen options' costs, per metric.
+SmallVector<double> predictNoise(const OptionProblem &problem,
+                                 const OptionChoice &choice);
+
+/// The most FP8 FLOPs within every limit, then the most preferred options.
+/// Each candidate enters selectSubset with its allowed option that uses the
+/// least of the budget (the smallest largest share of any metric's slack);
+/// then, largest GEMMs first, each chosen candidate takes the first allowed
+/// option, in order of preference, with which the whole choice still fits.
+OptionSelection selectOptions(const OptionProblem &problem);
 
 } // namespace mlir::fp8::tune
 

@@ -49,26 +49,45 @@ struct TuneOptions {
   runner::Distribution distribution = runner::Distribution::Normal;
   double scale = 1.0;
   int64_t integerRange = 1000;
+  /// Other ways into FP8 each candidate may take before high precision
+  /// (fp8-tune-variants' alternatives: row, block, mx, e4m3, current);
+  /// those equal to the pipeline's recipe are not offered.
+  SmallVector<std::string> alternatives;
   /// fp8-run's --arg: "INDEX:DIST[:SCALE]" or "INDEX:file.npy".
   SmallVector<std::string> argOverrides;
   runner::CompileOptions compile;
 };
 
 /// One GEMM of the graph, candidate or not: nothing is left out.
+/// One way a candidate GEMM can run in FP8, and what it costs alone.
+struct VersionRecord {
+  /// "recipe" (the pipeline's) or the alternative's name.
+  std::string name;
+  /// The GEMM's own recipe; null for the pipeline's.
+  RecipeAttr recipe;
+  /// Its value in the choice vector.
+  int32_t choice = 0;
+  /// The worst output SQNR with this GEMM alone in FP8 this way, every
+  /// output's (the worst over the calibration sets), and the largest share
+  /// of any metric's slack it uses (1: the whole budget).
+  double aloneWorstDb = 0, aloneWorstRowDb = 0, budgetShare = 0;
+  SmallVector<double> aloneDb;
+};
+
 struct GemmRecord {
   std::string location, opName;
   std::optional<int64_t> flops;
   /// The analysis's reason (for GEMMs that are no candidates, why not).
   GemmReason reason = GemmReason::UnsupportedLayout;
-  /// Index in the mask, for candidates.
+  /// Index in the choice vector, for candidates.
   std::optional<unsigned> candidate;
-  /// Candidates: the worst output SQNR with this GEMM alone in FP8, and the
-  /// largest share of any metric's slack it uses (1: the whole budget).
-  double aloneWorstDb = 0, budgetShare = 0;
-  /// Candidates: every output's SQNR with this GEMM alone in FP8 (the worst
-  /// over the calibration sets): which outputs it reaches.
-  SmallVector<double> aloneDb;
-  bool fp8 = false;
+  /// Candidates: the ways into FP8 offered, the pipeline's recipe first.
+  SmallVector<VersionRecord, 1> versions;
+  /// The chosen version (FP8), or none (high precision).
+  std::optional<unsigned> chosen;
+  bool isFP8() const { return chosen.has_value(); }
+  /// The pipeline's recipe (the GEMM alone in FP8 the default way).
+  const VersionRecord &base() const { return versions.front(); }
   /// Why it got its decision, in words.
   std::string why;
 };
@@ -81,7 +100,10 @@ struct Measurement {
 };
 
 struct TuneResult {
-  SmallVector<GemmRecord> gemms;
+  SmallVector<GemmRecord, 0> gemms;
+  /// The alternatives offered (those of TuneOptions that differ from the
+  /// pipeline's recipe), in the order of their choice values.
+  SmallVector<std::string> alternatives;
   SmallVector<std::string> outputNames;
   /// Calibration inputs (the worst over the sets): every candidate in high
   /// precision, all in FP8 (measured and predicted), the choice (predicted

@@ -10,6 +10,7 @@
 #include "fp8/Dialect/FP8/Analysis/RankVariance.h"
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Dialect/FP8/Transforms/Recipes.h"
 #include "fp8/Dialect/FP8/Transforms/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -547,13 +548,8 @@ FailureOr<Quantized> OperandQuantizer::quantize(const GemmInfo &gemm,
   DenseI64ArrayAttr block = getBlock(gemm, operand, side == "lhs", recipe);
   // The format is in the FP8 type: an E4M3 operand is the same cast under
   // hybrid and e4m3 recipes.
-  auto key = std::make_tuple(
-      operand.value, Type(fp8Type), Attribute(block),
-      Attribute(RecipeAttr::get(
-          module.getContext(), Format::e4m3, recipe.getScaling(),
-          recipe.getHistory(), recipe.getAlgo(), recipe.getMargin(),
-          recipe.getPowerOfTwo(), recipe.getGranularity(),
-          recipe.getWgradHigh())));
+  auto key = std::make_tuple(operand.value, Type(fp8Type), Attribute(block),
+                             Attribute(withFormat(recipe, Format::e4m3)));
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   // Already FP8 in this format and layout (a pre-quantized weight,
@@ -694,63 +690,6 @@ static Value createScaledMatmul(OpBuilder &builder, const GemmInfo &gemm,
 // Pass
 //===----------------------------------------------------------------------===//
 
-/// The recipe from the pass options. Per tensor, scaling and format default
-/// to TE's delayed and hybrid; a finer granularity implies current scaling,
-/// E4M3 unless `format` is given, and power-of-two scales unless
-/// exact-scales; asking for delayed scaling with it is an error.
-static FailureOr<RecipeAttr>
-buildRecipe(ModuleOp module, StringRef scaling, StringRef format,
-            unsigned history, StringRef algo, int margin, bool powerOfTwo,
-            StringRef granularity, bool exactScales, bool wgradHigh) {
-  std::optional<Granularity> granularityKind = symbolizeGranularity(granularity);
-  if (!granularityKind)
-    return module.emitError("unknown granularity '")
-           << granularity << "' (expected tensor, row, block or mx)";
-  bool perTensor = *granularityKind == Granularity::tensor;
-  std::optional<Scaling> scalingKind =
-      symbolizeScaling(scaling.empty() ? (perTensor ? "delayed" : "current")
-                                       : scaling);
-  if (!scalingKind)
-    return module.emitError("unknown scaling '")
-           << scaling << "' (expected delayed or current)";
-  std::optional<Format> formatKind = symbolizeFormat(
-      format.empty() ? (perTensor ? "hybrid" : "e4m3") : format);
-  if (!formatKind)
-    return module.emitError("unknown format '")
-           << format << "' (expected hybrid or e4m3)";
-  std::optional<AmaxAlgo> algoKind = symbolizeAmaxAlgo(algo);
-  if (!algoKind)
-    return module.emitError("unknown algo '")
-           << algo << "' (expected max or most_recent)";
-
-  if (exactScales && (perTensor || *granularityKind == Granularity::mx))
-    return module.emitError("exact-scales applies to granularity=row and "
-                            "block (per-tensor scales are exact unless "
-                            "power-of-two is set; MX scales are E8M0)");
-  if (!perTensor) {
-    if (*scalingKind != Scaling::current)
-      return module.emitError("granularity=")
-             << granularity
-             << " computes each scale from its block's own amax (current "
-                "scaling); scaling="
-             << scaling << " is not supported with it";
-    if (margin != 0)
-      return module.emitError("granularity=")
-             << granularity
-             << " follows TE's block and MX recipes, which have no margin";
-    // Rows and blocks: TE's power-of-two scales unless exact-scales; MX
-    // scales are powers of two by construction (E8M0).
-    powerOfTwo = *granularityKind != Granularity::mx && !exactScales;
-  }
-  if (wgradHigh && *granularityKind != Granularity::row)
-    return module.emitError("wgrad-high is torchao's rowwise_with_gw_hp: it "
-                            "needs granularity=row");
-  return RecipeAttr::getChecked(
-      [&] { return module.emitError(); }, module.getContext(), *formatKind,
-      *scalingKind, history, *algoKind, margin, powerOfTwo, *granularityKind,
-      wgradHigh);
-}
-
 /// Erases what only the replaced GEMMs used (their zero fills, the broadcast
 /// and transposed weight copies), and so on up the chain. Nothing else of
 /// the input program is touched.
@@ -792,8 +731,9 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<RecipeAttr> recipe = buildRecipe(
-        module, scaling, format, history, algo, margin, powerOfTwo,
-        granularity, exactScales, wgradHigh);
+        [&] { return module.emitError(); }, &getContext(), scaling, format,
+        history, algo, margin, powerOfTwo, granularity, exactScales,
+        wgradHigh);
     if (failed(recipe) || !*recipe)
       return signalPassFailure();
 

@@ -48,6 +48,35 @@ defvar FP8PolicyOptions = [
          "Explain every decision with a remark">,
 ];
 
+// The recipe: shared by fp8-quantize and fp8-tune-variants (whose
+// alternatives derive from it).
+defvar FP8RecipeOptions = [
+  Option<"scaling", "scaling", "std::string", /*default=*/"\"\"",
+         "Scaling recipe: delayed | current (default: delayed per tensor, "
+         "current for finer granularities)">,
+  Option<"format", "format", "std::string", /*default=*/"\"\"",
+         "FP8 format: hybrid (E5M2 gradients) | e4m3 (default: hybrid per "
+         "tensor, e4m3 for finer granularities)">,
+  Option<"history", "history", "unsigned", /*default=*/"1024",
+         "Amax history length (delayed scaling)">,
+  Option<"algo", "algo", "std::string", /*default=*/"\"max\"",
+         "Amax from the history: max | most_recent">,
+  Option<"margin", "margin", "int", /*default=*/"0",
+         "Scale headroom in powers of two">,
+  Option<"powerOfTwo", "power-of-two", "bool", /*default=*/"false",
+         "Round scales down to powers of two">,
+  Option<"granularity", "granularity", "std::string",
+         /*default=*/"\"tensor\"",
+         "What one scale covers: tensor | row (along K) | block (1x128 "
+         "activations and gradients, 128x128 weights) | mx (1x32, E8M0)">,
+  Option<"exactScales", "exact-scales", "bool", /*default=*/"false",
+         "granularity=row|block: plain f32 scales instead of powers of two">,
+  Option<"wgradHigh", "wgrad-high", "bool", /*default=*/"false",
+         "granularity=row: keep weight-gradient GEMMs in high precision "
+         "and scale the weight of the input-gradient GEMM per tensor "
+         "(torchao rowwise_with_gw_hp)">,
+];
+
 def FP8Classify : Pass<"fp8-classify", "ModuleOp"> {
   let summary = "Find the GEMMs and decide, with a reason, which go to FP8";
   let description = [{
@@ -126,34 +155,10 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     created and erases only what the replaced GEMMs alone used (their zero
     fills, broadcast or transposed weight copies).
   }];
-  let options = !listconcat(FP8PolicyOptions, [
-    Option<"scaling", "scaling", "std::string", /*default=*/"\"\"",
-           "Scaling recipe: delayed | current (default: delayed per tensor, "
-           "current for finer granularities)">,
-    Option<"format", "format", "std::string", /*default=*/"\"\"",
-           "FP8 format: hybrid (E5M2 gradients) | e4m3 (default: hybrid per "
-           "tensor, e4m3 for finer granularities)">,
-    Option<"history", "history", "unsigned", /*default=*/"1024",
-           "Amax history length (delayed scaling)">,
-    Option<"algo", "algo", "std::string", /*default=*/"\"max\"",
-           "Amax from the history: max | most_recent">,
-    Option<"margin", "margin", "int", /*default=*/"0",
-           "Scale headroom in powers of two">,
-    Option<"powerOfTwo", "power-of-two", "bool", /*default=*/"false",
-           "Round scales down to powers of two">,
+  let options = !listconcat(FP8PolicyOptions, FP8RecipeOptions, [
     Option<"state", "state", "std::string", /*default=*/"\"globals\"",
            "Delayed-scaling state: globals (ml_program) | arguments (extra "
            "function arguments and results)">,
-    Option<"granularity", "granularity", "std::string",
-           /*default=*/"\"tensor\"",
-           "What one scale covers: tensor | row (along K) | block (1x128 "
-           "activations and gradients, 128x128 weights) | mx (1x32, E8M0)">,
-    Option<"exactScales", "exact-scales", "bool", /*default=*/"false",
-           "granularity=row|block: plain f32 scales instead of powers of two">,
-    Option<"wgradHigh", "wgrad-high", "bool", /*default=*/"false",
-           "granularity=row: keep weight-gradient GEMMs in high precision "
-           "and scale the weight of the input-gradient GEMM per tensor "
-           "(torchao rowwise_with_gw_hp)">,
   ]);
   let dependentDialects = [
     "::mlir::fp8::FP8Dialect",
@@ -168,44 +173,68 @@ def FP8TuneVariants : Pass<"fp8-tune-variants", "ModuleOp"> {
   let summary = "Make each FP8 candidate GEMM's precision a run-time choice";
   let description = [{
     What `fp8-tune` compiles once for all its trials. Every GEMM that the
-    GEMM analysis sends to FP8 under the given policy (the same options as
-    `fp8-pipeline`'s) becomes an `scf.if` on element `i` of the module's
-    mask, a public mutable `ml_program.global @fp8.tune.mask :
-    tensor<Nxi1>` (all true: every candidate in FP8), where `i` numbers the
-    candidates of the module in walk order and `N` is their count. The then
-    branch holds the GEMM with `fp8.precision = "fp8"`, the else branch the
-    GEMM with `fp8.precision = "high"`; `fp8-pipeline` then quantizes the
-    first and leaves the second, and a runner chooses the precision of each
-    GEMM per call by writing the mask. GEMMs that are not candidates (and
-    those already marked `fp8.precision = "high"`) are left as they were.
+    GEMM analysis sends to FP8 under the given policy and recipe (the same
+    options as `fp8-pipeline`'s) becomes an `scf.index_switch` on element
+    `i` of the module's choice vector, a public mutable
+    `ml_program.global @fp8.tune.choice : tensor<Nxi32>`, where `i` numbers
+    the candidates of the module in walk order and `N` is their count:
+
+    - 1 (the initial value): the GEMM with `fp8.precision = "fp8"`, which
+      `fp8-pipeline` quantizes under the pipeline's recipe;
+    - 2 + k: the GEMM with `fp8.precision = "fp8"` and the k-th of
+      `alternatives` as its own `fp8.recipe`, where that recipe quantizes
+      this GEMM differently from the pipeline's (E4M3 gradients change
+      nothing for a GEMM without a gradient operand; no finer granularity
+      applies to dynamic sizes): otherwise the case is left out;
+    - anything else (0 by convention): the GEMM with
+      `fp8.precision = "high"`.
+
+    A runner then chooses each GEMM's precision and recipe per call by
+    writing the vector. GEMMs that are not candidates (and those already
+    marked `fp8.precision = "high"`) are left as they were.
+
+    Alternatives: `row`, `block` and `mx` are the complete recipes at that
+    granularity (current scaling, E4M3, power-of-two scales for rows and
+    blocks as TE and torchao use them, E8M0 for MX); `e4m3` and `current`
+    are the pipeline's recipe with E4M3 gradients or current scaling. One
+    equal to the pipeline's recipe is an error.
 
     ```mlir
     %y = linalg.matmul ins(%x, %w : ...) outs(%z : ...) -> tensor<32x16xf32>
-    // becomes
-    %mask = ml_program.global_load @fp8.tune.mask : tensor<1xi1>
-    %fp8 = tensor.extract %mask[%c0] : tensor<1xi1>
-    %y = scf.if %fp8 -> (tensor<32x16xf32>) {
+    // becomes, with alternatives=row
+    %choices = ml_program.global_load @fp8.tune.choice : tensor<1xi32>
+    %choice = tensor.extract %choices[%c0] : tensor<1xi32>
+    %index = arith.index_cast %choice : i32 to index
+    %y = scf.index_switch %index -> tensor<32x16xf32>
+    case 1 {
       %a = linalg.matmul {fp8.precision = "fp8"} ins(%x, %w : ...) ...
       scf.yield %a : tensor<32x16xf32>
-    } else {
-      %b = linalg.matmul {fp8.precision = "high"} ins(%x, %w : ...) ...
+    }
+    case 2 {
+      %b = linalg.matmul {fp8.precision = "fp8", fp8.recipe = #fp8.recipe<
+          format = e4m3, scaling = current, power_of_two = true,
+          granularity = row>} ins(%x, %w : ...) ...
       scf.yield %b : tensor<32x16xf32>
+    }
+    default {
+      %c = linalg.matmul {fp8.precision = "high"} ins(%x, %w : ...) ...
+      scf.yield %c : tensor<32x16xf32>
     }
     ```
 
-    The pass fails when no GEMM is a candidate (there is nothing to tune)
-    and when the module already has a `@fp8.tune.mask`.
+    The pass fails when no GEMM is a candidate (there is nothing to tune),
+    on an unknown or redundant alternative, and when the module already has
+    a `@fp8.tune.choice`.
   }];
-  let options = !listconcat(FP8PolicyOptions, [
-    Option<"granularity", "granularity", "std::string",
-           /*default=*/"\"tensor\"",
-           "The pipeline's granularity: finer than tensor keeps GEMMs with "
-           "dynamic sizes out, as fp8-quantize does">,
-    Option<"wgradHigh", "wgrad-high", "bool", /*default=*/"false",
-           "The pipeline's wgrad-high: weight-gradient GEMMs are no "
-           "candidates">,
+  let options = !listconcat(FP8PolicyOptions, FP8RecipeOptions, [
+    ListOption<"alternatives", "alternatives", "std::string",
+               "Other ways into FP8 to offer each candidate: row | block | mx "
+               "(TE's and torchao's recipes at that granularity), e4m3 (the "
+               "pipeline's recipe with E4M3 gradients), current (the "
+               "pipeline's recipe with current scaling)">,
   ]);
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::ml_program::MLProgramDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
