@@ -6,6 +6,10 @@
 #include "fp8/Dialect/FP8/Transforms/Recipes.h"
 #include "fp8/Runner/Golden.h"
 #include "fp8/Runner/InputDefaults.h"
+#include "fp8/Runner/Probes.h"
+#include "fp8/Train/Contract.h"
+#include "fp8/Train/Corpus.h"
+#include "fp8/Train/Trainer.h"
 #include "fp8/Tune/Selection.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,15 +62,41 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// The graph's inputs, drawn as fp8-run draws them.
+/// A training step's calibration on its corpus: the contract, the text and
+/// the initial parameters.
+struct TrainCalibration {
+  train::Contract contract;
+  train::Corpus corpus;
+  SmallVector<HostTensor> parameters;
+};
+
+/// The graph's inputs, drawn as fp8-run draws them, or for a training step
+/// with a corpus, as fp8-train feeds them.
 class InputMaker {
 public:
   InputMaker(ModuleOp module, func::FuncOp func, const TuneOptions &options)
-      : func(func), signature(func.getFunctionType()), options(options),
-        defaults(chooseInputDefaults(module, func)) {}
+      : module(module), func(func), signature(func.getFunctionType()),
+        options(options), defaults(chooseInputDefaults(module, func)) {}
 
-  /// Parses --arg and reads .npy files once.
+  /// Parses --arg, reads .npy files and the corpus once.
   LogicalResult prepare(std::string &error) {
+    if (!options.corpus.empty()) {
+      FailureOr<train::Contract> contract =
+          train::readContract(module, func.getName(), error);
+      if (failed(contract)) {
+        error = "--corpus calibrates a training step (docs/fp8-train.md): " +
+                error;
+        return failure();
+      }
+      FailureOr<train::Corpus> corpus =
+          train::readCorpus(options.corpus, *contract, error);
+      if (failed(corpus))
+        return failure();
+      SmallVector<HostTensor> parameters =
+          train::initialParameters(*contract, options.seed);
+      training = TrainCalibration{std::move(*contract), std::move(*corpus),
+                                  std::move(parameters)};
+    }
     FunctionType type = func.getFunctionType();
     for (auto [index, input] : llvm::enumerate(type.getInputs())) {
       auto shaped = dyn_cast<RankedTensorType>(input);
@@ -121,7 +151,25 @@ public:
     return success();
   }
 
-  SmallVector<HostTensor> make(uint64_t seed) const {
+  /// A training step's batch before the one of `seed`, at the same
+  /// parameters: what delayed scaling's state comes from. None otherwise.
+  std::optional<SmallVector<HostTensor>> makePrevious(uint64_t seed) const {
+    if (!training)
+      return std::nullopt;
+    return make(seed, /*previousBatch=*/true);
+  }
+
+  std::string describe() const {
+    if (!training)
+      return "fp8-run's draws, delayed scaling in the steady state of each "
+             "set";
+    return "batches of " + options.corpus +
+           " at the initial parameters, delayed scales from the batch "
+           "before";
+  }
+
+  SmallVector<HostTensor> make(uint64_t seed,
+                               bool previousBatch = false) const {
     std::mt19937_64 rng(seed);
     SmallVector<HostTensor> inputs;
     for (auto [index, type] : llvm::enumerate(signature.getInputs())) {
@@ -152,10 +200,48 @@ public:
       }
       inputs.push_back(std::move(tensor));
     }
+    if (training)
+      feedTrainingStep(inputs, previousBatch ? ~seed : seed);
     return inputs;
   }
 
 private:
+  /// A batch of the training text, the initial parameters, zero moments,
+  /// step 1 and loss scale 1, where --arg does not say otherwise.
+  void feedTrainingStep(SmallVector<HostTensor> &inputs, uint64_t seed) const {
+    const train::Contract &contract = training->contract;
+    auto given = [&](unsigned index) {
+      return files.count(index) || overrides.count(index);
+    };
+    auto set = [&](unsigned index, HostTensor value) {
+      if (!given(index))
+        inputs[index] = std::move(value);
+    };
+    auto fillWith = [&](unsigned index, double value) {
+      if (given(index))
+        return;
+      for (int64_t i = 0, e = inputs[index].getNumElements(); i < e; ++i)
+        inputs[index].set(i, value);
+    };
+    std::mt19937_64 rng(seed);
+    Type tokenType =
+        cast<RankedTensorType>(contract.type.getInput(contract.tokens))
+            .getElementType();
+    auto [tokens, targets] = training->corpus.batch(
+        training->corpus.train, contract, tokenType, rng);
+    set(contract.tokens, std::move(tokens));
+    set(contract.targets, std::move(targets));
+    fillWith(contract.lossScale, 1.0);
+    fillWith(contract.step, 1.0);
+    for (auto [i, arg] : llvm::enumerate(contract.parameters)) {
+      set(arg, training->parameters[i]);
+      fillWith(contract.moment1[i], 0.0);
+      fillWith(contract.moment2[i], 0.0);
+    }
+  }
+
+  ModuleOp module;
+  std::optional<TrainCalibration> training;
   func::FuncOp func;
   FunctionType signature;
   const TuneOptions &options;
@@ -188,16 +274,23 @@ class Trials {
 public:
   Trials(CompiledFunction &golden, CompiledFunction &variants,
          ArrayRef<unsigned> outputs, unsigned numCandidates,
-         TuneResult &result)
+         llvm::StringMap<RankedTensorType> scalingState, TuneResult &result)
       : golden(golden), variants(variants), outputs(outputs),
-        numCandidates(numCandidates), result(result) {}
+        numCandidates(numCandidates), scalingState(std::move(scalingState)),
+        result(result) {}
 
-  /// Adds an input set: runs the golden graph on it and the variants once
-  /// with every candidate in FP8, so that delayed scaling has seen its
-  /// amaxes: every set is measured in the steady state of its own inputs.
-  /// (Each set draws its own weights too: scales carried from one set to
-  /// another would be those of another model, not of an earlier batch.)
-  LogicalResult addInputs(SmallVector<HostTensor> inputs, std::string &error) {
+  /// Adds an input set: runs the golden graph on it, then the variants once
+  /// with every candidate in FP8, so that delayed scaling has seen amaxes.
+  /// Without `previous`, on the set itself: every set is measured in the
+  /// steady state of its own inputs (each set draws its own weights: scales
+  /// carried from one set to another would be another model's). With
+  /// `previous` (a training step's batch before this one, at the same
+  /// parameters), on it, and the scaling state it leaves is restored
+  /// before every run on the set: each run's delayed scales come from the
+  /// batch before, as in training.
+  LogicalResult addInputs(SmallVector<HostTensor> inputs,
+                          std::optional<SmallVector<HostTensor>> previous,
+                          std::string &error) {
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> reference =
         golden.call(convertInputs(inputs, golden.getSignature()), error);
@@ -216,9 +309,26 @@ public:
           return failure();
         }
     }
-    sets.push_back({std::move(inputs), std::move(*reference)});
+    sets.push_back({std::move(inputs), std::move(*reference), {}});
     Choice allFP8(numCandidates, kTuneBaseRecipe);
-    return failure(failed(run(sets.back(), allFP8, error)));
+    if (!previous)
+      return failure(failed(run(sets.back(), allFP8, error)));
+    if (failed(writeChoice(allFP8, error)))
+      return failure();
+    start = Clock::now();
+    FailureOr<SmallVector<HostTensor>> warmup = variants.call(*previous, error);
+    result.runSeconds += secondsSince(start);
+    ++result.runs;
+    if (failed(warmup))
+      return failure();
+    for (const auto &entry : scalingState) {
+      FailureOr<HostTensor> value =
+          variants.readGlobal(entry.getKey(), entry.getValue(), error);
+      if (failed(value))
+        return failure();
+      sets.back().state.push_back({entry.getKey().str(), std::move(*value)});
+    }
+    return success();
   }
 
   void clearInputs() { sets.clear(); }
@@ -263,16 +373,26 @@ public:
 private:
   struct InputSet {
     SmallVector<HostTensor> inputs, goldenOutputs;
+    /// The scaling state every run on the set starts from (empty: the
+    /// state the previous run left).
+    SmallVector<std::pair<std::string, HostTensor>> state;
   };
 
-  FailureOr<Measurement> run(const InputSet &set, ArrayRef<int32_t> choice,
-                             std::string &error) {
+  LogicalResult writeChoice(ArrayRef<int32_t> choice, std::string &error) {
     HostTensor vector(IntegerType::get(golden.getSignature().getContext(), 32),
                       {static_cast<int64_t>(choice.size())});
     for (auto [i, version] : llvm::enumerate(choice))
       vector.set(i, version);
-    if (failed(variants.writeGlobal(kTuneChoiceName, vector, error)))
+    return variants.writeGlobal(kTuneChoiceName, vector, error);
+  }
+
+  FailureOr<Measurement> run(const InputSet &set, ArrayRef<int32_t> choice,
+                             std::string &error) {
+    if (failed(writeChoice(choice, error)))
       return failure();
+    for (const auto &[name, value] : set.state)
+      if (failed(variants.writeGlobal(name, value, error)))
+        return failure();
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> actual =
         variants.call(set.inputs, error);
@@ -297,8 +417,9 @@ private:
   CompiledFunction &golden, &variants;
   ArrayRef<unsigned> outputs;
   unsigned numCandidates;
+  llvm::StringMap<RankedTensorType> scalingState;
   TuneResult &result;
-  SmallVector<InputSet> sets;
+  SmallVector<InputSet, 0> sets;
 };
 } // namespace
 
@@ -421,12 +542,18 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     if (gemm.isFP8()) {
       record.candidate = candidates.size();
       candidates.push_back(result.gemms.size());
-      record.versions.push_back({"recipe", nullptr, kTuneBaseRecipe});
+      auto addVersion = [&](StringRef name, RecipeAttr recipe, int32_t choice) {
+        VersionRecord version;
+        version.name = name.str();
+        version.recipe = recipe;
+        version.choice = choice;
+        record.versions.push_back(std::move(version));
+      };
+      addVersion("recipe", nullptr, kTuneBaseRecipe);
       for (auto [k, alternative] : llvm::enumerate(alternatives))
         if (quantizesDifferently(gemm, *base, alternative.second))
-          record.versions.push_back(
-              {alternative.first, alternative.second,
-               static_cast<int32_t>(kTuneFirstAlternative + k)});
+          addVersion(alternative.first, alternative.second,
+                     kTuneFirstAlternative + k);
     } else {
       record.why = ("not a candidate: " + stringifyGemmReason(gemm.reason))
                        .str();
@@ -456,6 +583,11 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     error = ("@" + name + " has no float output to measure").str();
     return failure();
   }
+
+  // The inputs (a bad --arg or corpus fails before anything is compiled).
+  InputMaker inputs(module, func, options);
+  if (failed(inputs.prepare(error)))
+    return failure();
 
   // The two programs.
   Clock::time_point compileStart = Clock::now();
@@ -498,17 +630,20 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     return failure();
   result.compileSeconds = secondsSince(compileStart);
 
-  InputMaker inputs(module, func, options);
-  if (failed(inputs.prepare(error)))
-    return failure();
   unsigned n = candidates.size();
   auto candidate = [&](unsigned c) -> GemmRecord & {
     return result.gemms[candidates[c]];
   };
-  Trials trials(*golden, *variants, outputs, n, result);
+  Trials trials(*golden, *variants, outputs, n,
+                runner::findScalingState(*variantModule), result);
+  auto addInputs = [&](uint64_t seed) {
+    return trials.addInputs(inputs.make(seed), inputs.makePrevious(seed),
+                            error);
+  };
   for (unsigned set = 0; set < options.calibrationSets; ++set)
-    if (failed(trials.addInputs(inputs.make(options.seed + set), error)))
+    if (failed(addInputs(options.seed + set)))
       return failure();
+  result.calibration = inputs.describe();
 
   // The baseline: the graph's own arithmetic.
   Choice none(n, kTuneHighPrecision), all(n, kTuneBaseRecipe);
@@ -673,9 +808,9 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     for (const VersionRecord &version : record.versions)
       if (version.budgetShare < leanest->budgetShare)
         leanest = &version;
-    std::string way =
-        record.versions.size() > 1 ? " (its leanest way, " + leanest->name + ")"
-                                   : std::string();
+    // The version that uses the least of the budget, when not the recipe.
+    std::string way = leanest == &record.base() ? std::string()
+                                                : " as " + leanest->name;
     if (leanest->budgetShare > 1)
       record.why = llvm::formatv("high precision: alone in FP8{0} it uses "
                                  "{1:f2}x the budget",
@@ -696,7 +831,7 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
 
   // The same choice on inputs it was not tuned on.
   trials.clearInputs();
-  if (failed(trials.addInputs(inputs.make(options.freshSeed), error)))
+  if (failed(addInputs(options.freshSeed)))
     return failure();
   FailureOr<Measurement> freshChosen =
       trials.measure(toChoice(selection.option), error);
@@ -840,6 +975,7 @@ llvm::json::Value tune::toJSON(const TuneResult &result,
   return llvm::json::Object{
       {"seed", static_cast<int64_t>(options.seed)},
       {"alternatives", std::move(alternatives)},
+      {"calibration_inputs", result.calibration},
       {"calibration_sets", static_cast<int64_t>(options.calibrationSets)},
       {"fresh_seed", static_cast<int64_t>(options.freshSeed)},
       {"gemms", std::move(gemms)},
@@ -902,4 +1038,5 @@ void tune::printSummary(llvm::raw_ostream &os, const TuneResult &result,
                       result.exactSearch ? "exact" : "greedy", result.runs,
                       result.compileSeconds, result.runSeconds,
                       result.totalSeconds);
+  os << "calibration: " << result.calibration << "\n";
 }

@@ -90,6 +90,12 @@ static cl::list<std::string>
     argOverrides("arg",
                  cl::desc("INDEX:DIST[:SCALE] or INDEX:file.npy, as fp8-run"),
                  cl::cat(tuneCategory));
+static cl::opt<std::string>
+    corpus("corpus",
+           cl::desc("A training step's calibration inputs: batches of this "
+                    "byte corpus at the initial parameters, as fp8-train "
+                    "feeds the step"),
+           cl::value_desc("file"), cl::cat(tuneCategory));
 static cl::list<std::string> alternatives(
     "alternatives", cl::CommaSeparated,
     cl::desc("Other ways into FP8 each GEMM may take before high precision: "
@@ -159,6 +165,7 @@ int main(int argc, char **argv) {
       freshSeed.getNumOccurrences() ? freshSeed : seed + calibrationSets;
   options.pipelineOptions = pipelineOptions;
   options.argOverrides.assign(argOverrides.begin(), argOverrides.end());
+  options.corpus = corpus;
   if (alternatives.getNumOccurrences() == 0)
     options.alternatives = {"row", "block", "mx", "e4m3"};
   for (const std::string &name : alternatives)

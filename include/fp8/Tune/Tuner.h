@@ -53,6 +53,12 @@ struct TuneOptions {
   /// (fp8-tune-variants' alternatives: row, block, mx, e4m3, current);
   /// those equal to the pipeline's recipe are not offered.
   SmallVector<std::string> alternatives;
+  /// A training step (fp8-train's contract) calibrated on batches of this
+  /// corpus, as fp8-train reads it: each input set is a batch of the
+  /// training text (seeded by the set's seed) at the initial parameters
+  /// (drawn from `seed` as fp8-train draws them), zero moments, step 1,
+  /// loss scale 1. Arguments given with --arg keep what --arg says.
+  std::string corpus;
   /// fp8-run's --arg: "INDEX:DIST[:SCALE]" or "INDEX:file.npy".
   SmallVector<std::string> argOverrides;
   runner::CompileOptions compile;
@@ -105,6 +111,8 @@ struct TuneResult {
   /// pipeline's recipe), in the order of their choice values.
   SmallVector<std::string> alternatives;
   SmallVector<std::string> outputNames;
+  /// What the calibration inputs are, in words.
+  std::string calibration;
   /// Calibration inputs (the worst over the sets): every candidate in high
   /// precision, all in FP8 (measured and predicted), the choice (predicted
   /// and measured).
