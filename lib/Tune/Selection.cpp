@@ -3,6 +3,7 @@
 #include "fp8/Tune/Selection.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -213,29 +214,58 @@ SmallVector<double> tune::predictNoise(const OptionProblem &problem,
 OptionSelection tune::selectOptions(const OptionProblem &problem) {
   unsigned n = problem.flops.size();
   unsigned numMetrics = problem.limit.size();
-  // Each candidate's leanest allowed option, as a 0/1 problem.
-  SelectionProblem binary;
-  binary.flops = problem.flops;
-  binary.baseline = problem.baseline;
-  binary.limit = problem.limit;
-  OptionChoice leanest(n);
-  for (unsigned i = 0; i < n; ++i) {
-    double least = INFINITY;
-    for (unsigned o = 0, e = problem.cost[i].size(); o < e; ++o) {
-      if (!problem.isAllowed(i, o))
-        continue;
-      double share =
-          budgetShare(problem.cost[i][o], problem.baseline, problem.limit);
-      if (!leanest[i] || share < least) {
-        leanest[i] = o;
-        least = share;
-      }
+  // As a 0/1 problem, with one option per candidate chosen by `pick`.
+  auto solve = [&](function_ref<std::optional<unsigned>(unsigned)> pick,
+                   OptionChoice &picked) {
+    SelectionProblem binary;
+    binary.flops = problem.flops;
+    binary.baseline = problem.baseline;
+    binary.limit = problem.limit;
+    picked.assign(n, std::nullopt);
+    for (unsigned i = 0; i < n; ++i) {
+      picked[i] = pick(i);
+      binary.cost.push_back(picked[i] ? problem.cost[i][*picked[i]]
+                                      : SmallVector<double>(numMetrics, 0.0));
+      binary.allowed.push_back(picked[i].has_value());
     }
-    binary.cost.push_back(leanest[i] ? problem.cost[i][*leanest[i]]
-                                     : SmallVector<double>(numMetrics, 0.0));
-    binary.allowed.push_back(leanest[i].has_value());
+    return selectSubset(binary);
+  };
+  // Each candidate's leanest allowed option: the one that uses the least of
+  // the budget (the smallest largest share of any metric's slack).
+  OptionChoice start;
+  Selection subset = solve(
+      [&](unsigned i) -> std::optional<unsigned> {
+        std::optional<unsigned> best;
+        double least = INFINITY;
+        for (unsigned o = 0, e = problem.cost[i].size(); o < e; ++o) {
+          if (!problem.isAllowed(i, o))
+            continue;
+          double share =
+              budgetShare(problem.cost[i][o], problem.baseline, problem.limit);
+          if (!best || share < least) {
+            best = o;
+            least = share;
+          }
+        }
+        return best;
+      },
+      start);
+  // With several metrics a smaller largest share is not a smaller cost on
+  // every metric, so the leanest options can fit fewer FLOPs than the
+  // preferred ones: the preferred ones are tried too, and win ties.
+  OptionChoice preferred;
+  Selection preferredSubset = solve(
+      [&](unsigned i) -> std::optional<unsigned> {
+        for (unsigned o = 0, e = problem.cost[i].size(); o < e; ++o)
+          if (problem.isAllowed(i, o))
+            return o;
+        return std::nullopt;
+      },
+      preferred);
+  if (preferredSubset.flops >= subset.flops) {
+    subset = std::move(preferredSubset);
+    start = std::move(preferred);
   }
-  Selection subset = selectSubset(binary);
 
   OptionSelection result;
   result.flops = subset.flops;
@@ -244,7 +274,7 @@ OptionSelection tune::selectOptions(const OptionProblem &problem) {
   SmallVector<unsigned> chosen;
   for (unsigned i = 0; i < n; ++i)
     if (subset.chosen[i]) {
-      result.option[i] = leanest[i];
+      result.option[i] = start[i];
       chosen.push_back(i);
     }
   // The preferred options, where the budget allows, largest GEMMs first.
@@ -259,13 +289,13 @@ OptionSelection tune::selectOptions(const OptionProblem &problem) {
                             });
   };
   for (unsigned i : chosen)
-    for (unsigned o = 0; o < *leanest[i]; ++o) {
+    for (unsigned o = 0; o < *start[i]; ++o) {
       if (!problem.isAllowed(i, o))
         continue;
       result.option[i] = o;
       if (fitsAll())
         break;
-      result.option[i] = leanest[i];
+      result.option[i] = start[i];
     }
   return result;
 }

@@ -225,3 +225,23 @@ TEST(Selection, DisallowedOptionsAreNeverChosen) {
 }
 
 } // namespace
+
+namespace {
+
+// Two metrics, limit 1 each. The leanest options by largest share, A's
+// second (0.1, 0.45) and B's first (0.1, 0.6), sum to (0.2, 1.05) and do
+// not fit together: 100 FLOPs. The preferred options, A's first (0.5, 0.1)
+// and B's first, sum to (0.6, 0.7): both fit, 200 FLOPs, and win.
+TEST(Selection, PreferredOptionsWinWhereTheLeanestFitLess) {
+  OptionProblem problem;
+  problem.baseline = {0, 0};
+  problem.limit = {1, 1};
+  problem.flops = {100, 100};
+  problem.cost = {{{0.5, 0.1}, {0.1, 0.45}}, {{0.1, 0.6}, {0.65, 0.1}}};
+  OptionSelection selection = selectOptions(problem);
+  EXPECT_EQ(selection.flops, 200);
+  EXPECT_EQ(selection.option[0], std::optional<unsigned>(0));
+  EXPECT_EQ(selection.option[1], std::optional<unsigned>(0));
+}
+
+} // namespace

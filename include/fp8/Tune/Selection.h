@@ -106,8 +106,11 @@ SmallVector<double> predictNoise(const OptionProblem &problem,
 
 /// The most FP8 FLOPs within every limit, then the most preferred options.
 /// Each candidate enters selectSubset with its allowed option that uses the
-/// least of the budget (the smallest largest share of any metric's slack);
-/// then, largest GEMMs first, each chosen candidate takes the first allowed
+/// least of the budget (the smallest largest share of any metric's slack),
+/// and again with its most preferred allowed option; the subset with more
+/// FLOPs is kept (the preferred one on a tie: with several metrics, a
+/// smaller largest share is not a smaller cost on every metric). Then,
+/// largest GEMMs first, each chosen candidate takes the first allowed
 /// option, in order of preference, with which the whole choice still fits.
 OptionSelection selectOptions(const OptionProblem &problem);
 
