@@ -99,7 +99,7 @@ struct FP8ImportTosaPass : fp8::impl::FP8ImportTosaBase<FP8ImportTosaPass> {
 void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
                                  const FP8PipelineOptions &options) {
   pm.addPass(createFP8ImportTosa());
-  if (options.fuseAttention && !options.fp8Attention) {
+  if (options.fuseAttention) {
     FP8FuseAttentionOptions fuse;
     fuse.remarks = options.remarks;
     pm.addPass(createFP8FuseAttention(fuse));

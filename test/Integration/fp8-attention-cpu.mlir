@@ -4,7 +4,8 @@
 // tails (70 query rows and 133 keys against 64 x 64 tiles), GQA (4 query
 // heads on 2 key/value heads), a KV-cache prefix (causal_offset = 63), an
 // additive -inf mask that hides a whole key tile from some rows, a boolean
-// mask with a fully masked row, dynamic shapes and bf16. Each check prints 1
+// mask with a fully masked row, dynamic shapes, bf16, and FP8 scores (an
+// E4M3 query and key with a scale per token). Each check prints 1
 // when the largest difference is within the tolerance; a NaN where the f64
 // graph has none (or none where it has one) is never within it.
 //
@@ -297,6 +298,53 @@ func.func @causal_bf16(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
   return %o : tensor<1x4x70x3xbf16>
 }
 
+/// FP8 scores: E4M3 query and key, one scale per token.
+func.func @fp8_scores(%q: tensor<1x4x70x4xf8E4M3FN>, %k: tensor<1x2x133x4xf8E4M3FN>,
+                      %v: tensor<1x2x133x3xf32>, %qs: tensor<1x4x70xf32>,
+                      %ks: tensor<1x2x133xf32>)
+    -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>) {
+  %o, %lse = fp8.attention %q, %k, %v scales %qs, %ks
+      : tensor<1x4x70xf32>, tensor<1x2x133xf32> scale 0.5 {causal, causal_offset = 63}
+      : tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf32>
+      -> tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+  return %o, %lse : tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+}
+
+/// base + di * token + dh * head: one scale per token, none a power of two
+/// (the op multiplies the sums by them; only powers of two are exact).
+func.func @token_scales(%init: tensor<?x?x?xf32>, %base: f32, %di: f32,
+                        %dh: f32) -> tensor<?x?x?xf32> {
+  %r = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%init : tensor<?x?x?xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 2 : index
+    %hi = arith.index_cast %h : index to i64
+    %ii = arith.index_cast %i : index to i64
+    %hf = arith.sitofp %hi : i64 to f32
+    %if = arith.sitofp %ii : i64 to f32
+    %a = arith.mulf %if, %di : f32
+    %b = arith.mulf %hf, %dh : f32
+    %c = arith.addf %base, %a : f32
+    %d = arith.addf %c, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+/// x * scale[n, h, i] in f64: an FP8 operand as its real values.
+func.func @dequantize(%x: tensor<?x?x?x?xf64>, %s: tensor<?x?x?xf32>) -> tensor<?x?x?x?xf64> {
+  %r = linalg.generic {indexing_maps = [#row, #id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<?x?x?xf32>) outs(%x : tensor<?x?x?x?xf64>) {
+  ^bb0(%sv: f32, %xv: f64):
+    %s64 = arith.extf %sv : f32 to f64
+    %p = arith.mulf %xv, %s64 : f64
+    linalg.yield %p : f64
+  } -> tensor<?x?x?x?xf64>
+  return %r : tensor<?x?x?x?xf64>
+}
+
 /// Q = 0 makes every visible key equally likely: row i of a causal
 /// attention over v[j] = j is the mean of 0..i, i / 2, and its lse is
 /// log(i + 1).
@@ -486,6 +534,45 @@ func.func @main() {
   %bfo32 = arith.extf %bfo : tensor<1x4x70x3xbf16> to tensor<1x4x70x3xf32>
   // CHECK-NEXT: 1
   call @check(%bfo32, %ref_bfo, %tol_bf16) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+
+  // FP8 scores (E4M3 query and key with a scale per token, f32 value)
+  // against the f64 graph on the dequantized values.
+  %q8 = arith.truncf %q : tensor<1x4x70x4xf32> to tensor<1x4x70x4xf8E4M3FN>
+  %k8 = arith.truncf %k : tensor<1x2x133x4xf32> to tensor<1x2x133x4xf8E4M3FN>
+  %qse = tensor.empty() : tensor<1x4x70xf32>
+  %kse = tensor.empty() : tensor<1x2x133xf32>
+  %qsd = tensor.cast %qse : tensor<1x4x70xf32> to tensor<?x?x?xf32>
+  %ksd = tensor.cast %kse : tensor<1x2x133xf32> to tensor<?x?x?xf32>
+  %qsb = arith.constant 0.3 : f32
+  %qsi = arith.constant 0.017 : f32
+  %qsh = arith.constant 0.11 : f32
+  %ksb = arith.constant 1.7 : f32
+  %ksi = arith.constant -0.009 : f32
+  %ksh = arith.constant 0.37 : f32
+  %qsw = call @token_scales(%qsd, %qsb, %qsi, %qsh) : (tensor<?x?x?xf32>, f32, f32, f32) -> tensor<?x?x?xf32>
+  %ksw = call @token_scales(%ksd, %ksb, %ksi, %ksh) : (tensor<?x?x?xf32>, f32, f32, f32) -> tensor<?x?x?xf32>
+  %qs = tensor.cast %qsw : tensor<?x?x?xf32> to tensor<1x4x70xf32>
+  %ks = tensor.cast %ksw : tensor<?x?x?xf32> to tensor<1x2x133xf32>
+  %q8w = arith.extf %q8 : tensor<1x4x70x4xf8E4M3FN> to tensor<1x4x70x4xf32>
+  %k8w = arith.extf %k8 : tensor<1x2x133x4xf8E4M3FN> to tensor<1x2x133x4xf32>
+  %q8d = arith.extf %q8w : tensor<1x4x70x4xf32> to tensor<1x4x70x4xf64>
+  %k8d = arith.extf %k8w : tensor<1x2x133x4xf32> to tensor<1x2x133x4xf64>
+  %q8dd = tensor.cast %q8d : tensor<1x4x70x4xf64> to tensor<?x?x?x?xf64>
+  %k8dd = tensor.cast %k8d : tensor<1x2x133x4xf64> to tensor<?x?x?x?xf64>
+  %qr = call @dequantize(%q8dd, %qsw) : (tensor<?x?x?x?xf64>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf64>
+  %kr = call @dequantize(%k8dd, %ksw) : (tensor<?x?x?x?xf64>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf64>
+  %qrs = tensor.cast %qr : tensor<?x?x?x?xf64> to tensor<1x4x70x4xf64>
+  %krs = tensor.cast %kr : tensor<?x?x?x?xf64> to tensor<1x2x133x4xf64>
+  %ref_fo, %ref_flse = call @reference(%qrs, %krs, %v64, %causal_bias, %scale)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x4x70x133xf64>, f64)
+     -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>)
+  %fo, %flse = call @fp8_scores(%q8, %k8, %v, %qs, %ks)
+      : (tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf32>, tensor<1x4x70xf32>, tensor<1x2x133xf32>)
+     -> (tensor<1x4x70x3xf32>, tensor<1x4x70xf32>)
+  // CHECK-NEXT: 1
+  // CHECK-NEXT: 1
+  call @check(%fo, %ref_fo, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  call @check_lse(%flse, %ref_flse, %tol) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>, f64) -> ()
 
   // Hand-derived: means of 0..i and log(i + 1).
   %uq = arith.constant dense<0.0> : tensor<1x1x3x2xf32>

@@ -59,7 +59,9 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
       llvm::cl::init("globals")};
   PassOptions::Option<bool> fp8Attention{
       *this, "fp8-attention",
-      llvm::cl::desc("Also convert activation x activation GEMMs"),
+      llvm::cl::desc("Also FP8: activation x activation GEMMs, and the "
+                     "scores of fused attention (query and key in E4M3, one "
+                     "scale per token)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> keepFirstLast{
       *this, "keep-first-last",
@@ -77,11 +79,10 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
   PassOptions::Option<bool> remarks{
       *this, "remarks", llvm::cl::desc("Explain decisions with remarks"),
       llvm::cl::init(false)};
-  // Not with fp8-attention: its Q K^T and P V are to be quantized as GEMMs.
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("Replace attention written op by op with fp8.attention "
-                     "(fp8-fuse-attention; not with fp8-attention)"),
+                     "(fp8-fuse-attention)"),
       llvm::cl::init(true)};
 };
 

@@ -97,6 +97,9 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     MLIRContext *context = rewriter.getContext();
     Value query = adaptor.getQuery(), key = adaptor.getKey(),
           value = adaptor.getValue(), mask = adaptor.getMask();
+    // FP8 scores: one scale per token of the query and of the key.
+    Value queryScaleInv = adaptor.getQueryScaleInv(),
+          keyScaleInv = adaptor.getKeyScaleInv();
     // The output's type: the inputs', or f32 (unrounded).
     Type element = op.getOutput().getType().getElementType();
     const ScoreModifiers modifiers = ScoreModifiers::of(op, mask);
@@ -166,7 +169,7 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
     SmallVector<IteratorType> rowReduction = {IteratorType::parallel,
                                               IteratorType::reduction};
-    AffineMap rowMap = map2({i}), tileMap = map2({i, j});
+    AffineMap rowMap = map2({i}), colMap = map2({j}), tileMap = map2({i, j});
     AffineMap identity1 = AffineMap::get(1, 0, {i}, context);
 
     // The running state and the scratch tiles live for one query tile; every
@@ -197,6 +200,19 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
       // and the causal diagonal, in place.
       Value products = tb.contract(queryTileValue, keys, tb.fill(scratch, 0.0f),
                                    {0, 2}, {1, 2}, {0, 1});
+      // FP8 scores: (sum * query_scale_inv[i]) * key_scale_inv[j].
+      if (queryScaleInv) {
+        Value rowScales = tb.slice(queryScaleInv, {n, h, q0},
+                                   {one, one, rowsOfr}, 1);
+        Value colScales = tb.slice(keyScaleInv, {n, kvHead, k0},
+                                   {one, one, colsOfr}, 1);
+        products = tb.generic(
+            {rowScales, colScales}, products, {rowMap, colMap, tileMap},
+            parallel2, [](OpBuilder &nb, Location nl, ValueRange args) {
+              Value row = arith::MulFOp::create(nb, nl, args[2], args[0]);
+              return arith::MulFOp::create(nb, nl, row, args[1]).getResult();
+            });
+      }
       Value scores = modifiers.apply(tb, {n, h, q0, k0, rowsOfr, colsOfr},
                                      products);
 

@@ -753,14 +753,14 @@ func.func @wgmma_pad_k_bf16(%x: tensor<64x3xbf16>, %w: tensor<3x40xbf16>, %c: te
 
 func.func @attention_rank(%q: tensor<8x16x64xf32>, %k: tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32> {
   // expected-error @+1 {{'fp8.attention' op expects a rank-4 query ([batch, heads, sequence, head_dim]), got 'tensor<8x16x64xf32>'}}
-  %0 = "fp8.attention"(%q, %k, %k) <{scale = 1.0 : f32}> : (tensor<8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "fp8.attention"(%q, %k, %k) <{scale = 1.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (tensor<8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return %0 : tensor<1x8x16x64xf32>
 }
 
 // -----
 
 func.func @attention_element_types(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32> {
-  // expected-error @+1 {{'fp8.attention' op expects query, key and value of one element type and the output in it or in f32}}
+  // expected-error @+1 {{'fp8.attention' op expects query, key and value of one element type (or an FP8 query and key with scales) and the output in the value's or in f32}}
   %0 = fp8.attention %q, %k, %k scale 1.0 : tensor<1x8x16x64xf32>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xf32>
   return %0 : tensor<1x8x16x64xf32>
 }
@@ -908,7 +908,7 @@ func.func @attention_grad_negative_offset(%q: tensor<1x8x16x64xf32>, %lse: tenso
 // -----
 
 func.func @attention_output_f16(%q: tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf16> {
-  // expected-error @+1 {{'fp8.attention' op expects query, key and value of one element type and the output in it or in f32}}
+  // expected-error @+1 {{'fp8.attention' op expects query, key and value of one element type (or an FP8 query and key with scales) and the output in the value's or in f32}}
   %0 = fp8.attention %q, %q, %q scale 1.0 : tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xf16>
   return %0 : tensor<1x8x16x64xf16>
 }
@@ -936,4 +936,36 @@ func.func @gemm_recipe_delayed_rows(%x: tensor<64x256xbf16>, %w: tensor<256x128x
   // expected-error @+1 {{granularity row computes every scale from its block's own amax: it needs current scaling}}
   %y = linalg.matmul {fp8.recipe = #fp8.recipe<granularity = row>} ins(%x, %w : tensor<64x256xbf16>, tensor<256x128xbf16>) outs(%c : tensor<64x128xbf16>) -> tensor<64x128xbf16>
   return %y : tensor<64x128xbf16>
+}
+
+// -----
+
+func.func @attention_fp8_without_scales(%q: tensor<1x2x8x16xf8E4M3FN>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{expects scales for an FP8 query and key}}
+  %o = fp8.attention %q, %q, %v scale 0.25 : tensor<1x2x8x16xf8E4M3FN>, tensor<1x2x8x16xf8E4M3FN>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+func.func @attention_scales_on_wide_scores(%q: tensor<1x2x8x16xbf16>, %s: tensor<1x2x8xf32>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{has scales but a query and key of high precision 'bf16'}}
+  %o = fp8.attention %q, %q, %q scales %s, %s : tensor<1x2x8xf32>, tensor<1x2x8xf32> scale 0.25 : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+func.func @attention_fp8_key_scale_per_query_token(%q: tensor<1x4x8x16xf8E4M3FN>, %k: tensor<1x2x32x16xf8E4M3FN>, %v: tensor<1x2x32x16xbf16>, %qs: tensor<1x4x8xf32>) -> tensor<1x4x8x16xbf16> {
+  // expected-error @+1 {{expects one key scale per token, 'tensor<1x2x32xf32>', got 'tensor<1x4x8xf32>'}}
+  %o = fp8.attention %q, %k, %v scales %qs, %qs : tensor<1x4x8xf32>, tensor<1x4x8xf32> scale 0.25 : tensor<1x4x8x16xf8E4M3FN>, tensor<1x2x32x16xf8E4M3FN>, tensor<1x2x32x16xbf16> -> tensor<1x4x8x16xbf16>
+  return %o : tensor<1x4x8x16xbf16>
+}
+
+// -----
+
+func.func @attention_fp8_query_wide_key(%q: tensor<1x2x8x16xf8E4M3FN>, %k: tensor<1x2x8x16xbf16>, %s: tensor<1x2x8xf32>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{expects query, key and value of one element type (or an FP8 query and key with scales) and the output in the value's or in f32}}
+  %o = fp8.attention %q, %k, %k scales %s, %s : tensor<1x2x8xf32>, tensor<1x2x8xf32> scale 0.25 : tensor<1x2x8x16xf8E4M3FN>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o : tensor<1x2x8x16xbf16>
 }

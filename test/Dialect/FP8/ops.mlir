@@ -374,6 +374,22 @@ func.func @attention(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x2x16x64xbf16>,
 
 // -----
 
+// FP8 scores: E4M3 query and key, one scale per token, with a mask.
+// CHECK-LABEL: func.func @attention_fp8_scores
+// CHECK: fp8.attention %arg0, %arg1, %arg2 scales %arg3, %arg4 : tensor<1x8x16xf32>, tensor<1x2x16xf32> mask %arg5 : tensor<1x1x1x16xi1> scale 1.250000e-01 {causal} : tensor<1x8x16x64xf8E4M3FN>, tensor<1x2x16x64xf8E4M3FN>, tensor<1x2x16x32xbf16> -> tensor<1x8x16x32xbf16>
+func.func @attention_fp8_scores(%q: tensor<1x8x16x64xf8E4M3FN>, %k: tensor<1x2x16x64xf8E4M3FN>,
+                                %v: tensor<1x2x16x32xbf16>, %qs: tensor<1x8x16xf32>,
+                                %ks: tensor<1x2x16xf32>, %keep: tensor<1x1x1x16xi1>)
+    -> tensor<1x8x16x32xbf16> {
+  %o = fp8.attention %q, %k, %v scales %qs, %ks : tensor<1x8x16xf32>, tensor<1x2x16xf32>
+      mask %keep : tensor<1x1x1x16xi1> scale 0.125 {causal}
+      : tensor<1x8x16x64xf8E4M3FN>, tensor<1x2x16x64xf8E4M3FN>, tensor<1x2x16x32xbf16>
+      -> tensor<1x8x16x32xbf16>
+  return %o : tensor<1x8x16x32xbf16>
+}
+
+// -----
+
 // Dynamic batch and lengths, decode (one query row) against a cache.
 // CHECK-LABEL: func.func @attention_dynamic
 // CHECK: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 1.250000e-01 {causal, causal_offset = 127 : i64} : tensor<?x4x1x64xf32>, tensor<?x1x?x64xf32>, tensor<?x1x?x64xf32> -> tensor<?x4x1x64xf32>, tensor<?x4x1xf32>

@@ -757,11 +757,16 @@ static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
     if (type.getRank() != 4)
       return emitOpError("expects a rank-4 ")
              << what << " ([batch, heads, sequence, head_dim]), got " << type;
-  Type element = query.getElementType();
-  if (key.getElementType() != element || value.getElementType() != element ||
+  // The value's element type is the attention's (the query and key may be
+  // FP8 instead: fp8.attention's scores).
+  Type element = value.getElementType();
+  bool fp8Scores = isa<Float8E4M3FNType, Float8E5M2Type>(query.getElementType());
+  if (key.getElementType() != query.getElementType() ||
+      (!fp8Scores && query.getElementType() != element) ||
       (output.getElementType() != element && !output.getElementType().isF32()))
-    return emitOpError("expects query, key and value of one element type and "
-                       "the output in it or in f32, got ")
+    return emitOpError("expects query, key and value of one element type (or "
+                       "an FP8 query and key with scales) and the output in "
+                       "the value's or in f32, got ")
            << query << ", " << key << ", " << value << " and " << output;
 
   auto dim = [](RankedTensorType type, int64_t i) { return type.getDimSize(i); };
@@ -833,7 +838,36 @@ static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
 }
 
 LogicalResult AttentionOp::verify() {
-  return verifyAttention(*this, getOutput().getType(), getLse());
+  if (failed(verifyAttention(*this, getOutput().getType(), getLse())))
+    return failure();
+  RankedTensorType query = getQuery().getType(), key = getKey().getType();
+  bool fp8Scores =
+      isa<Float8E4M3FNType, Float8E5M2Type>(query.getElementType());
+  Value queryScaleInv = getQueryScaleInv(), keyScaleInv = getKeyScaleInv();
+  if (fp8Scores != (queryScaleInv != nullptr))
+    return emitOpError(fp8Scores ? "expects scales for an FP8 query and key"
+                                 : "has scales but a query and key of ")
+           << (fp8Scores ? "" : "high precision ") << query.getElementType();
+  if (!fp8Scores)
+    return success();
+  // One scale per token: [b, hq, sq] and [b, hkv, sk].
+  for (auto [what, scales, tokens] :
+       {std::tuple<StringRef, Value, RankedTensorType>{"query", queryScaleInv,
+                                                       query},
+        {"key", keyScaleInv, key}}) {
+    auto type = cast<RankedTensorType>(scales.getType());
+    SmallVector<int64_t> shape(tokens.getShape().drop_back());
+    if (type.getRank() != 3 ||
+        llvm::any_of(llvm::enumerate(shape), [&](auto pair) {
+          return !isStaticallyCompatible(type.getDimSize(pair.index()),
+                                         pair.value());
+        }))
+      return emitOpError("expects one ")
+             << what << " scale per token, "
+             << RankedTensorType::get(shape, type.getElementType())
+             << ", got " << type;
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

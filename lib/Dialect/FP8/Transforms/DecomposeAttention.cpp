@@ -135,6 +135,27 @@ public:
   static Value narrow(OpBuilder &b, Location l, Value x, Type element) {
     return element.isF32() ? x : arith::TruncFOp::create(b, l, element, x);
   }
+  /// f32 x [n, h, s, c] times its per-token scale [n, h, s].
+  Value dequantize(Value x, Value scaleInv) const {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<OpFoldResult> sizes = {size(x, 0), size(x, 1), size(x, 2),
+                                       size(x, 3)};
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes, f32);
+    return linalg::GenericOp::create(
+               rewriter, loc, init.getType(), ValueRange{x, scaleInv}, init,
+               ArrayRef<AffineMap>{map(4, {dim(0), dim(1), dim(2), dim(3)}),
+                                   map(4, {dim(0), dim(1), dim(2)}),
+                                   map(4, {dim(0), dim(1), dim(2), dim(3)})},
+               SmallVector<IteratorType>(type.getRank(), par),
+               [&](OpBuilder &b, Location l, ValueRange args) {
+                 Value wide = widen(b, l, args[0]);
+                 linalg::YieldOp::create(
+                     b, l, ValueRange{arith::MulFOp::create(b, l, wide,
+                                                            args[1])});
+               })
+        .getResult(0);
+  }
+
   /// acc + x * y in f32.
   Value multiplyAdd(OpBuilder &b, Location l, Value x, Value y,
                     Value acc) const {
@@ -300,16 +321,22 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     AttentionMath attn(rewriter, op);
-    Value key = attn.repeated(op.getKey()),
+    // FP8 scores: the query and key dequantized first (exact for the
+    // power-of-two scales fp8-quantize makes; the op multiplies the sums).
+    if (op.hasFP8Scores()) {
+      attn.query = attn.dequantize(op.getQuery(), op.getQueryScaleInv());
+      attn.key = attn.dequantize(op.getKey(), op.getKeyScaleInv());
+    }
+    Value key = attn.repeated(attn.key),
           value = attn.repeated(op.getValue());
     Type f32 = attn.f32;
     Type element =
-        cast<RankedTensorType>(op.getQuery().getType()).getElementType();
+        cast<RankedTensorType>(op.getValue().getType()).getElementType();
     Type outputElement = op.getOutput().getType().getElementType();
     auto par = attn.par, red = attn.red;
     AffineMap id4 = attn.id4(), row4 = attn.row4();
 
-    Value scores = attn.contractRows(op.getQuery(), key);
+    Value scores = attn.contractRows(attn.query, key);
     SmallVector<Value> inputs = attn.maskedInputs(scores);
     SmallVector<AffineMap> maps = attn.maskedMaps();
     const size_t numMasked = attn.numMasked();

@@ -11,6 +11,7 @@
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Dialect/FP8/Transforms/Recipes.h"
+#include "QuantizeAttention.h"
 #include "fp8/Dialect/FP8/Transforms/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -826,6 +827,10 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       maybeDead.insert(gemm.op);
       changed = true;
     }
+    // fp8-attention: the fused attentions' scores too.
+    if (fp8Attention &&
+        quantizeAttentionScores(module, &recorder, remarks) > 0)
+      changed = true;
     if (failed(quantizer.finishDeferredUpdates()))
       return signalPassFailure();
     storage->finalize();

@@ -49,9 +49,11 @@ static void describeAttention(OpTy attention, llvm::json::Object &record) {
   auto query = cast<RankedTensorType>(attention.getQuery().getType());
   auto key = cast<RankedTensorType>(attention.getKey().getType());
   auto value = cast<RankedTensorType>(attention.getValue().getType());
+  // The attention's type is the value's (FP8 scores have an FP8 query and
+  // key).
   std::string element;
   llvm::raw_string_ostream os(element);
-  os << query.getElementType();
+  os << value.getElementType();
   record["element_type"] = element;
   record["batch"] = sizeToJson(query.getDimSize(0));
   record["query_heads"] = sizeToJson(query.getDimSize(1));
@@ -89,6 +91,7 @@ static llvm::json::Array buildAttentionReport(ModuleOp module) {
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       describeAttention(attention, record);
       record["lse"] = attention.getLse() != nullptr;
+      record["fp8_scores"] = attention.hasFP8Scores();
     } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
       describeAttention(grad, record);
     } else {

@@ -328,8 +328,10 @@ func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
 }
 
 // fp8-pipeline runs the fusion first, by default; fuse-attention=false keeps
-// the graph as written, and so does fp8-attention (whose Q K^T and P V are
-// quantized as GEMMs, not fused).
+// the graph as written. With fp8-attention the attention still fuses, its
+// scores in FP8 (an E4M3 query and key with per-token scales), and the 7
+// projections are FP8 GEMMs; with fuse-attention=false too, Q K^T and P V
+// are quantized as GEMMs instead (9).
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=named \
 // RUN: | fp8-opt --fp8-pipeline | FileCheck %s --check-prefix=PIPE
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=8 --batch=2 --dtype=bf16 --form=tosa \
@@ -338,13 +340,19 @@ func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
 // RUN: | fp8-opt --fp8-pipeline="fuse-attention=false" | FileCheck %s --check-prefix=NOPIPE
 // RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=16 --batch=2 --dtype=bf16 --form=named \
 // RUN: | fp8-opt --fp8-pipeline="fp8-attention=true" | FileCheck %s --check-prefix=FP8ATT
+// RUN: fp8-gen --arch=llama --layers=1 --hidden=64 --heads=4 --kv-heads=2 --seq=16 --batch=2 --dtype=bf16 --form=named \
+// RUN: | fp8-opt --fp8-pipeline="fp8-attention=true fuse-attention=false" | FileCheck %s --check-prefix=FP8GEMMS
 // PIPE: fp8.attention
 // PIPE-NOT: linalg.batch_matmul
 // NOPIPE-NOT: fp8.attention
 // NOPIPE: linalg.batch_matmul
-// FP8ATT-NOT: fp8.attention
-// FP8ATT-COUNT-9: fp8.scaled_matmul
-// FP8ATT-NOT: fp8.attention
+// FP8ATT-COUNT-3: fp8.scaled_matmul
+// FP8ATT: fp8.attention {{.+}} scales {{.+}} : tensor<1x8x16x16xf8E4M3FN>, tensor<1x4x16x16xf8E4M3FN>, tensor<1x4x16x16xbf16>
+// FP8ATT-COUNT-4: fp8.scaled_matmul
+// FP8ATT-NOT: fp8.scaled_matmul
+// FP8GEMMS-NOT: fp8.attention
+// FP8GEMMS-COUNT-9: fp8.scaled_matmul
+// FP8GEMMS-NOT: fp8.attention
 
 // -----
 

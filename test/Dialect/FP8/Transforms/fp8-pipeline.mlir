@@ -59,11 +59,15 @@
 // UNFUSED-NOT: fp8.
 // UNFUSED: linalg.batch_matmul
 // UNFUSED-JSON-COUNT-2: "reason": "activation_x_activation"
-// With fp8-attention they are eligible, but the sequence length (40) is not a
-// multiple of 16, so they still stay in high precision, for that reason.
-// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fp8-attention report=%t.attn8.json" -o /dev/null
+// Unfused with fp8-attention they are eligible, but the sequence length
+// (40) is not a multiple of 16, so they still stay in high precision, for
+// that reason. Fused, the attention's scores go to FP8 (per-token scales
+// have no alignment rule).
+// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fp8-attention fuse-attention=false report=%t.attn8.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=ATTN-FP8 < %t.attn8.json
 // ATTN-FP8-COUNT-2: "reason": "k_or_n_not_multiple_of_16"
+// RUN: fp8-opt %graphs/buddy_next-attention_tosa.mlir --fp8-pipeline="fp8-attention" | FileCheck %s --check-prefix=ATTN-FP8-FUSED
+// ATTN-FP8-FUSED: fp8.attention {{.+}} scales {{.+}} mask {{.+}} : tensor<1x1x40x40xf32>
 
 // Once the fp8 ops are lowered, each output is plain upstream MLIR that
 // upstream mlir-opt parses and verifies.

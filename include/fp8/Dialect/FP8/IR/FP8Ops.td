@@ -418,7 +418,7 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
 // Attention
 //===----------------------------------------------------------------------===//
 
-def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
+def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention, softmax in f32";
   let description = [{
     Multi-head attention with grouped-query heads, computed without the
@@ -462,6 +462,17 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
       rows they reach NaN, as in the written graph.
     - `lse` (optional result) is the f32 log-sum-exp of each row's scores,
       what a backward pass needs to recompute `P`.
+    - FP8 scores: `query` and `key` may be FP8 (one type for both, E4M3 or
+      E5M2) with `scales`: `query_scale_inv [b, hq, sq]` and
+      `key_scale_inv [b, hkv, sk]`, one f32 per token, which multiply each
+      product sum: `s[j] = ((sum_c query[n, h, i, c] * key[n, g, j, c]) *
+      query_scale_inv[n, h, i]) * key_scale_inv[n, g, j] * scale`. Products
+      of FP8 values are exact in f32, and so are these multiplications when
+      the scales are powers of two (what `fp8-quantize` makes). A token's
+      scale depends on that token alone, so a later token cannot change an
+      earlier output through it (causality, docs/attention.md). `value`
+      stays in high precision; the output is in its type or in f32, and an
+      f32 or boolean mask, or one of the value's type.
 
     ```mlir
     // Llama-style causal prefill: 32 query heads share 8 key/value heads.
@@ -473,12 +484,20 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
         scale 1.250000e-01
         : tensor<2x12x?x64xf32>, tensor<2x12x?x64xf32>, tensor<2x12x?x64xf32>
         -> tensor<2x12x?x64xf32>, tensor<2x12x?xf32>
+    // FP8 scores: E4M3 query and key with one scale per token.
+    %o3 = fp8.attention %q8, %k8, %v scales %qs, %ks
+        : tensor<1x32x4096xf32>, tensor<1x8x4096xf32> scale 0.0883883461
+        {causal} : tensor<1x32x4096x128xf8E4M3FN>,
+          tensor<1x8x4096x128xf8E4M3FN>, tensor<1x8x4096x128xbf16>
+          -> tensor<1x32x4096x128xbf16>
     ```
   }];
   let arguments = (ins
-    FP8_WideTensor:$query,
-    FP8_WideTensor:$key,
+    RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$query,
+    RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$key,
     FP8_WideTensor:$value,
+    Optional<RankedTensorOf<[F32]>>:$query_scale_inv,
+    Optional<RankedTensorOf<[F32]>>:$key_scale_inv,
     Optional<RankedTensorOf<[F32, BF16, F16, I1]>>:$mask,
     F32Attr:$scale,
     UnitAttr:$causal,
@@ -486,10 +505,26 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
   let results = (outs FP8_WideTensor:$output,
                       Optional<RankedTensorOf<[F32]>>:$lse);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^ `:` type($mask))?
+    $query `,` $key `,` $value
+    (`scales` $query_scale_inv^ `,` $key_scale_inv `:`
+        type($query_scale_inv) `,` type($key_scale_inv))?
+    (`mask` $mask^ `:` type($mask))?
     `scale` $scale attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($output) (`,` type($lse)^)?
   }];
+  let builders = [
+    // High-precision scores: no scales.
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Type":$lse,
+                   "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "::mlir::Value":$mask,
+                   "::mlir::FloatAttr":$scale, "::mlir::UnitAttr":$causal,
+                   "::mlir::IntegerAttr":$causal_offset), [{
+      build($_builder, $_state, output, lse, query, key, value,
+            /*query_scale_inv=*/::mlir::Value(),
+            /*key_scale_inv=*/::mlir::Value(), mask, scale, causal,
+            causal_offset);
+    }]>,
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// True when `mask` is boolean (i1: true keeps the score).
@@ -498,6 +533,8 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
              ::llvm::cast<::mlir::RankedTensorType>(getMask().getType())
                  .getElementType().isInteger(1);
     }
+    /// True when the query and the key are FP8 with per-token scales.
+    bool hasFP8Scores() { return getQueryScaleInv() != nullptr; }
   }];
 }
 
