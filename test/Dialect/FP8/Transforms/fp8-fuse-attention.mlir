@@ -42,6 +42,13 @@
 // PREFIX: remark: attention fused into fp8.attention (causal, offset 32, scale 1.767767e-01)
 // PREFIX: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 0.176776{{[0-9]+}} {causal, causal_offset = 32 : i64} : tensor<1x4x64x32xf32>, tensor<1x4x96x32xf32>, tensor<1x4x96x16xf32> -> tensor<1x4x64x16xf32>
 // PREFIX-NOT: arith.select
+// RUN: fp8-opt %S/../../../Integration/Inputs/kv-cache-concat-attention.mlir --fp8-fuse-attention | FileCheck %s --check-prefix=KVCAT
+// KVCAT: %[[K:.+]] = tensor.concat dim(1) %arg1, %arg2 : (tensor<4x32x32xf32>, tensor<4x64x32xf32>) -> tensor<4x96x32xf32>
+// KVCAT: %[[V:.+]] = tensor.concat dim(1) %arg3, %arg4 : (tensor<4x32x16xf32>, tensor<4x64x16xf32>) -> tensor<4x96x16xf32>
+// KVCAT-DAG: %[[K4:.+]] = tensor.expand_shape %[[K]]
+// KVCAT-DAG: %[[V4:.+]] = tensor.expand_shape %[[V]]
+// KVCAT: fp8.attention %{{.+}}, %[[K4]], %[[V4]] scale 0.176776{{[0-9]+}} {causal, causal_offset = 32 : i64}
+// KVCAT-NOT: linalg.generic
 // A boolean mask selecting -inf, one op per step (TOSA): the op's i1 mask is
 // its negation (the graph selects -inf where the mask is true). Selecting
 // a finite value instead (-1e9, as some exporters do) is not the same
