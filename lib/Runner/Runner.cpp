@@ -1016,6 +1016,28 @@ LogicalResult CompiledFunction::writeGlobal(StringRef global,
   return success();
 }
 
+FailureOr<CompiledFunction::GlobalSnapshot>
+CompiledFunction::readGlobals(const llvm::StringMap<RankedTensorType> &globals,
+                              std::string &error) const {
+  GlobalSnapshot snapshot;
+  for (const auto &entry : globals) {
+    FailureOr<HostTensor> value =
+        readGlobal(entry.getKey(), entry.getValue(), error);
+    if (failed(value))
+      return failure();
+    snapshot.push_back({entry.getKey().str(), std::move(*value)});
+  }
+  return snapshot;
+}
+
+LogicalResult CompiledFunction::writeGlobals(const GlobalSnapshot &snapshot,
+                                             std::string &error) {
+  for (const auto &[name, value] : snapshot)
+    if (failed(writeGlobal(name, value, error)))
+      return failure();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Metrics
 //===----------------------------------------------------------------------===//

@@ -13,23 +13,12 @@ using namespace mlir::fp8::train;
 
 FailureOr<StateSnapshot> train::snapshotState(const Run &run,
                                               std::string &error) {
-  StateSnapshot state;
-  for (const auto &entry : run.scalingState) {
-    FailureOr<HostTensor> value =
-        run.fn->readGlobal(entry.getKey(), entry.getValue(), error);
-    if (failed(value))
-      return failure();
-    state.push_back({entry.getKey().str(), std::move(*value)});
-  }
-  return state;
+  return run.fn->readGlobals(run.scalingState, error);
 }
 
 LogicalResult train::restoreState(Run &run, const StateSnapshot &state,
                                   std::string &error) {
-  for (const auto &[name, value] : state)
-    if (failed(run.fn->writeGlobal(name, value, error)))
-      return failure();
-  return success();
+  return run.fn->writeGlobals(state, error);
 }
 
 FailureOr<uint64_t> train::digestState(const Run &run, std::string &error) {

@@ -92,11 +92,11 @@ void train::startRun(Run &run, ArrayRef<HostTensor> initial) {
   }
 }
 
-/// Calls the step on a batch with the run's parameters and moments; its
-/// results in order.
-static FailureOr<SmallVector<HostTensor>>
-callStep(Run &run, const Contract &contract, HostTensor tokens,
-         HostTensor targets, uint64_t step, std::string &error) {
+SmallVector<HostTensor>
+train::stepInputs(const Contract &contract, HostTensor tokens,
+                  HostTensor targets, uint64_t step,
+                  ArrayRef<HostTensor> parameters, ArrayRef<HostTensor> moment1,
+                  ArrayRef<HostTensor> moment2) {
   FunctionType type = contract.type;
   SmallVector<HostTensor> inputs(type.getNumInputs());
   inputs[contract.tokens] = std::move(tokens);
@@ -113,11 +113,22 @@ callStep(Run &run, const Contract &contract, HostTensor tokens,
   scalar(contract.lossScale, 1.0);
   scalar(contract.step, double(step));
   for (auto [i, arg] : llvm::enumerate(contract.parameters)) {
-    inputs[arg] = run.parameters[i];
-    inputs[contract.moment1[i]] = run.moment1[i];
-    inputs[contract.moment2[i]] = run.moment2[i];
+    inputs[arg] = parameters[i];
+    inputs[contract.moment1[i]] = moment1[i];
+    inputs[contract.moment2[i]] = moment2[i];
   }
-  return run.fn->call(inputs, error);
+  return inputs;
+}
+
+/// Calls the step on a batch with the run's parameters and moments; its
+/// results in order.
+static FailureOr<SmallVector<HostTensor>>
+callStep(Run &run, const Contract &contract, HostTensor tokens,
+         HostTensor targets, uint64_t step, std::string &error) {
+  return run.fn->call(stepInputs(contract, std::move(tokens),
+                                 std::move(targets), step, run.parameters,
+                                 run.moment1, run.moment2),
+                      error);
 }
 
 static bool allFinite(const HostTensor &tensor) {

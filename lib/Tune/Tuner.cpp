@@ -9,12 +9,12 @@
 #include "fp8/Runner/Probes.h"
 #include "fp8/Train/Contract.h"
 #include "fp8/Train/Corpus.h"
+#include "fp8/Train/Run.h"
 #include "fp8/Train/Trainer.h"
 #include "fp8/Tune/Selection.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -63,11 +63,11 @@ double secondsSince(Clock::time_point start) {
 }
 
 /// A training step's calibration on its corpus: the contract, the text and
-/// the initial parameters.
+/// the initial state (parameters, zero moments).
 struct TrainCalibration {
   train::Contract contract;
   train::Corpus corpus;
-  SmallVector<HostTensor> parameters;
+  train::Run initial;
 };
 
 /// The graph's inputs, drawn as fp8-run draws them, or for a training step
@@ -92,10 +92,11 @@ public:
           train::readCorpus(options.corpus, *contract, error);
       if (failed(corpus))
         return failure();
-      SmallVector<HostTensor> parameters =
-          train::initialParameters(*contract, options.seed);
-      training = TrainCalibration{std::move(*contract), std::move(*corpus),
-                                  std::move(parameters)};
+      training.emplace();
+      train::startRun(training->initial,
+                      train::initialParameters(*contract, options.seed));
+      training->contract = std::move(*contract);
+      training->corpus = std::move(*corpus);
     }
     FunctionType type = func.getFunctionType();
     for (auto [index, input] : llvm::enumerate(type.getInputs())) {
@@ -206,38 +207,24 @@ public:
   }
 
 private:
-  /// A batch of the training text, the initial parameters, zero moments,
-  /// step 1 and loss scale 1, where --arg does not say otherwise.
+  /// What fp8-train feeds the first step (a batch of the training text,
+  /// the initial parameters, zero moments, step 1, loss scale 1), where
+  /// --arg does not say otherwise.
   void feedTrainingStep(SmallVector<HostTensor> &inputs, uint64_t seed) const {
     const train::Contract &contract = training->contract;
-    auto given = [&](unsigned index) {
-      return files.count(index) || overrides.count(index);
-    };
-    auto set = [&](unsigned index, HostTensor value) {
-      if (!given(index))
-        inputs[index] = std::move(value);
-    };
-    auto fillWith = [&](unsigned index, double value) {
-      if (given(index))
-        return;
-      for (int64_t i = 0, e = inputs[index].getNumElements(); i < e; ++i)
-        inputs[index].set(i, value);
-    };
+    const train::Run &initial = training->initial;
     std::mt19937_64 rng(seed);
     Type tokenType =
         cast<RankedTensorType>(contract.type.getInput(contract.tokens))
             .getElementType();
     auto [tokens, targets] = training->corpus.batch(
         training->corpus.train, contract, tokenType, rng);
-    set(contract.tokens, std::move(tokens));
-    set(contract.targets, std::move(targets));
-    fillWith(contract.lossScale, 1.0);
-    fillWith(contract.step, 1.0);
-    for (auto [i, arg] : llvm::enumerate(contract.parameters)) {
-      set(arg, training->parameters[i]);
-      fillWith(contract.moment1[i], 0.0);
-      fillWith(contract.moment2[i], 0.0);
-    }
+    SmallVector<HostTensor> fed = train::stepInputs(
+        contract, std::move(tokens), std::move(targets), /*step=*/1,
+        initial.parameters, initial.moment1, initial.moment2);
+    for (auto [index, value] : llvm::enumerate(fed))
+      if (!files.count(index) && !overrides.count(index))
+        inputs[index] = std::move(value);
   }
 
   ModuleOp module;
@@ -321,13 +308,11 @@ public:
     ++result.runs;
     if (failed(warmup))
       return failure();
-    for (const auto &entry : scalingState) {
-      FailureOr<HostTensor> value =
-          variants.readGlobal(entry.getKey(), entry.getValue(), error);
-      if (failed(value))
-        return failure();
-      sets.back().state.push_back({entry.getKey().str(), std::move(*value)});
-    }
+    FailureOr<CompiledFunction::GlobalSnapshot> state =
+        variants.readGlobals(scalingState, error);
+    if (failed(state))
+      return failure();
+    sets.back().state = std::move(*state);
     return success();
   }
 
@@ -375,7 +360,7 @@ private:
     SmallVector<HostTensor> inputs, goldenOutputs;
     /// The scaling state every run on the set starts from (empty: the
     /// state the previous run left).
-    SmallVector<std::pair<std::string, HostTensor>> state;
+    CompiledFunction::GlobalSnapshot state;
   };
 
   LogicalResult writeChoice(ArrayRef<int32_t> choice, std::string &error) {
@@ -390,9 +375,8 @@ private:
                              std::string &error) {
     if (failed(writeChoice(choice, error)))
       return failure();
-    for (const auto &[name, value] : set.state)
-      if (failed(variants.writeGlobal(name, value, error)))
-        return failure();
+    if (failed(variants.writeGlobals(set.state, error)))
+      return failure();
     Clock::time_point start = Clock::now();
     FailureOr<SmallVector<HostTensor>> actual =
         variants.call(set.inputs, error);
@@ -494,22 +478,10 @@ FailureOr<TuneResult> tune::tuneGraph(ModuleOp module, StringRef name,
     error = "bad --fp8-pipeline recipe (see the diagnostics above)";
     return failure();
   }
-  // In order of preference, the cheapest to run first: per-tensor scales
-  // (E4M3 gradients cost nothing, current scaling one more pass over the
-  // tensor), then finer ones (more scales to compute and apply; MX is
-  // emulated on Hopper). The selection prefers earlier versions.
+  // In order of preference: the selection prefers earlier versions.
   SmallVector<std::string> names(options.alternatives);
-  auto rank = [](StringRef name) {
-    return llvm::StringSwitch<int>(name)
-        .Case("e4m3", 0)
-        .Case("current", 1)
-        .Case("row", 2)
-        .Case("block", 3)
-        .Case("mx", 4)
-        .Default(5);
-  };
-  llvm::stable_sort(names, [&](const std::string &a, const std::string &b) {
-    return rank(a) < rank(b);
+  llvm::stable_sort(names, [](const std::string &a, const std::string &b) {
+    return alternativePreference(a) < alternativePreference(b);
   });
   SmallVector<std::pair<std::string, RecipeAttr>> alternatives;
   for (const std::string &name : names) {

@@ -193,6 +193,16 @@ public:
   LogicalResult writeGlobal(StringRef name, const HostTensor &value,
                             std::string &error);
 
+  /// A copy of tensor globals (the FP8 scaling state), by name.
+  using GlobalSnapshot = SmallVector<std::pair<std::string, HostTensor>>;
+  /// readGlobal of each of `globals`.
+  FailureOr<GlobalSnapshot>
+  readGlobals(const llvm::StringMap<RankedTensorType> &globals,
+              std::string &error) const;
+  /// writeGlobal of each global of `snapshot`.
+  LogicalResult writeGlobals(const GlobalSnapshot &snapshot,
+                             std::string &error);
+
 private:
   CompiledFunction() = default;
 

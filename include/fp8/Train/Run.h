@@ -94,7 +94,7 @@ LogicalResult compileRun(ModuleOp module, const Contract &contract, Run &run,
                          std::string &error);
 
 /// A copy of the FP8 scaling state, to undo a step (validation, skip).
-using StateSnapshot = SmallVector<std::pair<std::string, runner::HostTensor>>;
+using StateSnapshot = runner::CompiledFunction::GlobalSnapshot;
 
 FailureOr<StateSnapshot> snapshotState(const Run &run, std::string &error);
 LogicalResult restoreState(Run &run, const StateSnapshot &state,

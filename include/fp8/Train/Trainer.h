@@ -87,6 +87,16 @@ SmallVector<runner::HostTensor> initialParameters(const Contract &contract,
 /// Starts `run` from `initial` parameters and zero moments.
 void startRun(Run &run, ArrayRef<runner::HostTensor> initial);
 
+/// The step's inputs in the contract's order: a batch (tokens and
+/// targets), loss scale 1, the step count, the parameters and the AdamW
+/// moments.
+SmallVector<runner::HostTensor>
+stepInputs(const Contract &contract, runner::HostTensor tokens,
+           runner::HostTensor targets, uint64_t step,
+           ArrayRef<runner::HostTensor> parameters,
+           ArrayRef<runner::HostTensor> moment1,
+           ArrayRef<runner::HostTensor> moment2);
+
 /// Trains `run` from `run.firstStep` to `options.steps`.
 LogicalResult trainRun(Run &run, const Contract &contract, const Corpus &data,
                        const TrainOptions &options, std::string &error);

@@ -2,6 +2,8 @@
 
 #include "fp8/Dialect/FP8/Transforms/Recipes.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
 using namespace mlir::fp8;
 
@@ -84,6 +86,16 @@ mlir::fp8::deriveAlternativeRecipe(function_ref<InFlightDiagnostic()> emitError,
         base.getPowerOfTwo(), base.getGranularity(), base.getWgradHigh());
   return emitError() << "unknown alternative '" << name
                      << "' (expected row, block, mx, e4m3 or current)";
+}
+
+unsigned mlir::fp8::alternativePreference(StringRef name) {
+  return llvm::StringSwitch<unsigned>(name)
+      .Case("e4m3", 0)
+      .Case("current", 1)
+      .Case("row", 2)
+      .Case("block", 3)
+      .Case("mx", 4)
+      .Default(5);
 }
 
 bool mlir::fp8::quantizesDifferently(const GemmInfo &gemm, RecipeAttr base,

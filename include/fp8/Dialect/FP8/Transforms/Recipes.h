@@ -38,6 +38,12 @@ FailureOr<RecipeAttr>
 deriveAlternativeRecipe(function_ref<InFlightDiagnostic()> emitError,
                         RecipeAttr base, StringRef name);
 
+/// Where an alternative stands in the order of preference, the cheapest to
+/// run first: per-tensor scales (E4M3 gradients cost nothing, current
+/// scaling one more pass over the tensor), then finer ones (more scales to
+/// compute and apply; MX is emulated on Hopper). Unknown names come last.
+unsigned alternativePreference(StringRef name);
+
 /// Whether `gemm` (an FP8 candidate under `base`) is quantized differently
 /// under `alternative`: false when the two are equal, when they differ in
 /// format only and neither operand's FP8 type changes (no gradient
