@@ -19,6 +19,7 @@
 #include "fp8/Train/Contract.h"
 #include "fp8/Train/Corpus.h"
 #include "fp8/Train/MemoryBudget.h"
+#include "fp8/Train/Record.h"
 #include "fp8/Train/Report.h"
 #include "fp8/Train/Run.h"
 #include "fp8/Train/Trainer.h"
@@ -28,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -124,6 +126,12 @@ static cl::opt<std::string>
     resumeDir("resume", cl::cat(trainCategory),
               cl::desc("Directory of a --checkpoint to continue from; "
                        "--steps counts from the start of the training"));
+static cl::opt<std::string> recordsDir(
+    "records", cl::cat(trainCategory),
+    cl::desc("Directory that keeps each finished run (recipe and seed) as a "
+             "record: runs found there with the same settings are reported "
+             "from it instead of trained again, so a long study can be "
+             "stopped and continued"));
 static cl::opt<unsigned> ranks(
     "ranks", cl::init(1), cl::cat(trainCategory),
     cl::desc("Data-parallel ranks: runs the step (fp8-gen --data-parallel=N) "
@@ -211,6 +219,9 @@ int main(int argc, char **argv) {
   if (seeds > 1 && (!checkpointDir.empty() || !resumeDir.empty()))
     return fail("--checkpoint and --resume keep one run per recipe: use them "
                 "with --seeds=1");
+  if (!recordsDir.empty() && !resumeDir.empty())
+    return fail("--records keeps runs trained from the start: it cannot be "
+                "used with --resume");
   if (valBatches == 0)
     return fail("--val-batches must be at least 1");
   if (ranks == 0)
@@ -317,6 +328,40 @@ int main(int argc, char **argv) {
     return fail(error);
   data->rank = mpi ? mpi->getRank() : 0;
 
+  // The runs already in --records: their recipes need no compilation when
+  // every seed is there.
+  auto recordKey = [&](const Run &run) {
+    return llvm::formatv(
+               "step {0:x} corpus {1:x}/{2:x} steps {3} val-every {4} "
+               "val-batches {5} accumulation {6} on-spike {7} spike-factor "
+               "{8} spike-window {9} spike '{10}' at {11} ranks {12} recipe "
+               "{13} '{14}' seed {15}",
+               llvm::xxh3_64bits(
+                   sourceMgr.getMemoryBuffer(1)->getBuffer()),
+               llvm::xxh3_64bits(data->train),
+               llvm::xxh3_64bits(data->validation), unsigned(steps),
+               unsigned(valEvery), unsigned(valBatches),
+               stringifyAccumulation(accumulation), onSpike.getValue(),
+               double(spikeFactor), unsigned(spikeWindow), spike.getValue(),
+               uint64_t(spikeStep), unsigned(ranks), int(run.recipe.kind),
+               run.recipe.pipeline, run.seed)
+        .str();
+  };
+  std::vector<std::vector<std::optional<Run>>> recorded(recipeList->size());
+  for (auto [r, recipe] : llvm::enumerate(*recipeList)) {
+    recorded[r].resize(seeds);
+    for (unsigned i = 0; i < seeds && !recordsDir.empty(); ++i) {
+      Run run;
+      run.recipe = recipe;
+      run.seed = seed + i;
+      FailureOr<bool> found = loadRecord(recordsDir, recordKey(run), run, error);
+      if (failed(found))
+        return fail(error);
+      if (*found)
+        recorded[r][i] = std::move(run);
+    }
+  }
+
   // Every recipe is compiled before any trains: a bad one fails at once.
   // Each is compiled once; every seed restarts it from the parameters of
   // its seed, zero moments and the scaling state it was compiled with.
@@ -326,9 +371,13 @@ int main(int argc, char **argv) {
   compileOptions.accumulation = accumulation;
   std::vector<Run> compiled;
   SmallVector<StateSnapshot> compiledState;
-  for (const Recipe &recipe : *recipeList) {
+  for (auto [r, recipe] : llvm::enumerate(*recipeList)) {
     Run &run = compiled.emplace_back();
     run.recipe = recipe;
+    if (llvm::all_of(recorded[r], [](auto &run) { return run.has_value(); })) {
+      compiledState.emplace_back();
+      continue;
+    }
     if (options.progress)
       llvm::errs() << "fp8-train: compiling " << recipe.label << "\n";
     FailureOr<OwningOpRef<ModuleOp>> step =
@@ -350,6 +399,14 @@ int main(int argc, char **argv) {
     SmallVector<HostTensor> initial =
         initialParameters(*contract, options.seed);
     for (auto [r, recipeRun] : llvm::enumerate(compiled)) {
+      if (recorded[r][i]) {
+        if (options.progress)
+          llvm::errs() << "fp8-train: " << recorded[r][i]->getName()
+                       << ": from " << recordPath(recordsDir, *recorded[r][i])
+                       << "\n";
+        runs.push_back(std::move(*recorded[r][i]));
+        continue;
+      }
       Run run = recipeRun;
       run.seed = options.seed;
       if (seeds > 1)
@@ -375,6 +432,9 @@ int main(int argc, char **argv) {
                                       "state differ between the ranks after "
                                       "the run");
       }
+      if (lead && !recordsDir.empty() &&
+          failed(saveRecord(recordsDir, recordKey(run), run, error)))
+        return fail(run.getName() + ": " + error);
       // The report needs the records only.
       run.parameters.clear();
       run.moment1.clear();
