@@ -4,8 +4,11 @@
 // tails (70 query rows and 133 keys against 64 x 64 tiles), GQA (4 query
 // heads on 2 key/value heads), a KV-cache prefix (causal_offset = 63), an
 // additive -inf mask that hides a whole key tile from some rows, a boolean
-// mask with a fully masked row, dynamic shapes, bf16, and FP8 scores (an
-// E4M3 query and key with a scale per token). Each check prints 1
+// mask with a fully masked row, dynamic shapes, bf16, FP8 scores (an
+// E4M3 query and key with a scale per token), and FP8 probabilities and
+// values (P rounded to E4M3 per key tile of 32, against an f64 reference
+// of that rounding: tiles of another size, or P not rounded, fail it by
+// far). Each check prints 1
 // when the largest difference is within the tolerance; a NaN where the f64
 // graph has none (or none where it has one) is never within it.
 //
@@ -41,6 +44,10 @@
 #pv_p = affine_map<(n, h, i, c, j) -> (n, h, i, j)>
 #pv_v = affine_map<(n, h, i, c, j) -> (n, h floordiv 2, j, c)>
 #pv_o = affine_map<(n, h, i, c, j) -> (n, h, i, c)>
+#key_tile = affine_map<(n, h, i, j) -> (n, h, i, j floordiv 32)>
+#tiles_u = affine_map<(n, h, i, t, u) -> (n, h, i, u)>
+#tiles_t = affine_map<(n, h, i, t, u) -> (n, h, i, t)>
+#head_scale = affine_map<(n, h, i, c) -> (n, h floordiv 2)>
 
 func.func private @printMemrefF32(memref<*xf32>)
 
@@ -153,6 +160,117 @@ func.func @reference(%q: tensor<1x4x70x4xf64>, %k: tensor<1x2x133x4xf64>,
     linalg.yield %r : f64
   } -> tensor<1x4x70xf64>
   return %o, %lse : tensor<1x4x70x3xf64>, tensor<1x4x70xf64>
+}
+
+/// The op's FP8-value semantics in f64: M[t] the running max through key
+/// tile t (32 keys), p8 = e4m3(exp(s - M[t]) * ps) (rounded through f32:
+/// p * ps is exact in f32's 24 bits only approximately, but never near an
+/// E4M3 midpoint for these inputs), O = sum_j exp(M[t] - m) p8 v8 times
+/// vs[head] / ps / l, l = sum_j exp(s - m) unrounded.
+func.func @reference_fp8_values(%q: tensor<1x4x70x4xf64>, %k: tensor<1x2x133x4xf64>,
+                                %v8: tensor<1x2x133x3xf64>, %vs: tensor<1x2xf64>,
+                                %bias: tensor<1x4x70x133xf64>, %scale: f64,
+                                %ps: f64) -> tensor<1x4x70x3xf64> {
+  %zero = arith.constant 0.0 : f64
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %se = tensor.empty() : tensor<1x4x70x133xf64>
+  %s0 = linalg.fill ins(%zero : f64) outs(%se : tensor<1x4x70x133xf64>) -> tensor<1x4x70x133xf64>
+  %qk = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>) outs(%s0 : tensor<1x4x70x133xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %p = arith.mulf %a, %b : f64
+    %r = arith.addf %acc, %p : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x133xf64>
+  %s = linalg.generic {indexing_maps = [#id4, #id4, #id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%qk, %bias : tensor<1x4x70x133xf64>, tensor<1x4x70x133xf64>) outs(%se : tensor<1x4x70x133xf64>) {
+  ^bb0(%a: f64, %b: f64, %out: f64):
+    %m = arith.mulf %a, %scale : f64
+    %r = arith.addf %m, %b : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x133xf64>
+  %re = tensor.empty() : tensor<1x4x70xf64>
+  %m0 = linalg.fill ins(%ninf : f64) outs(%re : tensor<1x4x70xf64>) -> tensor<1x4x70xf64>
+  %max = linalg.generic {indexing_maps = [#id4, #row],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<1x4x70x133xf64>) outs(%m0 : tensor<1x4x70xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70xf64>
+  %l0 = linalg.fill ins(%zero : f64) outs(%re : tensor<1x4x70xf64>) -> tensor<1x4x70xf64>
+  %sum = linalg.generic {indexing_maps = [#id4, #row, #row],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s, %max : tensor<1x4x70x133xf64>, tensor<1x4x70xf64>) outs(%l0 : tensor<1x4x70xf64>) {
+  ^bb0(%a: f64, %mx: f64, %acc: f64):
+    %d = arith.subf %a, %mx : f64
+    %e = math.exp %d : f64
+    %r = arith.addf %acc, %e : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70xf64>
+  // Each tile's max (133 keys: 4 tiles of 32 and one of 5), then the
+  // running max through each tile.
+  %te = tensor.empty() : tensor<1x4x70x5xf64>
+  %t0 = linalg.fill ins(%ninf : f64) outs(%te : tensor<1x4x70x5xf64>) -> tensor<1x4x70x5xf64>
+  %tmax = linalg.generic {indexing_maps = [#id4, #key_tile],
+                          iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : tensor<1x4x70x133xf64>) outs(%t0 : tensor<1x4x70x5xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x5xf64>
+  %run = linalg.generic {indexing_maps = [#tiles_u, #tiles_t],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%tmax : tensor<1x4x70x5xf64>) outs(%t0 : tensor<1x4x70x5xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %t = linalg.index 3 : index
+    %u = linalg.index 4 : index
+    %before = arith.cmpi ule, %u, %t : index
+    %m = arith.maximumf %acc, %a : f64
+    %r = arith.select %before, %m, %acc : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x5xf64>
+  %w = linalg.generic {indexing_maps = [#id4, #key_tile, #row, #id4],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %run, %max : tensor<1x4x70x133xf64>, tensor<1x4x70x5xf64>, tensor<1x4x70xf64>)
+      outs(%se : tensor<1x4x70x133xf64>) {
+  ^bb0(%a: f64, %mt: f64, %mx: f64, %out: f64):
+    %none = arith.cmpf oeq, %mt, %ninf : f64
+    %d = arith.subf %a, %mt : f64
+    %e = math.exp %d : f64
+    %p = arith.select %none, %zero, %e : f64
+    %sp = arith.mulf %p, %ps : f64
+    %sp32 = arith.truncf %sp : f64 to f32
+    %p8 = arith.truncf %sp32 : f32 to f8E4M3FN
+    %p8w = arith.extf %p8 : f8E4M3FN to f64
+    %dm = arith.subf %mt, %mx : f64
+    %rescale = math.exp %dm : f64
+    %r = arith.mulf %p8w, %rescale : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x133xf64>
+  %oe = tensor.empty() : tensor<1x4x70x3xf64>
+  %o0 = linalg.fill ins(%zero : f64) outs(%oe : tensor<1x4x70x3xf64>) -> tensor<1x4x70x3xf64>
+  %o = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %v8 : tensor<1x4x70x133xf64>, tensor<1x2x133x3xf64>) outs(%o0 : tensor<1x4x70x3xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %m = arith.mulf %a, %b : f64
+    %r = arith.addf %acc, %m : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x3xf64>
+  %out = linalg.generic {indexing_maps = [#id4, #head_scale, #row, #id4],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o, %vs, %sum : tensor<1x4x70x3xf64>, tensor<1x2xf64>, tensor<1x4x70xf64>)
+      outs(%oe : tensor<1x4x70x3xf64>) {
+  ^bb0(%a: f64, %v: f64, %l: f64, %x: f64):
+    %f = arith.mulf %a, %v : f64
+    %g = arith.divf %f, %ps : f64
+    %r = arith.divf %g, %l : f64
+    linalg.yield %r : f64
+  } -> tensor<1x4x70x3xf64>
+  return %out : tensor<1x4x70x3xf64>
 }
 
 /// The reference's bias: -inf above the causal diagonal (j > i + offset)
@@ -308,6 +426,20 @@ func.func @fp8_scores(%q: tensor<1x4x70x4xf8E4M3FN>, %k: tensor<1x2x133x4xf8E4M3
       : tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf32>
       -> tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
   return %o, %lse : tensor<1x4x70x3xf32>, tensor<1x4x70xf32>
+}
+
+/// FP8 probabilities and values: P in E4M3 per key tile of 32 (133 keys:
+/// a tail tile of 5), the value E4M3 with one scale per key/value head.
+func.func @fp8_values(%q: tensor<1x4x70x4xf8E4M3FN>, %k: tensor<1x2x133x4xf8E4M3FN>,
+                      %v: tensor<1x2x133x3xf8E4M3FN>, %qs: tensor<1x4x70xf32>,
+                      %ks: tensor<1x2x133xf32>, %vs: tensor<1x2xf32>)
+    -> tensor<1x4x70x3xf32> {
+  %o = fp8.attention %q, %k, %v scales %qs, %ks
+      : tensor<1x4x70xf32>, tensor<1x2x133xf32> value_scale %vs : tensor<1x2xf32>
+      scale 0.5 {block_k = 32, causal, causal_offset = 63, probability_scale = 256.0 : f32}
+      : tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf8E4M3FN>
+      -> tensor<1x4x70x3xf32>
+  return %o : tensor<1x4x70x3xf32>
 }
 
 /// base + di * token + dh * head: one scale per token, none a power of two
@@ -573,6 +705,54 @@ func.func @main() {
   // CHECK-NEXT: 1
   call @check(%fo, %ref_fo, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
   call @check_lse(%flse, %ref_flse, %tol) : (tensor<1x4x70xf32>, tensor<1x4x70xf64>, f64) -> ()
+
+  // FP8 probabilities and values: E4M3 P per tile of 32 keys, an E4M3
+  // value with a scale per key/value head, against the f64 semantics. The
+  // key scales grow along the sequence, so the running max grows from tile
+  // to tile (where the first tile holds every row's max, the tiles would
+  // not matter).
+  %ks2b = arith.constant 0.3 : f32
+  %ks2i = arith.constant 0.04 : f32
+  %ks2w = call @token_scales(%ksd, %ks2b, %ks2i, %ksh) : (tensor<?x?x?xf32>, f32, f32, f32) -> tensor<?x?x?xf32>
+  %ks2 = tensor.cast %ks2w : tensor<?x?x?xf32> to tensor<1x2x133xf32>
+  %kr2 = call @dequantize(%k8dd, %ks2w) : (tensor<?x?x?x?xf64>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf64>
+  %krs2 = tensor.cast %kr2 : tensor<?x?x?x?xf64> to tensor<1x2x133x4xf64>
+  %v8 = arith.truncf %v : tensor<1x2x133x3xf32> to tensor<1x2x133x3xf8E4M3FN>
+  %v8w = arith.extf %v8 : tensor<1x2x133x3xf8E4M3FN> to tensor<1x2x133x3xf32>
+  %v8d = arith.extf %v8w : tensor<1x2x133x3xf32> to tensor<1x2x133x3xf64>
+  %vs = arith.constant dense<[[0.75, 1.25]]> : tensor<1x2xf32>
+  %vs64 = arith.constant dense<[[0.75, 1.25]]> : tensor<1x2xf64>
+  %ps = arith.constant 256.0 : f64
+  %ref_vo = call @reference_fp8_values(%qrs, %krs2, %v8d, %vs64, %causal_bias, %scale, %ps)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x2xf64>, tensor<1x4x70x133xf64>, f64, f64)
+     -> tensor<1x4x70x3xf64>
+  %vo = call @fp8_values(%q8, %k8, %v8, %qs, %ks2, %vs)
+      : (tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf8E4M3FN>, tensor<1x4x70xf32>, tensor<1x2x133xf32>, tensor<1x2xf32>)
+     -> tensor<1x4x70x3xf32>
+  // CHECK-NEXT: 1
+  call @check(%vo, %ref_vo, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  // Against the unrounded softmax on the same (dequantized) values: P's
+  // E4M3 rounding moves the output by more than the tolerance, and by less
+  // than 2e-2.
+  %vhs = arith.constant dense<[[[0.75, 0.75, 0.75]], [[1.25, 1.25, 1.25]]]> : tensor<2x1x3xf32>
+  %vhsc = tensor.collapse_shape %vhs [[0, 1], [2]] : tensor<2x1x3xf32> into tensor<2x3xf32>
+  %vhse = tensor.expand_shape %vhsc [[0, 1], [2]] output_shape [1, 2, 3] : tensor<2x3xf32> into tensor<1x2x3xf32>
+  %vhsd = tensor.cast %vhse : tensor<1x2x3xf32> to tensor<?x?x?xf32>
+  %vtr = tensor.empty() : tensor<1x2x3x133xf64>
+  %v8t = linalg.transpose ins(%v8d : tensor<1x2x133x3xf64>) outs(%vtr : tensor<1x2x3x133xf64>) permutation = [0, 1, 3, 2]
+  %v8td = tensor.cast %v8t : tensor<1x2x3x133xf64> to tensor<?x?x?x?xf64>
+  %vreal_t = call @dequantize(%v8td, %vhsd) : (tensor<?x?x?x?xf64>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf64>
+  %vreal_ts = tensor.cast %vreal_t : tensor<?x?x?x?xf64> to tensor<1x2x3x133xf64>
+  %vre = tensor.empty() : tensor<1x2x133x3xf64>
+  %vreal = linalg.transpose ins(%vreal_ts : tensor<1x2x3x133xf64>) outs(%vre : tensor<1x2x133x3xf64>) permutation = [0, 1, 3, 2]
+  %ref_uo, %ref_ulse = call @reference(%qrs, %krs2, %vreal, %causal_bias, %scale)
+      : (tensor<1x4x70x4xf64>, tensor<1x2x133x4xf64>, tensor<1x2x133x3xf64>, tensor<1x4x70x133xf64>, f64)
+     -> (tensor<1x4x70x3xf64>, tensor<1x4x70xf64>)
+  %tol_p8 = arith.constant 2.0e-2 : f64
+  // CHECK-NEXT: 0
+  // CHECK-NEXT: 1
+  call @check(%vo, %ref_uo, %tol) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
+  call @check(%vo, %ref_uo, %tol_p8) : (tensor<1x4x70x3xf32>, tensor<1x4x70x3xf64>, f64) -> ()
 
   // Hand-derived: means of 0..i and log(i + 1).
   %uq = arith.constant dense<0.0> : tensor<1x1x3x2xf32>

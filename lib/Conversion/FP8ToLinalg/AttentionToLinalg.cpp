@@ -106,6 +106,14 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     const float negInf = -std::numeric_limits<float>::infinity();
 
     AttentionSizes sizes(t, query, key, value);
+    // FP8 probabilities and values: P is rounded per key tile of block_k
+    // (the op's semantics), so the key tiles are those.
+    const bool fp8Values = op.hasFP8Values();
+    if (fp8Values)
+      sizes.keyTile = tileFor(
+          cast<RankedTensorType>(key.getType()).getDimSize(2), *op.getBlockK());
+    const float probabilityScale =
+        fp8Values ? op.getProbabilityScale()->convertToFloat() : 1.0f;
     // Plain copies: lambdas below capture them (C++17 cannot capture
     // structured bindings).
     Value batch = sizes.batch, queryHeads = sizes.queryHeads,
@@ -264,6 +272,19 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
           [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
             return arith::AddFOp::create(nb, nl, args[1], args[0]);
           });
+      // FP8 values: P * ps rounded to E4M3, in place (l summed it unrounded).
+      if (fp8Values)
+        probabilities = tb.generic(
+            {}, probabilities, {tileMap}, parallel2,
+            [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+              Value scaled = arith::MulFOp::create(
+                  nb, nl, args[0],
+                  arith::ConstantOp::create(
+                      nb, nl, nb.getF32FloatAttr(probabilityScale)));
+              Value e4m3 = arith::TruncFOp::create(
+                  nb, nl, nb.getType<Float8E4M3FNType>(), scaled);
+              return arith::ExtFOp::create(nb, nl, nb.getF32Type(), e4m3);
+            });
       // O' = O alpha + P V.
       Value accScaled = tb.generic(
           {alpha}, accOld, {rowMap, tileMap}, parallel2,
@@ -312,6 +333,14 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
     Value m = tailLoop.getResult(0), l = tailLoop.getResult(1),
           acc = tailLoop.getResult(2);
 
+    // FP8 values: O times value_scale_inv[n, g] / ps first.
+    Value valueFactor;
+    if (fp8Values) {
+      Value valueScaleInv = tensor::ExtractOp::create(
+          rewriter, loc, adaptor.getValueScaleInv(), ValueRange{n, kvHead});
+      valueFactor = arith::DivFOp::create(rewriter, loc, valueScaleInv,
+                                          t.f32(probabilityScale));
+    }
     // O / l rounded once; a fully masked row is 0 / 0 = NaN.
     Value outputTile = t.generic(
         {acc, l},
@@ -320,7 +349,10 @@ struct AttentionOpLowering : OpConversionPattern<AttentionOp> {
                                 element),
         {tileMap, rowMap, tileMap}, parallel2,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value quotient = arith::DivFOp::create(nb, nl, args[0], args[1]);
+          Value sum = args[0];
+          if (valueFactor)
+            sum = arith::MulFOp::create(nb, nl, sum, valueFactor);
+          Value quotient = arith::DivFOp::create(nb, nl, sum, args[1]);
           if (element.isF32())
             return quotient;
           return arith::TruncFOp::create(nb, nl, element, quotient);

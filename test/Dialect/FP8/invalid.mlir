@@ -753,7 +753,7 @@ func.func @wgmma_pad_k_bf16(%x: tensor<64x3xbf16>, %w: tensor<3x40xbf16>, %c: te
 
 func.func @attention_rank(%q: tensor<8x16x64xf32>, %k: tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32> {
   // expected-error @+1 {{'fp8.attention' op expects a rank-4 query ([batch, heads, sequence, head_dim]), got 'tensor<8x16x64xf32>'}}
-  %0 = "fp8.attention"(%q, %k, %k) <{scale = 1.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (tensor<8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "fp8.attention"(%q, %k, %k) <{scale = 1.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> : (tensor<8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return %0 : tensor<1x8x16x64xf32>
 }
 
@@ -968,4 +968,76 @@ func.func @attention_fp8_query_wide_key(%q: tensor<1x2x8x16xf8E4M3FN>, %k: tenso
   // expected-error @+1 {{expects query, key and value of one element type (or an FP8 query and key with scales) and the output in the value's or in f32}}
   %o = fp8.attention %q, %k, %k scales %s, %s : tensor<1x2x8xf32>, tensor<1x2x8xf32> scale 0.25 : tensor<1x2x8x16xf8E4M3FN>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
   return %o : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+func.func @attention_fp8_value_no_scale(%q: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf8E4M3FN>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a value_scale for an FP8 value}}
+  %o = fp8.attention %q, %q, %v scale 0.5 {block_k = 64, probability_scale = 256.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf8E4M3FN> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_value_scale_high(%q: tensor<1x2x16x8xf32>, %s: tensor<1x2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op has a value_scale but a value of high precision 'f32'}}
+  %o = fp8.attention %q, %q, %q value_scale %s : tensor<1x2xf32> scale 0.5 {block_k = 64, probability_scale = 256.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_fp8_value_no_block(%q: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf8E4M3FN>, %s: tensor<1x2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects probability_scale and block_k with an FP8 value (P in E4M3 per key tile)}}
+  %o = fp8.attention %q, %q, %v value_scale %s : tensor<1x2xf32> scale 0.5 {probability_scale = 256.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf8E4M3FN> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_block_without_fp8_value(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op has probability_scale or block_k without an FP8 value}}
+  %o = fp8.attention %q, %q, %q scale 0.5 {block_k = 64}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_value_scale_shape(%q: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf8E4M3FN>, %s: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects one value scale per key/value head, 'tensor<1x2xf32>', got 'tensor<2xf32>'}}
+  %o = fp8.attention %q, %q, %v value_scale %s : tensor<2xf32> scale 0.5 {block_k = 64, probability_scale = 256.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf8E4M3FN> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_probability_scale(%q: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf8E4M3FN>, %s: tensor<1x2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a probability_scale in (0, 448] (P * scale in E4M3 without saturation), got 5.120000e+02}}
+  %o = fp8.attention %q, %q, %v value_scale %s : tensor<1x2xf32> scale 0.5 {block_k = 64, probability_scale = 512.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf8E4M3FN> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_block_k(%q: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf8E4M3FN>, %s: tensor<1x2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a positive block_k, got 0}}
+  %o = fp8.attention %q, %q, %v value_scale %s : tensor<1x2xf32> scale 0.5 {block_k = 0, probability_scale = 256.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf8E4M3FN> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+func.func @attention_fp8_value_mask(%q: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf8E4M3FN>, %s: tensor<1x2xf32>, %m: tensor<1x1x16x16xf16>) -> tensor<1x2x16x8xf32> {
+  // expected-error @+1 {{'fp8.attention' op expects a mask of f32, i1 or the element type 'f32', got 'tensor<1x1x16x16xf16>'}}
+  %o = fp8.attention %q, %q, %v value_scale %s : tensor<1x2xf32> mask %m : tensor<1x1x16x16xf16> scale 0.5 {block_k = 64, probability_scale = 256.0 : f32}
+      : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf8E4M3FN> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
 }

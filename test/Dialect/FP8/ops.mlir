@@ -388,6 +388,22 @@ func.func @attention_fp8_scores(%q: tensor<1x8x16x64xf8E4M3FN>, %k: tensor<1x2x1
   return %o : tensor<1x8x16x32xbf16>
 }
 
+// FP8 probabilities and values: an E4M3 value with a scale per head, P in
+// E4M3 per key tile.
+// CHECK-LABEL: func.func @attention_fp8_values
+// CHECK: fp8.attention %arg0, %arg1, %arg2 scales %arg3, %arg4 : tensor<1x8x16xf32>, tensor<1x2x16xf32> value_scale %arg5 : tensor<1x2xf32> scale 1.250000e-01 {block_k = 64 : i64, causal, probability_scale = 2.560000e+02 : f32} : tensor<1x8x16x64xf8E4M3FN>, tensor<1x2x16x64xf8E4M3FN>, tensor<1x2x16x32xf8E4M3FN> -> tensor<1x8x16x32xbf16>
+func.func @attention_fp8_values(%q: tensor<1x8x16x64xf8E4M3FN>, %k: tensor<1x2x16x64xf8E4M3FN>,
+                                %v: tensor<1x2x16x32xf8E4M3FN>, %qs: tensor<1x8x16xf32>,
+                                %ks: tensor<1x2x16xf32>, %vs: tensor<1x2xf32>)
+    -> tensor<1x8x16x32xbf16> {
+  %o = fp8.attention %q, %k, %v scales %qs, %ks : tensor<1x8x16xf32>, tensor<1x2x16xf32>
+      value_scale %vs : tensor<1x2xf32> scale 0.125
+      {block_k = 64, causal, probability_scale = 256.0 : f32}
+      : tensor<1x8x16x64xf8E4M3FN>, tensor<1x2x16x64xf8E4M3FN>, tensor<1x2x16x32xf8E4M3FN>
+      -> tensor<1x8x16x32xbf16>
+  return %o : tensor<1x8x16x32xbf16>
+}
+
 // -----
 
 // Dynamic batch and lengths, decode (one query row) against a cache.

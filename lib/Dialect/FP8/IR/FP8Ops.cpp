@@ -758,8 +758,11 @@ static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
       return emitOpError("expects a rank-4 ")
              << what << " ([batch, heads, sequence, head_dim]), got " << type;
   // The value's element type is the attention's (the query and key may be
-  // FP8 instead: fp8.attention's scores).
+  // FP8 instead: fp8.attention's scores); an FP8 value makes it the
+  // output's.
   Type element = value.getElementType();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(element))
+    element = output.getElementType();
   bool fp8Scores = isa<Float8E4M3FNType, Float8E5M2Type>(query.getElementType());
   if (key.getElementType() != query.getElementType() ||
       (!fp8Scores && query.getElementType() != element) ||
@@ -837,6 +840,44 @@ static LogicalResult verifyAttention(OpTy op, RankedTensorType output,
   return success();
 }
 
+/// FP8 values: a value scale per key/value head, P's scale and key tile.
+LogicalResult AttentionOp::verifyFP8Values() {
+  RankedTensorType value = getValue().getType();
+  bool fp8Values = isa<Float8E4M3FNType, Float8E5M2Type>(value.getElementType());
+  if (fp8Values != hasFP8Values())
+    return emitOpError(fp8Values ? "expects a value_scale for an FP8 value"
+                                 : "has a value_scale but a value of ")
+           << (fp8Values ? "" : "high precision ") << value.getElementType();
+  bool tiled = getProbabilityScale().has_value() && getBlockK().has_value();
+  bool partlyTiled =
+      getProbabilityScale().has_value() || getBlockK().has_value();
+  if (fp8Values ? !tiled : partlyTiled)
+    return emitOpError(fp8Values
+                           ? "expects probability_scale and block_k with an "
+                             "FP8 value (P in E4M3 per key tile)"
+                           : "has probability_scale or block_k without an "
+                             "FP8 value");
+  if (!fp8Values)
+    return success();
+  auto scaleType = cast<RankedTensorType>(getValueScaleInv().getType());
+  SmallVector<int64_t> shape = {value.getDimSize(0), value.getDimSize(1)};
+  if (scaleType.getRank() != 2 ||
+      !isStaticallyCompatible(scaleType.getDimSize(0), shape[0]) ||
+      !isStaticallyCompatible(scaleType.getDimSize(1), shape[1]))
+    return emitOpError("expects one value scale per key/value head, ")
+           << RankedTensorType::get(shape, scaleType.getElementType())
+           << ", got " << scaleType;
+  // P <= 1, so P * ps <= ps: at most E4M3's largest finite value, 448.
+  float probabilityScale = getProbabilityScale()->convertToFloat();
+  if (!(probabilityScale > 0 && probabilityScale <= 448))
+    return emitOpError("expects a probability_scale in (0, 448] (P * scale "
+                       "in E4M3 without saturation), got ")
+           << probabilityScale;
+  if (*getBlockK() <= 0)
+    return emitOpError("expects a positive block_k, got ") << *getBlockK();
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttention(*this, getOutput().getType(), getLse())))
     return failure();
@@ -848,6 +889,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError(fp8Scores ? "expects scales for an FP8 query and key"
                                  : "has scales but a query and key of ")
            << (fp8Scores ? "" : "high precision ") << query.getElementType();
+  if (failed(verifyFP8Values()))
+    return failure();
   if (!fp8Scores)
     return success();
   // One scale per token: [b, hq, sq] and [b, hkv, sk].

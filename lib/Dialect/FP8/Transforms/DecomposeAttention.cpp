@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -309,6 +310,111 @@ private:
   }
 };
 
+/// FP8 probabilities (fp8.attention with an FP8 value): the weights of
+/// P V, w[j] = e4m3(exp(s[j] - M[t(j)]) * ps) * exp(M[t(j)] - m), with M[t]
+/// the running max through key tile t of block_k keys. The masked scores
+/// are padded with -inf to whole tiles, their tile maxima taken and a prefix
+/// max over the tiles (sq x (sk / block_k)^2 work) gives M.
+static Value fp8ValueWeights(AttentionMath &attn, AttentionOp op,
+                             Value scores, Value rowMax) {
+  PatternRewriter &rewriter = attn.rewriter;
+  Location loc = attn.loc;
+  Type f32 = attn.f32;
+  const int64_t blockK = *op.getBlockK();
+  const float probabilityScale = op.getProbabilityScale()->convertToFloat();
+  auto par = attn.par, red = attn.red;
+  auto dim = [&](unsigned i) { return attn.dim(i); };
+
+  // s, masked and scaled, once.
+  SmallVector<OpFoldResult> scoreSizes = attn.scoreSizes();
+  SmallVector<AffineMap> maps = attn.maskedMaps();
+  maps.push_back(attn.id4());
+  Value masked = attn.generic(
+      attn.maskedInputs(scores), attn.empty(scoreSizes, f32), maps,
+      {par, par, par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+        return attn.masked(b, l, a);
+      });
+
+  // [b, hq, sq, T, block_k], -inf past the last key.
+  Value keys = getValueOrCreateConstantIndexOp(rewriter, loc, scoreSizes[3]);
+  Value block = arith::ConstantIndexOp::create(rewriter, loc, blockK);
+  Value tiles = arith::CeilDivUIOp::create(rewriter, loc, keys, block);
+  Value padding = arith::SubIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, tiles, block), keys);
+  OpFoldResult zero = rewriter.getIndexAttr(0);
+  Value padded = tensor::PadOp::create(
+      rewriter, loc, /*resultType=*/Type(), masked,
+      SmallVector<OpFoldResult>(4, zero),
+      SmallVector<OpFoldResult>{zero, zero, zero, padding},
+      AttentionMath::constant(rewriter, loc, AttentionMath::negInfValue));
+  SmallVector<OpFoldResult> tiledSizes(scoreSizes.begin(),
+                                       scoreSizes.begin() + 3);
+  tiledSizes.append({tiles, rewriter.getIndexAttr(blockK)});
+  auto staticSizes = [](ArrayRef<OpFoldResult> sizes) {
+    return llvm::map_to_vector(sizes, [](OpFoldResult size) {
+      std::optional<int64_t> constant = getConstantIntValue(size);
+      return constant ? *constant : ShapedType::kDynamic;
+    });
+  };
+  Value tiled = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(staticSizes(tiledSizes), f32),
+      padded, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}},
+      tiledSizes);
+
+  // Each tile's max, then the running max M[t] = max_{u <= t} tileMax[u].
+  SmallVector<OpFoldResult> tileSizes(tiledSizes.begin(),
+                                      tiledSizes.begin() + 4);
+  AffineMap tile5 = attn.map(5, {dim(0), dim(1), dim(2), dim(3)});
+  Value tileMax = attn.generic(
+      tiled, attn.filled(tileSizes, AttentionMath::negInfValue),
+      {rewriter.getMultiDimIdentityMap(5), tile5}, {par, par, par, par, red},
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, l, a[1], a[0]);
+      });
+  Value runningMax = attn.generic(
+      tileMax, attn.filled(tileSizes, AttentionMath::negInfValue),
+      {attn.map(5, {dim(0), dim(1), dim(2), dim(4)}), tile5},
+      {par, par, par, par, red},
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value earlier = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::ule, linalg::IndexOp::create(b, l, 4),
+            linalg::IndexOp::create(b, l, 3));
+        Value max = arith::MaximumFOp::create(b, l, a[1], a[0]);
+        return arith::SelectOp::create(b, l, earlier, max, a[1]);
+      });
+
+  return attn.generic(
+      {masked, rowMax}, attn.empty(scoreSizes, f32),
+      {attn.id4(), attn.row4(), attn.id4()}, {par, par, par, par},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        SmallVector<Value> at = {
+            linalg::IndexOp::create(b, l, 0), linalg::IndexOp::create(b, l, 1),
+            linalg::IndexOp::create(b, l, 2),
+            arith::DivUIOp::create(
+                b, l, linalg::IndexOp::create(b, l, 3),
+                arith::ConstantIndexOp::create(b, l, blockK))};
+        Value tileRunningMax = tensor::ExtractOp::create(b, l, runningMax, at);
+        // Keys before any visible one: p = 0, never exp(-inf - -inf).
+        Value zeroF = AttentionMath::constant(b, l, 0.0f);
+        Value base = arith::SelectOp::create(
+            b, l,
+            arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ, tileRunningMax,
+                AttentionMath::constant(b, l, AttentionMath::negInfValue)),
+            zeroF, tileRunningMax);
+        Value p = math::ExpOp::create(b, l,
+                                      arith::SubFOp::create(b, l, a[0], base));
+        Value scaled = arith::MulFOp::create(
+            b, l, p, AttentionMath::constant(b, l, probabilityScale));
+        Value e4m3 = arith::TruncFOp::create(
+            b, l, b.getType<Float8E4M3FNType>(), scaled);
+        Value p8 = arith::ExtFOp::create(b, l, f32, e4m3);
+        Value rescale = math::ExpOp::create(
+            b, l, arith::SubFOp::create(b, l, tileRunningMax, a[1]));
+        return arith::MulFOp::create(b, l, p8, rescale);
+      });
+}
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   DecomposeAttention(MLIRContext *context, bool roundProbabilities)
       : OpRewritePattern(context), roundProbabilities(roundProbabilities) {}
@@ -357,7 +463,9 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // E = exp(s - m): NaN on a fully masked row (-inf - -inf); rounded to
     // the element type when asked (then l sums the rounded values, so the
     // weights E / l of each row still sum to 1).
-    const bool rounded = roundProbabilities && attn.group && !element.isF32();
+    const bool fp8Values = op.hasFP8Values();
+    const bool rounded =
+        roundProbabilities && attn.group && !element.isF32() && !fp8Values;
     Value exps = attn.shiftedExp(scores, rowMax, rounded ? element : f32);
     Value rowSum = attn.generic(
         {exps}, attn.filled(rowSizes, 0.0f), {id4, row4}, {par, par, par, red},
@@ -371,15 +479,34 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // kernels take, where f32 x bf16 would be left to loops.
     if (attn.group && !rounded)
       value = attn.widened(value);
-    Value weighted = attn.contractKeys(exps, value);
+    // FP8 values: P V weighs by the E4M3 probabilities of each key tile.
+    Value weighted = attn.contractKeys(
+        fp8Values ? fp8ValueWeights(attn, op, scores, rowMax) : exps, value);
     SmallVector<OpFoldResult> outSizes = {scoreSizes[0], scoreSizes[1],
                                           scoreSizes[2], attn.size(value, 3)};
     Value output = attn.generic(
         {weighted, rowSum}, attn.empty(outSizes, outputElement),
         {id4, row4, id4}, {par, par, par, par},
         [&](OpBuilder &b, Location l, ValueRange a) {
+          Value sum = a[0];
+          if (fp8Values) {
+            // Times value_scale_inv[n, h / group] / ps.
+            Value h = linalg::IndexOp::create(b, l, 1);
+            Value group =
+                attn.group ? arith::ConstantIndexOp::create(b, l, *attn.group)
+                           : attn.dynamicGroup;
+            Value valueScaleInv = tensor::ExtractOp::create(
+                b, l, op.getValueScaleInv(),
+                ValueRange{linalg::IndexOp::create(b, l, 0),
+                           arith::DivUIOp::create(b, l, h, group)});
+            Value factor = arith::DivFOp::create(
+                b, l, valueScaleInv,
+                AttentionMath::constant(
+                    b, l, op.getProbabilityScale()->convertToFloat()));
+            sum = arith::MulFOp::create(b, l, sum, factor);
+          }
           return AttentionMath::narrow(
-              b, l, arith::DivFOp::create(b, l, a[0], a[1]), outputElement);
+              b, l, arith::DivFOp::create(b, l, sum, a[1]), outputElement);
         });
 
     SmallVector<Value> results = {output};

@@ -200,6 +200,13 @@ public:
   /// after one all-reduce(MAX) of all their amaxes at the end of the body.
   LogicalResult finishDeferredUpdates();
 
+  /// The value of fp8.attention `op` in E4M3 with one delayed scale (the
+  /// recipe's history, algorithm and margin, whatever its scaling: a scale
+  /// from earlier steps lets no token change another's output), state
+  /// `fp8.<function>.attention<i>.value`; its scale_inv.
+  FailureOr<std::pair<Value, Value>>
+  quantizeAttentionValue(OpBuilder &builder, AttentionOp op);
+
 private:
   /// The function's data-parallel analysis, computed once.
   FailureOr<const RankVariance *> getRankVariance(Operation *op);
@@ -502,6 +509,31 @@ LogicalResult OperandQuantizer::finishDeferredUpdates() {
   }
   deferred.clear();
   return success();
+}
+
+FailureOr<std::pair<Value, Value>>
+OperandQuantizer::quantizeAttentionValue(OpBuilder &builder, AttentionOp op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  std::string stateName;
+  for (unsigned i = 0;; ++i) {
+    stateName = llvm::formatv("fp8.{0}.attention{1}.value",
+                              func.getName(), i)
+                    .str();
+    if (stateNames.insert(stateName).second)
+      break;
+  }
+  FailureOr<const RankVariance *> variance = getRankVariance(op);
+  if (failed(variance))
+    return failure();
+  const RankVariance *reduceOver =
+      (*variance)->isVarying(op.getValue()) ? *variance : nullptr;
+  RecipeAttr recipe = withFormat(moduleRecipe, Format::e4m3);
+  FailureOr<Quantized> quantized = quantizeWithDelayedScale(
+      builder, op.getLoc(), op.getValue(),
+      builder.getType<Float8E4M3FNType>(), recipe, stateName, op, reduceOver);
+  if (failed(quantized))
+    return failure();
+  return std::make_pair(quantized->value, quantized->scaleInv);
 }
 
 /// `fp8.<function>.arg<i>` for a function argument, unless another recipe's
@@ -827,10 +859,16 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
       maybeDead.insert(gemm.op);
       changed = true;
     }
-    // fp8-attention: the fused attentions' scores too.
-    if (fp8Attention &&
-        quantizeAttentionScores(module, &recorder, remarks) > 0)
-      changed = true;
+    // fp8-attention: inside the fused attentions too.
+    if (fp8Attention) {
+      FailureOr<unsigned> attentions = quantizeAttention(
+          module, &recorder, remarks, [&](OpBuilder &builder, AttentionOp op) {
+            return quantizer.quantizeAttentionValue(builder, op);
+          });
+      if (failed(attentions))
+        return signalPassFailure();
+      changed |= *attentions > 0;
+    }
     if (failed(quantizer.finishDeferredUpdates()))
       return signalPassFailure();
     storage->finalize();

@@ -3,11 +3,13 @@
 // fp8-quantize's `fp8-attention` for the fused op: the query and the key of
 // every fp8.attention become E4M3 with one power-of-two scale per token
 // (fp8.block_amax / fp8.compute_block_scales / fp8.quantize over blocks of
-// one token's head dimension), and the op takes them with their scales.
-// A token's scale depends on that token alone, so no later token changes
-// an earlier output through it (TransformerEngine#3248 is the per-tensor
-// amax over the whole sequence doing exactly that); power-of-two scales
-// keep the dequantized products exact.
+// one token's head dimension), the value E4M3 with a delayed scale (the
+// caller's scaling state), and P E4M3 with a fixed scale per key tile, and
+// the op takes them with their scales. A token's scale depends on that
+// token alone, and a delayed scale on earlier steps only, so no later token
+// changes an earlier output through a scale (TransformerEngine#3248 is the
+// per-tensor amax over the whole sequence doing exactly that);
+// power-of-two scales keep the dequantized products exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "fp8/Dialect/FP8/IR/FP8Ops.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -22,15 +25,16 @@ using namespace mlir::fp8;
 
 /// Why `op`'s scores stay in high precision, or nothing.
 static std::optional<StringRef> whyHighPrecision(AttentionOp op) {
-  if (op.hasFP8Scores())
-    return "its scores are FP8 already";
+  if (op.hasFP8Scores() || op.hasFP8Values())
+    return "it is FP8 already";
   // The backward recomputes P from the high-precision Q and K against this
   // lse: FP8 scores here would make its rows no longer sum to one.
   if (op.getLse() && !op.getLse().use_empty())
     return "a fused backward reads its log-sum-exp (the backward recomputes "
            "the scores in high precision)";
   if (!op.getQuery().getType().hasStaticShape() ||
-      !op.getKey().getType().hasStaticShape())
+      !op.getKey().getType().hasStaticShape() ||
+      !op.getValue().getType().hasStaticShape())
     return "per-token scales need static shapes";
   return std::nullopt;
 }
@@ -59,31 +63,50 @@ static std::pair<Value, Value> quantizePerToken(OpBuilder &builder,
   return {quantized, scaleInv};
 }
 
-unsigned mlir::fp8::quantizeAttentionScores(ModuleOp module,
-                                            OpBuilder::Listener *listener,
-                                            bool remarks) {
+FailureOr<unsigned>
+mlir::fp8::quantizeAttention(ModuleOp module, OpBuilder::Listener *listener,
+                             bool remarks,
+                             AttentionValueQuantizer quantizeValue) {
   SmallVector<AttentionOp> ops;
   module.walk([&](AttentionOp op) { ops.push_back(op); });
   unsigned count = 0;
   for (AttentionOp op : ops) {
     if (std::optional<StringRef> why = whyHighPrecision(op)) {
       if (remarks)
-        op.emitRemark() << "attention scores kept in high precision: " << *why;
+        op.emitRemark() << "attention kept in high precision: " << *why;
       continue;
     }
     OpBuilder builder(op, listener);
     Location loc = op.getLoc();
     auto [query, queryScaleInv] = quantizePerToken(builder, loc, op.getQuery());
     auto [key, keyScaleInv] = quantizePerToken(builder, loc, op.getKey());
+    FailureOr<std::pair<Value, Value>> value = quantizeValue(builder, op);
+    if (failed(value))
+      return failure();
+    // One scale for every head: [b, hkv] filled with it.
+    auto valueType = cast<RankedTensorType>(value->first.getType());
+    Value valueScaleInv =
+        linalg::FillOp::create(
+            builder, loc, value->second,
+            tensor::EmptyOp::create(builder, loc,
+                                    valueType.getShape().take_front(2),
+                                    builder.getF32Type())
+                .getResult())
+            .getResult(0);
     auto fp8 = AttentionOp::create(
         builder, loc, op.getOutput().getType(),
-        op.getLse() ? op.getLse().getType() : Type(), query, key,
-        op.getValue(), queryScaleInv, keyScaleInv, op.getMask(),
-        op.getScaleAttr(), op.getCausalAttr(), op.getCausalOffsetAttr());
+        op.getLse() ? op.getLse().getType() : Type(), query, key, value->first,
+        queryScaleInv, keyScaleInv, valueScaleInv, op.getMask(),
+        op.getScaleAttr(), op.getCausalAttr(), op.getCausalOffsetAttr(),
+        builder.getF32FloatAttr(kProbabilityScale),
+        builder.getI64IntegerAttr(kAttentionBlockK));
     if (remarks)
-      fp8.emitRemark() << "attention scores in FP8: query and key as "
+      fp8.emitRemark() << "attention in FP8: query and key as "
                        << builder.getType<Float8E4M3FNType>()
-                       << " with one power-of-two scale per token";
+                       << " with one power-of-two scale per token, the value "
+                          "with a delayed scale, P with scale "
+                       << kProbabilityScale << " per " << kAttentionBlockK
+                       << " keys";
     op->replaceAllUsesWith(fp8);
     op.erase();
     ++count;

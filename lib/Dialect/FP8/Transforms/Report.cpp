@@ -50,10 +50,14 @@ static void describeAttention(OpTy attention, llvm::json::Object &record) {
   auto key = cast<RankedTensorType>(attention.getKey().getType());
   auto value = cast<RankedTensorType>(attention.getValue().getType());
   // The attention's type is the value's (FP8 scores have an FP8 query and
-  // key).
+  // key), or the output's when the value is FP8 too.
+  Type elementType = value.getElementType();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(elementType))
+    elementType = cast<RankedTensorType>(attention.getOutput().getType())
+                      .getElementType();
   std::string element;
   llvm::raw_string_ostream os(element);
-  os << value.getElementType();
+  os << elementType;
   record["element_type"] = element;
   record["batch"] = sizeToJson(query.getDimSize(0));
   record["query_heads"] = sizeToJson(query.getDimSize(1));
@@ -92,6 +96,7 @@ static llvm::json::Array buildAttentionReport(ModuleOp module) {
       describeAttention(attention, record);
       record["lse"] = attention.getLse() != nullptr;
       record["fp8_scores"] = attention.hasFP8Scores();
+      record["fp8_values"] = attention.hasFP8Values();
     } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
       describeAttention(grad, record);
     } else {

@@ -354,7 +354,7 @@ func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
 // NOPIPE-NOT: fp8.attention
 // NOPIPE: linalg.batch_matmul
 // FP8ATT-COUNT-3: fp8.scaled_matmul
-// FP8ATT: fp8.attention {{.+}} scales {{.+}} : tensor<1x8x16x16xf8E4M3FN>, tensor<1x4x16x16xf8E4M3FN>, tensor<1x4x16x16xbf16>
+// FP8ATT: fp8.attention {{.+}} scales {{.+}} value_scale {{.+}} : tensor<1x8x16x16xf8E4M3FN>, tensor<1x4x16x16xf8E4M3FN>, tensor<1x4x16x16xf8E4M3FN>
 // FP8ATT-COUNT-4: fp8.scaled_matmul
 // FP8ATT-NOT: fp8.scaled_matmul
 // FP8GEMMS-NOT: fp8.attention

@@ -471,8 +471,29 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       the scales are powers of two (what `fp8-quantize` makes). A token's
       scale depends on that token alone, so a later token cannot change an
       earlier output through it (causality, docs/attention.md). `value`
-      stays in high precision; the output is in its type or in f32, and an
-      f32 or boolean mask, or one of the value's type.
+      may stay in high precision (the output is then in its type or in f32,
+      and an f32 or boolean mask, or one of the value's type) or be FP8
+      too (below).
+    - FP8 probabilities and values: `value` may be FP8 (E4M3 or E5M2) with
+      `value_scale %vsi` (`[b, hkv]`, one f32 per key/value head) and the
+      attributes `probability_scale` (`ps`, in (0, 448]) and `block_k` (a
+      key-tile size). Then `P V` is an FP8 product as FlashAttention-3
+      computes it: the keys are taken in tiles of `block_k` (`t(j) = j /
+      block_k`), `M[t]` is the running max after tile `t` (the max of the
+      scores of keys `0 .. (t + 1) block_k - 1`), and
+
+      ```
+      p8[j] = e4m3(exp(s[j] - M[t(j)]) * ps)       (0 where M[t(j)] = -inf)
+      output[n, h, i, c] = round((sum_j exp(M[t(j)] - m) * p8[j] * value[n, g, j, c])
+                                 * (vsi[n, g] / ps) / l)
+      ```
+
+      `e4m3` rounds to nearest even (`p * ps <= ps` never saturates); `l`
+      sums the unrounded `exp(s[j] - m)` (the rows of weights sum to one up
+      to the rounding of P). The result depends on where key tiles start,
+      so the tile is part of the op: the lowerings use tiles of `block_k`
+      keys. The output is in f32, bf16 or f16; a mask in f32, i1 or the
+      output's type. Power-of-two scales keep the scaling exact.
 
     ```mlir
     // Llama-style causal prefill: 32 query heads share 8 key/value heads.
@@ -490,24 +511,35 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
         {causal} : tensor<1x32x4096x128xf8E4M3FN>,
           tensor<1x8x4096x128xf8E4M3FN>, tensor<1x8x4096x128xbf16>
           -> tensor<1x32x4096x128xbf16>
+    // Everything FP8: P in E4M3 per key tile of 64, V with a scale per head.
+    %o4 = fp8.attention %q8, %k8, %v8 scales %qs, %ks
+        : tensor<1x32x4096xf32>, tensor<1x8x4096xf32>
+        value_scale %vs : tensor<1x8xf32> scale 0.0883883461
+        {block_k = 64, causal, probability_scale = 2.560000e+02}
+        : tensor<1x32x4096x128xf8E4M3FN>, tensor<1x8x4096x128xf8E4M3FN>,
+          tensor<1x8x4096x128xf8E4M3FN> -> tensor<1x32x4096x128xbf16>
     ```
   }];
   let arguments = (ins
     RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$query,
     RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$key,
-    FP8_WideTensor:$value,
+    RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$value,
     Optional<RankedTensorOf<[F32]>>:$query_scale_inv,
     Optional<RankedTensorOf<[F32]>>:$key_scale_inv,
+    Optional<RankedTensorOf<[F32]>>:$value_scale_inv,
     Optional<RankedTensorOf<[F32, BF16, F16, I1]>>:$mask,
     F32Attr:$scale,
     UnitAttr:$causal,
-    DefaultValuedAttr<I64Attr, "0">:$causal_offset);
+    DefaultValuedAttr<I64Attr, "0">:$causal_offset,
+    OptionalAttr<F32Attr>:$probability_scale,
+    OptionalAttr<I64Attr>:$block_k);
   let results = (outs FP8_WideTensor:$output,
                       Optional<RankedTensorOf<[F32]>>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`scales` $query_scale_inv^ `,` $key_scale_inv `:`
         type($query_scale_inv) `,` type($key_scale_inv))?
+    (`value_scale` $value_scale_inv^ `:` type($value_scale_inv))?
     (`mask` $mask^ `:` type($mask))?
     `scale` $scale attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($output) (`,` type($lse)^)?
@@ -521,8 +553,10 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    "::mlir::IntegerAttr":$causal_offset), [{
       build($_builder, $_state, output, lse, query, key, value,
             /*query_scale_inv=*/::mlir::Value(),
-            /*key_scale_inv=*/::mlir::Value(), mask, scale, causal,
-            causal_offset);
+            /*key_scale_inv=*/::mlir::Value(),
+            /*value_scale_inv=*/::mlir::Value(), mask, scale, causal,
+            causal_offset, /*probability_scale=*/::mlir::FloatAttr(),
+            /*block_k=*/::mlir::IntegerAttr());
     }]>,
   ];
   let hasVerifier = 1;
@@ -535,6 +569,10 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     }
     /// True when the query and the key are FP8 with per-token scales.
     bool hasFP8Scores() { return getQueryScaleInv() != nullptr; }
+    /// True when the value is FP8 and P is rounded to E4M3 per key tile.
+    bool hasFP8Values() { return getValueScaleInv() != nullptr; }
+    /// The FP8-value rules of the verifier.
+    ::mlir::LogicalResult verifyFP8Values();
   }];
 }
 
