@@ -59,9 +59,10 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
       llvm::cl::init("globals")};
   PassOptions::Option<bool> fp8Attention{
       *this, "fp8-attention",
-      llvm::cl::desc("Also FP8: activation x activation GEMMs, and the "
-                     "scores of fused attention (query and key in E4M3, one "
-                     "scale per token)"),
+      llvm::cl::desc("Also FP8: activation x activation GEMMs, and fused "
+                     "attention inside (query and key in E4M3 with one scale "
+                     "per token, the value with a delayed scale, P in E4M3 "
+                     "per key tile)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> keepFirstLast{
       *this, "keep-first-last",

@@ -34,8 +34,9 @@ def FP8Verify : Pass<"fp8-verify", "ModuleOp"> {
 defvar FP8PolicyOptions = [
   Option<"fp8Attention", "fp8-attention", "bool", /*default=*/"false",
          "Also FP8: activation x activation GEMMs (attention's scores and "
-         "context as written), and the scores of fused attention (query and "
-         "key in E4M3, one power-of-two scale per token)">,
+         "context as written), and fused attention inside (query and key "
+         "in E4M3 with one power-of-two scale per token, the value with a "
+         "delayed scale, P in E4M3 per key tile)">,
   Option<"keepFirstLast", "keep-first-last", "bool", /*default=*/"false",
          "Keep the first and the last eligible GEMM in high precision">,
   Option<"minFlops", "min-flops", "int64_t", /*default=*/"0",
