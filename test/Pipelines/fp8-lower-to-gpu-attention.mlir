@@ -14,6 +14,10 @@
 // CHECK-NOT: fp8.attention
 // CHECK: gpu.launch_func
 // CHECK-NOT: fp8.attention
+// CHECK-LABEL: llvm.func @fp8_values(
+// CHECK-NOT: fp8.attention
+// CHECK: gpu.launch_func
+// CHECK-NOT: fp8.attention
 
 func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
                       %v: tensor<1x2x133x3xbf16>)
@@ -31,4 +35,18 @@ func.func @dynamic_heads(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
       : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
       -> tensor<?x?x?x?xf32>
   return %o : tensor<?x?x?x?xf32>
+}
+
+/// FP8 probabilities and values: the decomposition's tile maxima, prefix
+/// max and E4M3 weights become kernels too.
+func.func @fp8_values(%q: tensor<1x4x70x4xf8E4M3FN>, %k: tensor<1x2x133x4xf8E4M3FN>,
+                      %v: tensor<1x2x133x3xf8E4M3FN>, %qs: tensor<1x4x70xf32>,
+                      %ks: tensor<1x2x133xf32>, %vs: tensor<1x2xf32>)
+    -> tensor<1x4x70x3xbf16> {
+  %o = fp8.attention %q, %k, %v scales %qs, %ks
+      : tensor<1x4x70xf32>, tensor<1x2x133xf32> value_scale %vs : tensor<1x2xf32>
+      scale 0.5 {block_k = 32, causal, causal_offset = 63, probability_scale = 256.0 : f32}
+      : tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf8E4M3FN>
+      -> tensor<1x4x70x3xbf16>
+  return %o : tensor<1x4x70x3xbf16>
 }
