@@ -4,6 +4,7 @@
 
 #include "fp8/Train/Run.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -56,13 +57,12 @@ static std::optional<double> number(const json::Value *value) {
 /// The steps whose per-tensor statistics a record keeps: the first and the
 /// validation steps (all of them, step by step, would make a 1000-step run's
 /// record megabytes).
-static bool keepsTensorRows(const Run &run, uint64_t step) {
-  if (step == run.firstStep)
-    return true;
+static llvm::DenseSet<uint64_t> keptTensorSteps(const Run &run) {
+  llvm::DenseSet<uint64_t> steps = {run.firstStep};
   for (const Run::Row &row : run.rows)
-    if (row.step == step)
-      return !std::isnan(row.valLoss);
-  return false;
+    if (!std::isnan(row.valLoss))
+      steps.insert(row.step);
+  return steps;
 }
 
 LogicalResult train::saveRecord(StringRef dir, StringRef key, const Run &run,
@@ -76,8 +76,9 @@ LogicalResult train::saveRecord(StringRef dir, StringRef key, const Run &run,
     rows.push_back(json::Array{int64_t(row.step), number(row.loss),
                                number(row.gradNorm), number(row.valLoss),
                                number(row.seconds)});
+  llvm::DenseSet<uint64_t> keptSteps = keptTensorSteps(run);
   for (const Run::TensorRow &row : run.tensorRows)
-    if (keepsTensorRows(run, row.step))
+    if (keptSteps.contains(row.step))
       tensorRows.push_back(json::Array{
           int64_t(row.step), row.tensor, number(row.amax), number(row.scale),
           number(row.saturated), number(row.flushed), number(row.kurtosis)});
