@@ -1,7 +1,8 @@
 //===- LowerGemmToNVVM.cpp - fp8-lower-gemm-to-nvvm -----------------------===//
 //
-// The Hopper GEMM kernels alone, to PTX or a cubin: what the GEMM tests and
-// bench/gpu/run-hopper-gemm.sh compile. The kernels are lowered inside their
+// The Hopper wgmma kernels alone (the GEMMs of fp8.scaled_matmul, the flash
+// attention of fp8.attention), to PTX or a cubin: what their tests and the
+// GPU kit compile. The kernels are lowered inside their
 // gpu.module only, as fp8-lower-to-nvvm does for the other kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +26,10 @@ void mlir::fp8::buildLowerGemmToNVVMPipeline(
   convert.promote = options.promote;
   convert.tmaStore = options.tmaStore;
   pm.addPass(createConvertFP8ScaledMatmulToWGMMA(convert));
+  ConvertFP8AttentionToWGMMAOptions attention;
+  attention.chip = options.chip;
+  attention.features = options.features;
+  pm.addPass(createConvertFP8AttentionToWGMMA(attention));
 
   addKernelToBinaryPasses(pm, options.format, options.toolkit);
 }
@@ -32,7 +37,7 @@ void mlir::fp8::buildLowerGemmToNVVMPipeline(
 void mlir::fp8::registerLowerGemmToNVVMPipeline() {
   registerCheckedNVVMPipeline<LowerGemmToNVVMOptions>(
       "fp8-lower-gemm-to-nvvm",
-      "Generate the Hopper FP8 wgmma GEMM kernels of fp8.scaled_matmul ops "
-      "and lower them to PTX / cubin",
+      "Generate the Hopper wgmma kernels of fp8.scaled_matmul (GEMMs) and "
+      "fp8.attention (flash attention) ops and lower them to PTX / cubin",
       buildLowerGemmToNVVMPipeline);
 }

@@ -1281,15 +1281,24 @@ void mlir::fp8::buildLowerToGPUPipeline(OpPassManager &pm,
   tosa.complete = true;
   pm.addPass(createFP8ImportTosa(tosa));
   pm.addPass(fp8::createFP8ReadOnlyArguments());
-  // No flash kernel for the GPU yet: attention is its materialized math,
-  // which the linalg -> gpu route below takes like any other linalg.
-  // E rounded to bf16 / f16 as FlashAttention does: E V on the 16-bit
-  // kernel, not the f32 one with its three-way split of E.
+  bool hopper =
+      !checkNVVMTarget(options.chip, options.features, /*needsWgmma=*/true);
+  // Attention on the flash kernel where the chip has wgmma and a kernel
+  // takes the op; the others as their materialized math, which the
+  // linalg -> gpu route below takes like any other linalg, with E rounded
+  // to bf16 / f16 as FlashAttention does: E V on the 16-bit kernel, not
+  // the f32 one with its three-way split of E.
+  if (hopper) {
+    fp8::ConvertFP8AttentionToWGMMAOptions attention;
+    attention.chip = options.chip;
+    attention.features = options.features;
+    pm.addPass(fp8::createConvertFP8AttentionToWGMMA(attention));
+  }
   pm.addPass(fp8::createFP8DecomposeAttention(
       fp8::FP8DecomposeAttentionOptions{/*roundProbabilities=*/true}));
   // The fp8 ops as the project's kernels: the wgmma GEMMs where the chip
   // has wgmma, the casts and scaling kernels everywhere.
-  if (!checkNVVMTarget(options.chip, options.features, /*needsWgmma=*/true)) {
+  if (hopper) {
     fp8::ConvertFP8ScaledMatmulToWGMMAOptions gemm;
     gemm.chip = options.chip;
     gemm.features = options.features;

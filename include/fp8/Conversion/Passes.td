@@ -158,6 +158,54 @@ def ConvertFP8ToGPULaunches : Pass<"convert-fp8-to-gpu-launches", "ModuleOp"> {
   ];
 }
 
+def ConvertFP8AttentionToWGMMA
+    : Pass<"convert-fp8-attention-to-wgmma", "ModuleOp"> {
+  let summary = "Generate Hopper flash attention kernels for fp8.attention";
+  let description = [{
+    For every `fp8.attention` a kernel computes, builds an sm_90a
+    FlashAttention forward kernel in `gpu.module @fp8_gemm_kernels` and
+    names it in the op's `fp8.wgmma_kernel` attribute, with its launch
+    shape in `fp8.wgmma_tile` ([BM, BN, threads, dynamic shared bytes]);
+    AttentionKernelABI.h is the launch contract and
+    `convert-fp8-to-gpu-launches` launches it.
+
+    The kernel is warp-specialized like the GEMM: a producer warpgroup
+    loads the query tile once and tiles of 128 keys and values through a
+    TMA and mbarrier ring; two consumer warpgroups of 64 query rows each
+    run `S = Q K^T` on wgmma, the online softmax in registers (f32, running
+    max and sum per row, causal and length masks on the tiles that need
+    them, tiles past a causal row's last key never loaded) and `O += P V`
+    on wgmma with `P` in registers. 16-bit attention rounds P to the
+    value's type (FlashAttention's P V); FP8 values get E4M3 P scaled by
+    `probability_scale` in the op's tiles (`block_k` must be 128), with
+    the value transposed by the host into keys permuted within each 16 so
+    that the registers need no shuffle. GQA / MQA read the shared key and
+    value head; sizes are run-time values.
+
+    Kernels exist for query / key / value of one 16-bit type (D = 64 or
+    128), or FP8 query and key (D = 128) with a 16-bit or FP8 value; an
+    output in bf16, f16 or f32; an optional `lse`. An op with a mask
+    operand, other head dimensions or types is left as it is (with
+    `remarks`, a remark says why); `fp8-decompose-attention` then lowers
+    it. See docs/attention.md.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "NVVM target chip">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVVM target features (PTX version)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "A remark on every attention: its kernel, or why it has none">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ConvertFP8ScaledMatmulToWGMMA
     : Pass<"convert-fp8-scaled-matmul-to-wgmma", "ModuleOp"> {
   let summary = "Generate Hopper FP8 wgmma GEMM kernels for fp8.scaled_matmul";

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+#include "fp8/Conversion/FP8ToNVVM/AttentionKernelABI.h"
 #include "Kernels.h"
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
@@ -245,6 +246,16 @@ private:
               int64_t sharedBytes, ArrayRef<Value> args, Value gridY = {});
   Value elementwiseGrid(Value n);
   void zeroAmax(Value amax);
+  /// A call of the runtime function `name`, declared on first use.
+  func::CallOp runtimeCall(StringRef name, TypeRange results, ValueRange args);
+  /// A 3-D CUtensorMap of `memref` ({cols, rows, layers}, rows `rowPitch`
+  /// elements apart, boxes of boxCols x boxRows, 128-byte swizzle) encoded
+  /// by the runtime, as the value a kernel takes.
+  Value encodeTensorMap(Value memref, Value cols, Value rows, Value layers,
+                        Value rowPitch, int64_t boxCols, int64_t boxRows);
+  /// The flash attention kernel `op` names (AttentionKernelABI.h), after
+  /// the transposed copy of its value.
+  LogicalResult lowerAttention(AttentionOp op);
   LogicalResult lowerScaledMatmul(ScaledMatmulOp op);
   LogicalResult lowerContraction(linalg::LinalgOp op);
   /// The wgmma GEMM (GemmKernelABI.h) `op` names, on these operands; the
@@ -447,6 +458,42 @@ void HostLowering::zeroAmax(Value amax) {
     return;
   }
   gpu::MemsetOp::create(*b, Type(), ValueRange{}, amax, zero);
+}
+
+func::CallOp HostLowering::runtimeCall(StringRef name, TypeRange results,
+                                       ValueRange args) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    auto decl = func::FuncOp::create(
+        top, module.getLoc(), name,
+        FunctionType::get(b->getContext(), args.getTypes(), results));
+    decl.setPrivate();
+  }
+  return func::CallOp::create(*b, name, results, args);
+}
+
+Value HostLowering::encodeTensorMap(Value memref, Value cols, Value rows,
+                                    Value layers, Value rowPitch,
+                                    int64_t boxCols, int64_t boxRows) {
+  MLIRContext *ctx = b->getContext();
+  auto genericPtr = LLVM::LLVMPointerType::get(ctx);
+  auto mapType = LLVM::LLVMArrayType::get(b->getI64Type(), 16);
+  int64_t elementBytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  auto i32Const = [&](int64_t v) {
+    return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
+  };
+  Value one = arith::ConstantOp::create(*b, b->getI64IntegerAttr(1));
+  Value map = LLVM::AllocaOp::create(*b, genericPtr, mapType, one,
+                                     /*alignment=*/64);
+  Value base = LLVM::AddrSpaceCastOp::create(*b, genericPtr, pointer(memref));
+  Value bytes = arith::MulIOp::create(*b, rowPitch, constIndex(elementBytes));
+  runtimeCall(kEncodeTensorMapFunction, {},
+              {map, base, toI64(cols), toI64(rows), toI64(layers),
+               toI64(bytes), i32Const(boxCols), i32Const(boxRows),
+               i32Const(elementBytes), i32Const(/*swizzle128=*/1)});
+  return LLVM::LoadOp::create(*b, mapType, map);
 }
 
 Value HostLowering::elementwiseGrid(Value n) {
@@ -818,7 +865,6 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
     return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
   };
 
-  auto genericPtr = LLVM::LLVMPointerType::get(ctx);
   auto globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   auto mapType = LLVM::LLVMArrayType::get(b->getI64Type(), 16);
   Type i32 = b->getI32Type();
@@ -828,41 +874,11 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   auto toI32 = [&](Value index) {
     return arith::IndexCastOp::create(*b, i32, index);
   };
-  auto runtimeCall = [&](StringRef name, TypeRange results,
-                         ValueRange args) {
-    auto module = func->getParentOfType<ModuleOp>();
-    if (!module.lookupSymbol(name)) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      auto decl = func::FuncOp::create(
-          top, module.getLoc(), name,
-          FunctionType::get(ctx, args.getTypes(), results));
-      decl.setPrivate();
-    }
-    return func::CallOp::create(*b, name, results, args);
-  };
-  // Operands: 128-byte swizzled, as the kernel's shared-memory descriptors
-  // assume.
-  auto encode = [&](Value memref, Value cols, Value rows, Value layers,
-                    Value rowPitch, int64_t boxCols, int64_t boxRows) -> Value {
-    Value one = arith::ConstantOp::create(*b, b->getI64IntegerAttr(1));
-    Value map = LLVM::AllocaOp::create(*b, genericPtr, mapType, one,
-                                       /*alignment=*/64);
-    Value base = LLVM::AddrSpaceCastOp::create(*b, genericPtr,
-                                               pointer(memref));
-    Value bytes = arith::MulIOp::create(*b, rowPitch,
-                                        constIndex(elementBytes));
-    runtimeCall(kEncodeTensorMapFunction, {},
-                {map, base, toI64(cols), toI64(rows), toI64(layers),
-                 toI64(bytes), i32Const(boxCols), i32Const(boxRows),
-                 i32Const(elementBytes), i32Const(/*swizzle128=*/1)});
-    return LLVM::LoadOp::create(*b, mapType, map);
-  };
-
   bool rhsBatched = rhsRank == rank;
   Value mapK = atLeast(k, 1), mapPitch = atLeast(pitch, 16 / elementBytes);
-  Value mapA = encode(lhs, mapK, atLeast(m, 1), atLeast(batch, 1), mapPitch,
+  Value mapA = encodeTensorMap(lhs, mapK, atLeast(m, 1), atLeast(batch, 1), mapPitch,
                       boxK, blockM);
-  Value mapB = encode(rhs, mapK, atLeast(n, 1),
+  Value mapB = encodeTensorMap(rhs, mapK, atLeast(n, 1),
                       rhsBatched ? atLeast(batch, 1) : constIndex(1),
                       mapPitch, boxK, blockN);
   Value null = LLVM::ZeroOp::create(*b, globalPtr);
@@ -899,6 +915,163 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
       *b, b->getIndexType(),
       runtimeCall("fp8GpuMultiprocessorCount", {i32}, {}).getResult(0));
   Value grid = arith::MinUIOp::create(*b, sms, tiles);
+  launch(kernel, grid, threads, sharedBytes, args);
+  return success();
+}
+
+/// fp8.attention on the flash kernel convert-fp8-attention-to-wgmma named.
+/// The value goes in transposed, [b, hkv, D, pitch] with its keys padded
+/// with zeros to 16-byte rows (and, FP8, permuted within each 16:
+/// attention_abi::valueKeyAt): memref copies the rest of the program
+/// lowers, as the padded GEMM operands. Launchers only (fp8-lower-to-gpu).
+LogicalResult HostLowering::lowerAttention(AttentionOp op) {
+  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
+  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
+  if (!launcher || !kernel || !tile || tile.size() != 4)
+    return op->emitOpError("has no flash attention launch: run "
+                           "convert-fp8-attention-to-wgmma first");
+  MLIRContext *ctx = b->getContext();
+  int64_t blockM = tile[0], blockN = tile[1], threads = tile[2],
+          sharedBytes = tile[3];
+  Value query = buffers.lookup(op.getQuery());
+  Value key = buffers.lookup(op.getKey());
+  Value value = buffers.lookup(op.getValue());
+  auto valueType = cast<MemRefType>(value.getType());
+  Type valueElement = valueType.getElementType();
+  bool fp8Values = valueType.getElementTypeBitWidth() == 8;
+  int64_t headDim = valueType.getDimSize(3);
+  Value batch = dims(query, 0), heads = dims(query, 1), sq = dims(query, 2);
+  Value kvHeads = dims(key, 1), sk = dims(key, 2);
+
+  SmallVector<Value> outSizes;
+  auto outType = cast<RankedTensorType>(op.getOutput().getType());
+  for (int64_t d : {0, 1, 2})
+    if (outType.isDynamicDim(d))
+      outSizes.push_back(dims(query, d));
+  Value out = allocate(op.getOutput(), outSizes);
+  buffers.map(op.getOutput(), out);
+  Value lse;
+  if (op.getLse()) {
+    outSizes.clear();
+    auto lseType = cast<RankedTensorType>(op.getLse().getType());
+    for (int64_t d : {0, 1, 2})
+      if (lseType.isDynamicDim(d))
+        outSizes.push_back(dims(query, d));
+    lse = allocate(op.getLse(), outSizes);
+    buffers.map(op.getLse(), lse);
+  }
+
+  // V^T: zeros, then the value transposed into its first sk columns.
+  Value sixteen = constIndex(16);
+  Value pitch = arith::MulIOp::create(
+      *b, arith::CeilDivUIOp::create(*b, sk, sixteen), sixteen);
+  auto transposedType = MemRefType::get(
+      {valueType.getDimSize(0), valueType.getDimSize(1), headDim,
+       ShapedType::kDynamic},
+      valueElement);
+  SmallVector<Value> transposedSizes;
+  for (int64_t d : {0, 1})
+    if (valueType.isDynamicDim(d))
+      transposedSizes.push_back(dims(value, d));
+  transposedSizes.push_back(pitch);
+  Value zero = arith::ConstantOp::create(*b, b->getZeroAttr(valueElement));
+  Value transposed =
+      memref::AllocOp::create(*b, transposedType, transposedSizes);
+  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{transposed});
+  SmallVector<OpFoldResult> offsets(4, b->getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(4, b->getIndexAttr(1));
+  auto extent = [&](Value memref, int64_t d) -> OpFoldResult {
+    auto type = cast<MemRefType>(memref.getType());
+    if (type.isDynamicDim(d))
+      return dims(memref, d);
+    return b->getIndexAttr(type.getDimSize(d));
+  };
+  SmallVector<OpFoldResult> extents{extent(value, 0), extent(value, 1),
+                                    b->getIndexAttr(headDim), extent(key, 2)};
+  Value keys = memref::SubViewOp::create(*b, transposed, offsets, extents,
+                                         strides);
+  linalg::TransposeOp::create(*b, value, keys,
+                              ArrayRef<int64_t>{0, 1, 3, 2});
+  if (fp8Values) {
+    // Key 16g + 8a + 2t + e to column 16g + 4t + 2a + e: the pitch viewed
+    // as [g, a, t, e] copied into [g, t, a, e].
+    Value permuted =
+        memref::AllocOp::create(*b, transposedType, transposedSizes);
+    Value groups = arith::DivUIOp::create(*b, pitch, sixteen);
+    SmallVector<OpFoldResult> lead{extent(value, 0), extent(value, 1),
+                                   b->getIndexAttr(headDim)};
+    auto expand = [&](Value memref, ArrayRef<int64_t> inner) {
+      SmallVector<int64_t> shape{valueType.getDimSize(0),
+                                 valueType.getDimSize(1), headDim,
+                                 ShapedType::kDynamic};
+      shape.append(inner.begin(), inner.end());
+      SmallVector<OpFoldResult> sizes(lead);
+      sizes.push_back(groups);
+      for (int64_t extent : inner)
+        sizes.push_back(b->getIndexAttr(extent));
+      return memref::ExpandShapeOp::create(
+          *b, MemRefType::get(shape, valueElement), memref,
+          ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4, 5, 6}}, sizes);
+    };
+    linalg::TransposeOp::create(*b, expand(transposed, {2, 4, 2}),
+                                expand(permuted, {4, 2, 2}),
+                                ArrayRef<int64_t>{0, 1, 2, 3, 5, 4, 6});
+    transposed = permuted;
+  }
+
+  Value layers = arith::MulIOp::create(*b, batch, heads);
+  Value kvLayers = arith::MulIOp::create(*b, batch, kvHeads);
+  auto atLeast = [&](Value extent, int64_t minimum) -> Value {
+    return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
+  };
+  int64_t qkBytes =
+      cast<MemRefType>(query.getType()).getElementTypeBitWidth() / 8;
+  int64_t vBytes = valueType.getElementTypeBitWidth() / 8;
+  Value d = constIndex(headDim);
+  Value mapQ = encodeTensorMap(query, d, atLeast(sq, 1), atLeast(layers, 1), d,
+                               gemm_abi::kRowBytes / qkBytes, blockM);
+  Value mapK = encodeTensorMap(key, d, atLeast(sk, 1), atLeast(kvLayers, 1),
+                               d, gemm_abi::kRowBytes / qkBytes, blockN);
+  Value mapV = encodeTensorMap(transposed, atLeast(pitch, 16), d,
+                               atLeast(kvLayers, 1), atLeast(pitch, 16),
+                               gemm_abi::kRowBytes / vBytes, headDim);
+
+  Value null = LLVM::ZeroOp::create(
+      *b, LLVM::LLVMPointerType::get(ctx, kGlobalSpace));
+  auto pointerOrNull = [&](Value v) {
+    return v ? pointer(buffers.lookup(v)) : null;
+  };
+  Type i32 = b->getI32Type();
+  auto toI32 = [&](Value index) {
+    return arith::IndexCastOp::create(*b, i32, index);
+  };
+  auto f32Const = [&](float v) {
+    return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
+  };
+  SmallVector<Value> args(attention_abi::kNumParams);
+  args[attention_abi::kTensorMapQ] = mapQ;
+  args[attention_abi::kTensorMapK] = mapK;
+  args[attention_abi::kTensorMapV] = mapV;
+  args[attention_abi::kOut] = pointer(out);
+  args[attention_abi::kLse] = lse ? pointer(lse) : null;
+  args[attention_abi::kQueryScaleInv] = pointerOrNull(op.getQueryScaleInv());
+  args[attention_abi::kKeyScaleInv] = pointerOrNull(op.getKeyScaleInv());
+  args[attention_abi::kValueScaleInv] = pointerOrNull(op.getValueScaleInv());
+  args[attention_abi::kQueries] = toI32(sq);
+  args[attention_abi::kKeys] = toI32(sk);
+  args[attention_abi::kHeads] = toI32(heads);
+  args[attention_abi::kGroup] =
+      toI32(arith::DivUIOp::create(*b, heads, atLeast(kvHeads, 1)));
+  args[attention_abi::kBatch] = toI32(batch);
+  args[attention_abi::kCausalOffset] = arith::ConstantOp::create(
+      *b, b->getI32IntegerAttr(op.getCausalOffset()));
+  args[attention_abi::kScale] = f32Const(op.getScale().convertToFloat());
+  args[attention_abi::kProbabilityScale] = f32Const(
+      op.getProbabilityScale() ? op.getProbabilityScale()->convertToFloat()
+                               : 1.0f);
+  Value grid = arith::MulIOp::create(
+      *b, layers,
+      arith::CeilDivUIOp::create(*b, sq, constIndex(blockM)));
   launch(kernel, grid, threads, sharedBytes, args);
   return success();
 }
@@ -956,6 +1129,7 @@ LogicalResult HostLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](ScaledMatmulOp gemm) { return lowerScaledMatmul(gemm); })
+      .Case([&](AttentionOp attention) { return lowerAttention(attention); })
       // A contraction's init (the kernel writes every element).
       .Case([&](ub::PoisonOp) { return success(); })
       .Case([&](linalg::LinalgOp contraction) {

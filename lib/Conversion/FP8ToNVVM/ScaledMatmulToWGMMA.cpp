@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
+#include "WgmmaBuilder.h"
 #include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
 #include "fp8/Conversion/FP8ToNVVM/KernelABI.h"
 #include "fp8/Conversion/Passes.h"
@@ -57,93 +58,19 @@ using namespace mlir;
 using namespace mlir::fp8;
 namespace gabi = mlir::fp8::gemm_abi;
 
-static constexpr unsigned kGlobalSpace =
-    static_cast<unsigned>(NVVM::NVVMMemorySpace::Global);
-static constexpr unsigned kSharedSpace =
-    static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared);
-static constexpr unsigned kSharedClusterSpace =
-    static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster);
-/// Suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
-static constexpr int64_t kTryWaitTicks = 10000000;
-
 //===----------------------------------------------------------------------===//
 // Kernel
 //===----------------------------------------------------------------------===//
 
 namespace {
-class GemmKernelBuilder {
+class GemmKernelBuilder : public WgmmaBuilder {
 public:
   GemmKernelBuilder(ImplicitLocOpBuilder &b, const gabi::GemmConfig &config)
-      : b(b), c(config), ctx(b.getContext()) {}
+      : WgmmaBuilder(b), c(config) {}
 
   void build(LLVM::LLVMFuncOp func);
 
 private:
-  // Constants and integer arithmetic (i32 unless said otherwise).
-  Value i32(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
-  Value i64(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-  }
-  Value f32(float v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
-  Value remU(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
-  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, cond, x, y);
-  }
-  Value zext64(Value v) { return arith::ExtUIOp::create(b, b.getI64Type(), v); }
-  Value ceilDiv(Value x, int64_t d) { return divU(add(x, i32(d - 1)), i32(d)); }
-
-  Type sharedPtr() { return LLVM::LLVMPointerType::get(ctx, kSharedSpace); }
-  Type globalPtr() { return LLVM::LLVMPointerType::get(ctx, kGlobalSpace); }
-  Value gepBytes(Value base, Value offset) {
-    return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
-                               ValueRange{offset});
-  }
-  Value gep(Value base, Type element, Value index) {
-    return LLVM::GEPOp::create(b, base.getType(), element, base,
-                               ValueRange{index});
-  }
-
-  void ifThen(Value cond, llvm::function_ref<void()> then) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&op.getThenRegion().front());
-    then();
-  }
-  void ifThenElse(Value cond, llvm::function_ref<void()> then,
-                  llvm::function_ref<void()> otherwise) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&op.getThenRegion().front());
-    then();
-    b.setInsertionPointToStart(&op.getElseRegion().front());
-    otherwise();
-  }
-  /// scf.for over i32 with loop-carried values; `body` returns the next ones.
-  SmallVector<Value>
-  forLoop(Value lb, Value ub, Value step, ValueRange init,
-          llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto loop = scf::ForOp::create(b, lb, ub, step, init);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> next =
-        body(loop.getInductionVar(), loop.getRegionIterArgs());
-    scf::YieldOp::create(b, next);
-    return SmallVector<Value>(loop.getResults());
-  }
-
   // Shared memory layout (byte offsets from the 1024-aligned base).
   int64_t offsetA(int64_t stage) { return stage * c.blockM * gabi::kRowBytes; }
   int64_t offsetB(int64_t stage) {
@@ -173,18 +100,6 @@ private:
             select(wrap, xorI(phase, i32(1)), phase)};
   }
 
-  /// wgmma shared-memory matrix descriptor of a K-major tile written by TMA
-  /// with 128-byte swizzle: start address >> 4, leading byte offset unused,
-  /// stride byte offset 1024 (8 rows of 128 bytes), swizzle mode 1 (128B).
-  Value descriptor(Value tile) {
-    Value address = LLVM::PtrToIntOp::create(b, b.getI64Type(), tile);
-    Value field = arith::ShRUIOp::create(b, andI(address, i64(0x3FFFF)),
-                                         i64(4));
-    return arith::OrIOp::create(b, field,
-                                i64((int64_t(1024 >> 4) << 32) |
-                                    (int64_t(1) << 62)));
-  }
-
   void buildProducer();
   void buildConsumer();
   /// Tile coordinates (batch, first row, first column) of tile `t`.
@@ -195,11 +110,7 @@ private:
                  int64_t firstStep = 0,
                  int64_t numSteps = gabi::kRowBytes / 32);
   /// Gives a stage's ring slot back to the producer (one arrive per warp).
-  void release(Value stage) {
-    ifThen(cmp(arith::CmpIPredicate::eq, lane, i32(0)), [&] {
-      NVVM::MBarrierArriveOp::create(b, Type(), emptyBarrier(stage), Value());
-    });
-  }
+  void release(Value stage) { arrivePerWarp(emptyBarrier(stage), lane); }
   /// One stage of a block-scaled or MX GEMM: its partial sums from zero,
   /// each promoted into `acc` with its scales, the slot released.
   Value scaledStage(Value acc, Value stage, Value consumer, Value tile,
@@ -270,9 +181,7 @@ private:
   /// j0 + 1, rows +0 and +8 each, into the staging tile.
   void stageMatrices(int64_t j0, ValueRange fragments);
 
-  ImplicitLocOpBuilder &b;
   const gabi::GemmConfig &c;
-  MLIRContext *ctx;
   LLVM::LLVMStructType accType;
   Value smem, tmA, tmB, tmOut, out, lhsScale, rhsScale, bias, amaxPtr;
   /// The staging tile of a TMA-store epilogue and its first row / column.
@@ -351,28 +260,14 @@ void GemmKernelBuilder::buildProducer() {
                     // The slot is free once every consumer warp released
                     // it; on the first pass over the ring the wait on the
                     // preceding phase returns at once.
-                    NVVM::MBarrierTryWaitParityOp::create(
-                        b, emptyBarrier(stage), xorI(phase, i32(1)),
-                        i32(kTryWaitTicks));
+                    wait(emptyBarrier(stage), xorI(phase, i32(1)));
                     Value full = fullBarrier(stage);
                     NVVM::MBarrierArriveExpectTxOp::create(
                         b, Type(), full, txBytes, NVVM::MemScopeKind::CTA,
                         /*relaxed=*/false, Value());
                     Value k0 = mul(kb, i32(c.blockK()));
-                    auto load = [&](Value dst, Value map, Value row,
-                                    Value batchCoord) {
-                      Value cluster = LLVM::AddrSpaceCastOp::create(
-                          b, LLVM::LLVMPointerType::get(ctx,
-                                                        kSharedClusterSpace),
-                          dst);
-                      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-                          b, cluster, map, ValueRange{k0, row, batchCoord},
-                          full, ValueRange{}, Value(), Value(),
-                          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-                          NVVM::CTAGroupKindAttr(), Value());
-                    };
-                    load(tileA(stage), tmA, row0, batchIndex);
-                    load(tileB(stage), tmB, col0, batchB);
+                    tmaLoad(tileA(stage), tmA, {k0, row0, batchIndex}, full);
+                    tmaLoad(tileB(stage), tmB, {k0, col0, batchB}, full);
                     auto [ns, np] = advance(stage, phase);
                     return {ns, np};
                   });
@@ -613,8 +508,7 @@ void GemmKernelBuilder::buildConsumer() {
                         i32(c.stages - 1), sub(stage, i32(1)));
         };
         Value undef = LLVM::UndefOp::create(b, accType);
-        NVVM::MBarrierTryWaitParityOp::create(b, fullBarrier(state[0]),
-                                              state[1], i32(kTryWaitTicks));
+        wait(fullBarrier(state[0]), state[1]);
         bool scaled = c.blockScaled || c.mxScaled;
         Value first;
         if (scaled) {
@@ -638,8 +532,7 @@ void GemmKernelBuilder::buildConsumer() {
             i32(1), numK, i32(1), {first, stage1, phase1},
             [&](Value kb, ValueRange s) -> SmallVector<Value> {
               Value acc = s[0], stage = s[1], phase = s[2];
-              NVVM::MBarrierTryWaitParityOp::create(
-                  b, fullBarrier(stage), phase, i32(kTryWaitTicks));
+              wait(fullBarrier(stage), phase);
               if (scaled) {
                 acc = scaledStage(acc, stage, consumer, t, kb);
               } else if (c.promote) {
@@ -949,16 +842,7 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
   accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(c.blockN / 2, b.getF32Type()));
 
-  // Dynamic shared memory, aligned to 1024 bytes by hand: the swizzle
-  // pattern and the descriptors assume it. The array is declared with the
-  // 16-byte alignment the driver guarantees, not 1024 (LLVM would then fold
-  // this pad to 0 and trust a placement no one promised); the pad comes
-  // out of gabi::kAlignSlack.
-  Value raw = LLVM::AddressOfOp::create(b, sharedPtr(),
-                                        gabi::kSharedMemoryName);
-  Value rawBits = LLVM::PtrToIntOp::create(b, b.getI32Type(), raw);
-  Value pad = andI(sub(i32(0), rawBits), i32(1023));
-  smem = gepBytes(raw, pad);
+  smem = alignedSharedMemory(gabi::kSharedMemoryName);
 
   tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
   warpgroup = divU(tid, i32(gabi::kWarpgroup));
@@ -996,49 +880,22 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
 LLVM::LLVMFuncOp
 mlir::fp8::getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
                                      const gabi::GemmConfig &config) {
-  std::string name = config.name();
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return existing;
   MLIRContext *ctx = module.getContext();
-  ImplicitLocOpBuilder b(module.getLoc(), ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  if (!module.lookupSymbol(gabi::kSharedMemoryName))
-    LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
-                           /*isConstant=*/false, LLVM::Linkage::External,
-                           gabi::kSharedMemoryName, Attribute(),
-                           /*alignment=*/16, kSharedSpace);
-
   auto generic = LLVM::LLVMPointerType::get(ctx);
   auto global = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  SmallVector<Type> params(gabi::kNumParams, b.getI32Type());
+  SmallVector<Type> params(gabi::kNumParams, IntegerType::get(ctx, 32));
   params[gabi::kTensorMapA] = params[gabi::kTensorMapB] =
       params[gabi::kTensorMapOut] = generic;
   for (unsigned p : {gabi::kOut, gabi::kLhsScaleInv, gabi::kRhsScaleInv,
                      gabi::kBias, gabi::kAmax})
     params[p] = global;
-  auto func = LLVM::LLVMFuncOp::create(
-      b, name,
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                b.getDenseI32ArrayAttr({config.threads(), 1, 1}));
-  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                b.getI32IntegerAttr(1));
-  // CUtensorMaps are __grid_constant__ kernel parameters: passed by value,
-  // read by TMA from the parameter space.
-  for (unsigned p :
-       {gabi::kTensorMapA, gabi::kTensorMapB, gabi::kTensorMapOut}) {
-    func.setArgAttr(p, LLVM::LLVMDialect::getByValAttrName(),
-                    TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
-    func.setArgAttr(p, LLVM::LLVMDialect::getAlignAttrName(),
-                    b.getI64IntegerAttr(64));
-    func.setArgAttr(p, NVVM::NVVMDialect::getGridConstantAttrName(),
-                    b.getUnitAttr());
-  }
-  func.addEntryBlock(b);
-  GemmKernelBuilder(b, config).build(func);
-  return func;
+  return getOrCreateWgmmaKernel(
+      module, config.name(), gabi::kSharedMemoryName, params,
+      {gabi::kTensorMapA, gabi::kTensorMapB, gabi::kTensorMapOut},
+      config.threads(), [&](LLVM::LLVMFuncOp func) {
+        ImplicitLocOpBuilder b(func.getLoc(), ctx);
+        GemmKernelBuilder(b, config).build(func);
+      });
 }
 
 //===----------------------------------------------------------------------===//

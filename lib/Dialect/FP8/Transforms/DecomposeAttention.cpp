@@ -426,6 +426,9 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    // One that convert-fp8-attention-to-wgmma gave a flash kernel.
+    if (op->hasAttr("fp8.wgmma_kernel"))
+      return rewriter.notifyMatchFailure(op, "runs on its flash kernel");
     AttentionMath attn(rewriter, op);
     // FP8 scores: the query and key dequantized first (exact for the
     // power-of-two scales fp8-quantize makes; the op multiplies the sums).

@@ -352,8 +352,9 @@ def FP8DecomposeAttention : Pass<"fp8-decompose-attention"> {
     `l = sum E`, `O = E V` (f32), `output = round(O / l)` and
     `lse = max + log(l)` (`-inf` for a fully masked row, whose output is
     NaN). The `sq x sk` scores are materialized: this is the GPU route's
-    lowering until a flash kernel exists, and a CPU reference for the flash
-    lowering.
+    lowering of the attentions no flash kernel takes (an op that
+    `convert-fp8-attention-to-wgmma` named a kernel for, `fp8.wgmma_kernel`,
+    is left alone), and a CPU reference for the flash lowering.
 
     Each `fp8.attention_grad` becomes its documented backward, everything
     in f32: the same masked, scaled `S`, `P = exp(S - lse)` (the forward's

@@ -1,0 +1,205 @@
+//===- AttentionKernelABI.h - The Hopper flash attention's contract -*- C++ -*-===//
+//
+// What convert-fp8-attention-to-wgmma generates and what a host that
+// launches the attention kernels without MLIR (the GPU kit, fp8-run) must
+// agree on: kernel names, parameters, launch geometry, the tensor maps and
+// the layout of the transposed value. Header-only, no MLIR dependency
+// (KernelABI.h's conventions, GemmKernelABI.h's element tags).
+//
+// Kernel `flash_attention_<qk>_<v>_<out>[_causal][_lse]_d<D>_<BM>x<BN>_s<S>`
+// computes fp8.attention (FP8Ops.td) for query [batch, heads, sq, D], key
+// [batch, heads / group, sk, D] and the value given transposed, V^T
+// [batch, heads / group, D, pitch] (valueKeyAt below), into output
+// [batch, heads, sq, D] and, with `_lse`, lse [batch, heads, sq] (f32), all
+// row-major. One block of threads() threads per BM query rows of one head
+// (gridSize), warp-specialized as the GEMM: one producer warpgroup whose
+// elected thread loads the query tile once and the key and value tiles of
+// BN keys into an S-stage ring (TMA, 128-byte swizzle), and BM / 64
+// consumer warpgroups, each owning 64 query rows: S = Q K^T on wgmma
+// (shared-memory operands), the online softmax in registers (running max
+// and sum per row, FlashAttention-2), then O += P V on wgmma with P in
+// registers (16-bit P for a 16-bit value; E4M3 P scaled by
+// probability_scale for an FP8 value, the op's tile-rounded semantics with
+// block_k = BN). Key tiles past the last key a causal row reads are never
+// loaded. Exponentials and the logarithm of lse are ex2.approx / lg2.approx
+// (2 ulp); the rest rounds as the CPU lowering does.
+// <qk> and <v> are bf16, f16 (then equal), or e4m3 / e5m2 (<qk> FP8 with
+// per-token scales; <v> FP8 only with FP8 <qk>); <out> is bf16, f16 or f32.
+// Parameters, in order:
+//   0 tmQ   CUtensorMap (128 bytes, 64-byte aligned), __grid_constant__:
+//           UINT8 (UINT16 for 16-bit), 3-D {D, sq, batch * heads}, strides
+//           {D, D * sq} elements in bytes, box {kRowBytes / bytes, BM, 1},
+//           SWIZZLE_128B, OOB fill zeros
+//   1 tmK   likewise {D, sk, batch * kv heads}, box {kRowBytes / bytes, BN, 1}
+//   2 tmV   V^T: {pitch, D, batch * kv heads}, strides {pitch, pitch * D}
+//           elements in bytes, box {kRowBytes / bytes, D, 1}
+//   3 out          device pointer
+//   4 lse          device pointer, or 0 without `_lse`
+//   5 query_scale_inv [batch, heads, sq], 6 key_scale_inv [batch, kv heads,
+//           sk] (f32, FP8 <qk>; else not read),
+//   7 value_scale_inv [batch, kv heads] (f32, FP8 <v>; else not read)
+//   8 sq, 9 sk, 10 heads, 11 group (heads per kv head), 12 batch,
+//  13 causal_offset                                       i32
+//  14 scale, 15 probability_scale                         f32
+// Grid: gridSize(); block: threads(); dynamic shared memory: sharedBytes()
+// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), which includes
+// gemm_abi::kAlignSlack.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_FP8TONVVM_ATTENTIONKERNELABI_H
+#define FP8_CONVERSION_FP8TONVVM_ATTENTIONKERNELABI_H
+
+#include "fp8/Conversion/FP8ToNVVM/GemmKernelABI.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace mlir::fp8::attention_abi {
+
+using gemm_abi::Elem;
+
+/// Name of the gpu.module that holds the attention kernels (the GEMMs').
+inline constexpr const char *kModuleName = gemm_abi::kGemmModuleName;
+/// Name of their dynamic shared memory symbol.
+inline constexpr const char *kSharedMemoryName = gemm_abi::kSharedMemoryName;
+
+/// Parameter indices.
+enum Param : unsigned {
+  kTensorMapQ = 0,
+  kTensorMapK,
+  kTensorMapV,
+  kOut,
+  kLse,
+  kQueryScaleInv,
+  kKeyScaleInv,
+  kValueScaleInv,
+  kQueries,
+  kKeys,
+  kHeads,
+  kGroup,
+  kBatch,
+  kCausalOffset,
+  kScale,
+  kProbabilityScale,
+  kNumParams
+};
+
+/// Keys per tile (BN) and query rows per block (BM).
+inline constexpr int kBlockN = 128;
+inline constexpr int kBlockM = 128;
+
+struct AttentionConfig {
+  Elem qk = Elem::BF16, v = Elem::BF16, out = Elem::BF16;
+  bool causal = false, lse = false;
+  int headDim = 128;
+  int blockM = kBlockM, blockN = kBlockN, stages = 2;
+
+  int consumers() const { return blockM / 64; }
+  int threads() const { return gemm_abi::kWarpgroup * (1 + consumers()); }
+  bool fp8Scores() const { return gemm_abi::bytes(qk) == 1; }
+  bool fp8Values() const { return gemm_abi::bytes(v) == 1; }
+  /// 128-byte panels of a query or key row (along D) and of a V^T row
+  /// (along BN keys).
+  int keyPanels() const {
+    return headDim * gemm_abi::bytes(qk) / gemm_abi::kRowBytes;
+  }
+  int valuePanels() const {
+    return blockN * gemm_abi::bytes(v) / gemm_abi::kRowBytes;
+  }
+  int queryTileBytes() const { return blockM * headDim * gemm_abi::bytes(qk); }
+  int keyTileBytes() const { return blockN * headDim * gemm_abi::bytes(qk); }
+  int valueTileBytes() const { return headDim * blockN * gemm_abi::bytes(v); }
+  /// Shared memory: the query tile, the key ring, the value ring (each
+  /// tile a whole number of 1024-byte swizzle periods), then the mbarriers:
+  /// query full, key full / empty, value full / empty (8 bytes each).
+  int keyOffset() const { return queryTileBytes(); }
+  int valueOffset() const { return keyOffset() + stages * keyTileBytes(); }
+  int barrierOffset() const { return valueOffset() + stages * valueTileBytes(); }
+  int barrierEnd() const { return barrierOffset() + 8 + 32 * stages; }
+  int sharedBytes() const { return gemm_abi::kAlignSlack + barrierEnd(); }
+  std::string name() const {
+    std::string s = std::string("flash_attention_") + gemm_abi::tag(qk) +
+                    "_" + gemm_abi::tag(v) + "_" + gemm_abi::tag(out);
+    if (causal)
+      s += "_causal";
+    if (lse)
+      s += "_lse";
+    s += "_d" + std::to_string(headDim) + "_" + std::to_string(blockM) + "x" +
+         std::to_string(blockN) + "_s" + std::to_string(stages);
+    return s;
+  }
+};
+
+/// Whether a kernel exists for these element types and head dimension:
+/// rows of whole 128-byte panels (16-bit D = 64 or 128, FP8 D = 128), a
+/// 16-bit value with any scores, an FP8 value with FP8 scores.
+inline bool isSupported(Elem qk, Elem v, Elem out, int64_t headDim) {
+  bool sixteen = [](Elem e) { return e == Elem::BF16 || e == Elem::F16; }(v);
+  bool fp8 = [](Elem e) { return e == Elem::E4M3 || e == Elem::E5M2; }(qk);
+  bool qkOk = fp8 || qk == v;
+  bool vOk = sixteen || (fp8 && (v == Elem::E4M3 || v == Elem::E5M2));
+  bool outOk = out == Elem::BF16 || out == Elem::F16 || out == Elem::F32;
+  int64_t qkBytes = gemm_abi::bytes(qk);
+  bool dOk = headDim * qkBytes % gemm_abi::kRowBytes == 0 &&
+             headDim * qkBytes <= 2 * gemm_abi::kRowBytes;
+  return qkOk && vOk && outOk && dOk && (!sixteen || qk == v || fp8);
+}
+
+/// As many stages as shared memory allows, 4 at most.
+inline AttentionConfig selectStages(AttentionConfig c) {
+  c.stages = 1;
+  int perStage = c.keyTileBytes() + c.valueTileBytes() + 32;
+  int room = gemm_abi::kMaxSharedBytes - gemm_abi::kAlignSlack - 8 -
+             c.queryTileBytes();
+  c.stages = std::clamp(room / perStage, 1, 4);
+  return c;
+}
+
+/// Blocks: BM query rows of one head each.
+inline int64_t gridSize(const AttentionConfig &c, int64_t batch,
+                        int64_t heads, int64_t sq) {
+  return batch * heads * ((sq + c.blockM - 1) / c.blockM);
+}
+
+/// Keys per row of V^T: sk rounded up to 16 (16-byte rows for TMA; the
+/// pad is zeros, read by no unmasked key).
+inline int64_t valuePitch(int64_t sk) { return (sk + 15) / 16 * 16; }
+
+/// The key that column `p` of V^T holds. 16-bit values: key p. FP8
+/// values: keys are permuted within each group of 16, so that the E4M3 P
+/// fragment the softmax leaves in a thread's registers (the f32 wgmma
+/// accumulator's columns 2t, 2t + 1, 2t + 8, 2t + 9 of each 16, thread t
+/// = lane % 4) is, byte for byte, the A fragment of the FP8 P V wgmma
+/// (columns 4t .. 4t + 3): column 16h + 4t + i holds key 16h + 2t + i % 2 +
+/// 8 (i / 2).
+inline constexpr int64_t valueKeyAt(int64_t p, bool fp8Values) {
+  if (!fp8Values)
+    return p;
+  int64_t group = p / 16 * 16, inGroup = p % 16;
+  int64_t t = inGroup / 4, i = inGroup % 4;
+  return group + 2 * t + i % 2 + 8 * (i / 2);
+}
+
+/// Which element of a consumer thread's f32 S accumulator (element 4j + 2h
+/// + e: row h of the thread's two, column 8j + 2 (lane % 4) + e of the key
+/// tile) goes into slot `slot` (the low half first, or the low byte first
+/// for E4M3) of A register `r` (0 .. 3) of P V step `kk` (16 keys per step
+/// for 16-bit P, 32 for E4M3). 16-bit: register r holds columns 2t, 2t + 1
+/// of row r % 2 and column block 2kk + r / 2, which is the wgmma A
+/// fragment. E4M3: register r = 2q + h holds row h's columns 2t, 2t + 1,
+/// 2t + 8, 2t + 9 of the step's keys 16q .. 16q + 15, which the A fragment
+/// reads as columns 16q + 4t .. + 3: valueKeyAt permutes V^T to match.
+inline constexpr int probabilityElement(bool fp8Values, int kk, int r,
+                                        int slot) {
+  if (!fp8Values)
+    return 8 * kk + 2 * r + slot;
+  int q = r / 2, h = r % 2;
+  int j = 4 * kk + 2 * q + slot / 2;
+  return 4 * j + 2 * h + slot % 2;
+}
+
+} // namespace mlir::fp8::attention_abi
+
+#endif // FP8_CONVERSION_FP8TONVVM_ATTENTIONKERNELABI_H

@@ -1,0 +1,758 @@
+//===- AttentionToWGMMA.cpp - fp8.attention to a Hopper flash kernel ------===//
+//
+// convert-fp8-attention-to-wgmma: every fp8.attention a kernel takes gets a
+// FlashAttention forward kernel for sm_90a in `gpu.module @fp8_gemm_kernels`
+// (AttentionKernelABI.h is the launch contract) and the `fp8.wgmma_kernel`
+// and `fp8.wgmma_tile` attributes naming it; convert-fp8-to-gpu-launches
+// then launches it. The others keep their op: fp8-decompose-attention
+// takes them.
+//
+// The kernel is warp-specialized like the GEMM (ScaledMatmulToWGMMA.cpp),
+// after FlashAttention-3's design:
+//  - a producer warpgroup whose elected thread loads the block's query tile
+//    once, then the key tiles and the transposed value tiles of BN keys
+//    into a ring of stages (TMA, 128-byte swizzle), each tile with its own
+//    full and empty mbarriers, so that Q K^T of a tile starts before its
+//    values arrive; with causal masking no tile past a row's last key is
+//    loaded;
+//  - BM / 64 consumer warpgroups, 64 query rows each: S = Q K^T on wgmma
+//    (both operands in shared memory, f32 accumulators), the scale (and
+//    FP8 scales per token), the causal and length mask on the tiles that
+//    need one, the online softmax in registers (running max and sum per
+//    row, rows reduced over the 4 lanes that share them), the accumulator
+//    rescaled, then O += P V on wgmma with P in registers: the f32
+//    accumulator fragment rounded to bf16 / f16 is the 16-bit A fragment
+//    as it is; for an FP8 value, P * probability_scale rounded to E4M3 is
+//    an A fragment whose columns are a permutation of the keys, and the
+//    host's transposed value holds its keys in that permutation
+//    (attention_abi::valueKeyAt);
+//  - an epilogue that divides by the row sums (after value_scale /
+//    probability_scale for FP8 values), converts and stores from the
+//    registers, and writes the log-sum-exp.
+// MLIR 22's nvvm.wgmma.mma_async takes A only from shared memory, so the
+// register form is an llvm.inline_asm in exactly the shape upstream's
+// PTX builder gives the shared-memory form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WgmmaBuilder.h"
+#include "fp8/Conversion/FP8ToNVVM/AttentionToWGMMA.h"
+#include "fp8/Conversion/FP8ToNVVM/FP8ToNVVM.h"
+#include "fp8/Conversion/FP8ToNVVM/ScaledMatmulToWGMMA.h"
+#include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h"
+#include "fp8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_CONVERTFP8ATTENTIONTOWGMMA
+#include "fp8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+namespace aabi = mlir::fp8::attention_abi;
+namespace gabi = mlir::fp8::gemm_abi;
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+namespace {
+class AttentionKernelBuilder : public WgmmaBuilder {
+public:
+  AttentionKernelBuilder(ImplicitLocOpBuilder &b,
+                         const aabi::AttentionConfig &config)
+      : WgmmaBuilder(b), c(config) {}
+
+  void build(LLVM::LLVMFuncOp func);
+
+private:
+  // Shared memory (byte offsets from the 1024-aligned base).
+  Value keyTile(Value stage) {
+    return gepBytes(smem, add(i32(c.keyOffset()),
+                              mul(stage, i32(c.keyTileBytes()))));
+  }
+  Value valueTile(Value stage) {
+    return gepBytes(smem, add(i32(c.valueOffset()),
+                              mul(stage, i32(c.valueTileBytes()))));
+  }
+  /// The mbarrier `which` (0 key full, 1 key empty, 2 value full, 3 value
+  /// empty) of `stage`, after the query's.
+  Value barrier(int which, Value stage) {
+    return gepBytes(smem, add(i32(c.barrierOffset() + 8 +
+                                  8 * which * c.stages),
+                              mul(stage, i32(8))));
+  }
+  Value queryFull() { return gepBytes(smem, i32(c.barrierOffset())); }
+  Value keyFull(Value s) { return barrier(0, s); }
+  Value keyEmpty(Value s) { return barrier(1, s); }
+  Value valueFull(Value s) { return barrier(2, s); }
+  Value valueEmpty(Value s) { return barrier(3, s); }
+  std::pair<Value, Value> advance(Value stage, Value phase) {
+    Value next = add(stage, i32(1));
+    Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(c.stages));
+    return {select(wrap, i32(0), next),
+            select(wrap, xorI(phase, i32(1)), phase)};
+  }
+  void expectBytes(Value barrier, int64_t bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, i32(bytes),
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+  }
+
+  // f32 arithmetic.
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  /// max that propagates NaN (a NaN score makes its row NaN, as the
+  /// written softmax does).
+  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  Value negInf() { return f32(-std::numeric_limits<float>::infinity()); }
+  Value ex2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+               ValueRange{x})
+        .getResult(0);
+  }
+  /// exp(x) = 2^(x log2(e)): ex2.approx, FlashAttention's exponential.
+  Value exp(Value x) { return ex2(fmul(x, f32(float(M_LOG2E)))); }
+  Value log(Value x) {
+    Value lg2 = LLVM::CallIntrinsicOp::create(
+                    b, b.getF32Type(),
+                    b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"), ValueRange{x})
+                    .getResult(0);
+    return fmul(lg2, f32(float(M_LN2)));
+  }
+  /// `op` of `value` over the 4 lanes of a quad (the threads that hold one
+  /// accumulator row).
+  Value quadReduce(Value value, llvm::function_ref<Value(Value, Value)> op) {
+    for (int32_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, value, offset, 32,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      value = op(value, other);
+    }
+    return value;
+  }
+  Value loadF32(Value base, Value index) {
+    Type f32Type = b.getF32Type();
+    return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, index), 4);
+  }
+  Value structOf(int64_t n, Value fill) {
+    auto type = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(n, b.getF32Type()));
+    Value s = LLVM::UndefOp::create(b, type);
+    for (int64_t i = 0; i < n; ++i)
+      s = LLVM::InsertValueOp::create(b, s, fill, i);
+    return s;
+  }
+
+  void buildProducer();
+  void buildConsumer();
+  /// S = Q K^T of the consumer's 64 rows and the key tile in `stage`.
+  Value scoreTile(Value stage, Value consumer);
+  /// O + P V: one wgmma per 32 bytes of keys, A (P) from `fragments` (4
+  /// i32 each), B from the value tile in `stage`.
+  Value accumulateValues(Value o, ArrayRef<std::array<Value, 4>> fragments,
+                         Value stage);
+  /// P's A fragments: 16-bit pairs, or E4M3 quadruples of P * ps.
+  SmallVector<std::array<Value, 4>> packProbabilities(ArrayRef<Value> p);
+
+  const aabi::AttentionConfig &c;
+  Value smem, tmQ, tmK, tmV, out, lse, queryScale, keyScale, valueScale;
+  Value sq, sk, heads, group, batch, causalOffset, scale, probabilityScale;
+  Value tid, warpgroup, lane, warpInGroup;
+  /// The block's work: its first query row, its (batch, head) and
+  /// (batch, kv head) layers, and its key tiles.
+  Value row0, queryLayer, keyLayer, numKeyTiles;
+};
+} // namespace
+
+static Type elementType(MLIRContext *ctx, aabi::Elem e) {
+  Builder b(ctx);
+  switch (e) {
+  case aabi::Elem::BF16:
+    return b.getBF16Type();
+  case aabi::Elem::F16:
+    return b.getF16Type();
+  case aabi::Elem::F32:
+    return b.getF32Type();
+  case aabi::Elem::E5M2:
+    return b.getType<Float8E5M2Type>();
+  default:
+    return b.getType<Float8E4M3FNType>();
+  }
+}
+
+static NVVM::WGMMATypes wgmmaType(aabi::Elem e) {
+  switch (e) {
+  case aabi::Elem::BF16:
+    return NVVM::WGMMATypes::bf16;
+  case aabi::Elem::F16:
+    return NVVM::WGMMATypes::f16;
+  case aabi::Elem::E5M2:
+    return NVVM::WGMMATypes::e5m2;
+  default:
+    return NVVM::WGMMATypes::e4m3;
+  }
+}
+
+void AttentionKernelBuilder::buildProducer() {
+  NVVM::SetMaxRegisterOp::create(b, gabi::kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+    int64_t qkColumns = gabi::kRowBytes / gabi::bytes(c.qk);
+    int64_t vColumns = gabi::kRowBytes / gabi::bytes(c.v);
+    expectBytes(queryFull(), c.queryTileBytes());
+    for (int64_t p = 0; p < c.keyPanels(); ++p)
+      tmaLoad(gepBytes(smem, i32(p * c.blockM * gabi::kRowBytes)), tmQ,
+              {i32(p * qkColumns), row0, queryLayer}, queryFull());
+    forLoop(i32(0), numKeyTiles, i32(1), {i32(0), i32(0)},
+            [&](Value t, ValueRange slot) -> SmallVector<Value> {
+              Value stage = slot[0], phase = slot[1];
+              Value key0 = mul(t, i32(c.blockN));
+              // A slot is free once every consumer warp released it; on
+              // the first pass the wait on the preceding phase returns.
+              wait(keyEmpty(stage), xorI(phase, i32(1)));
+              expectBytes(keyFull(stage), c.keyTileBytes());
+              for (int64_t p = 0; p < c.keyPanels(); ++p)
+                tmaLoad(gepBytes(keyTile(stage),
+                                 i32(p * c.blockN * gabi::kRowBytes)),
+                        tmK, {i32(p * qkColumns), key0, keyLayer},
+                        keyFull(stage));
+              wait(valueEmpty(stage), xorI(phase, i32(1)));
+              expectBytes(valueFull(stage), c.valueTileBytes());
+              for (int64_t p = 0; p < c.valuePanels(); ++p)
+                tmaLoad(gepBytes(valueTile(stage),
+                                 i32(p * c.headDim * gabi::kRowBytes)),
+                        tmV, {add(key0, i32(p * vColumns)), i32(0), keyLayer},
+                        valueFull(stage));
+              auto [next, nextPhase] = advance(stage, phase);
+              return {next, nextPhase};
+            });
+  });
+}
+
+Value AttentionKernelBuilder::scoreTile(Value stage, Value consumer) {
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(c.blockN / 2, b.getF32Type()));
+  Value d = LLVM::UndefOp::create(b, accType);
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, c.blockN,
+                                       32 / gabi::bytes(c.qk));
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  for (int64_t p = 0; p < c.keyPanels(); ++p) {
+    Value descQ = descriptor(gepBytes(
+        smem, add(i32(p * c.blockM * gabi::kRowBytes),
+                  mul(consumer, i32(64 * gabi::kRowBytes)))));
+    Value descK = descriptor(
+        gepBytes(keyTile(stage), i32(p * c.blockN * gabi::kRowBytes)));
+    for (int64_t kk = 0; kk < gabi::kRowBytes / 32; ++kk) {
+      // 32 bytes of the 128-byte swizzled row: +2 in 16-byte units.
+      Value step = i64(2 * kk);
+      auto scaleD = p == 0 && kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                      : NVVM::WGMMAScaleOut::one;
+      d = NVVM::WgmmaMmaAsyncOp::create(
+          b, accType, d, arith::AddIOp::create(b, descQ, step),
+          arith::AddIOp::create(b, descK, step), shape, wgmmaType(c.qk),
+          wgmmaType(c.qk), NVVM::WGMMATypes::f32, scaleD,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          NVVM::MMAIntOverflowAttr());
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  return d;
+}
+
+SmallVector<std::array<Value, 4>>
+AttentionKernelBuilder::packProbabilities(ArrayRef<Value> p) {
+  // aabi::probabilityElement says which accumulator element goes where.
+  Type i32Type = b.getI32Type();
+  SmallVector<std::array<Value, 4>> fragments;
+  bool fp8 = c.fp8Values();
+  auto element = [&](int64_t kk, int r, int slot) {
+    return p[aabi::probabilityElement(fp8, kk, r, slot)];
+  };
+  if (!fp8) {
+    Type half = elementType(ctx, c.v);
+    auto bits = [&](Value x) {
+      return arith::ExtUIOp::create(
+          b, i32Type,
+          arith::BitcastOp::create(b, b.getI16Type(),
+                                   arith::TruncFOp::create(b, half, x)));
+    };
+    for (int64_t kk = 0; kk < c.blockN / 16; ++kk) {
+      std::array<Value, 4> regs;
+      for (int r = 0; r < 4; ++r)
+        regs[r] = arith::OrIOp::create(
+            b, bits(element(kk, r, 0)),
+            arith::ShLIOp::create(b, bits(element(kk, r, 1)), i32(16)));
+      fragments.push_back(regs);
+    }
+    return fragments;
+  }
+  // E4M3 P * probability_scale, two bytes per cvt (low byte first).
+  Type e4m3 = b.getType<Float8E4M3FNType>();
+  auto pair = [&](Value lo, Value hi) {
+    return arith::ExtUIOp::create(
+        b, i32Type,
+        NVVM::ConvertF32x2ToF8x2Op::create(
+            b, b.getI16Type(), fmul(hi, probabilityScale),
+            fmul(lo, probabilityScale), NVVM::FPRoundingMode::RN,
+            NVVM::SaturationMode::SATFINITE, /*relu=*/false, e4m3));
+  };
+  for (int64_t kk = 0; kk < c.blockN / 32; ++kk) {
+    std::array<Value, 4> regs;
+    for (int r = 0; r < 4; ++r)
+      regs[r] = arith::OrIOp::create(
+          b, pair(element(kk, r, 0), element(kk, r, 1)),
+          arith::ShLIOp::create(
+              b, pair(element(kk, r, 2), element(kk, r, 3)), i32(16)));
+    fragments.push_back(regs);
+  }
+  return fragments;
+}
+
+Value AttentionKernelBuilder::accumulateValues(
+    Value o, ArrayRef<std::array<Value, 4>> fragments, Value stage) {
+  auto accType = cast<LLVM::LLVMStructType>(o.getType());
+  int64_t n = accType.getBody().size();
+  int64_t bytes = gabi::bytes(c.v);
+  std::string type = gabi::tag(c.v);
+  std::string aType = c.fp8Values() ? "e4m3" : type;
+  int64_t k = 32 / bytes;
+  // Operands: the n accumulators written ($0 ..), the same n read (tied),
+  // the 4 A registers ($2n ..), the B descriptor ($2n + 4) and scale-d
+  // ($2n + 5); then d, a, b-desc, scale-d, imm-scale-a, imm-scale-b and,
+  // for 16-bit types, imm-trans-b (0: B is K-major).
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * n + 5
+     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << c.headDim << "k" << k
+     << ".f32." << aType << "." << type << " {";
+  for (int64_t i = 0; i < n; ++i)
+    os << (i ? ", " : "") << "$" << i;
+  os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
+     << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1"
+     << (c.fp8Values() ? "" : ", 0") << ";\n}\n";
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += "r,r,r,r,l,n";
+
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  for (auto [kk, regs] : llvm::enumerate(fragments)) {
+    // 32 bytes of keys per step: the value tile's panel, then +2 per step
+    // in the descriptor's 16-byte address field.
+    int64_t byte = kk * 32;
+    Value desc = descriptor(
+        gepBytes(valueTile(stage), i32(byte / gabi::kRowBytes * c.headDim *
+                                       gabi::kRowBytes)));
+    desc = arith::AddIOp::create(b, desc, i64(byte % gabi::kRowBytes / 16));
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < n; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(b, o, i));
+    operands.append(regs.begin(), regs.end());
+    operands.push_back(desc);
+    operands.push_back(i32(1));
+    o = LLVM::InlineAsmOp::create(
+            b, accType, operands, text, constraints,
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  return o;
+}
+
+void AttentionKernelBuilder::buildConsumer() {
+  NVVM::SetMaxRegisterOp::create(b, gabi::kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Value consumer = sub(warpgroup, i32(1));
+  Type f32Type = b.getF32Type();
+  // wgmma m64nN f32 fragment: warp w of the warpgroup holds rows 16w +
+  // lane / 4 (+8), columns 8j + 2 (lane % 4) (+1): element 4j + 2h + e.
+  Value rows[2];
+  rows[0] = add(add(row0, mul(consumer, i32(64))),
+                add(mul(warpInGroup, i32(16)), divU(lane, i32(4))));
+  rows[1] = add(rows[0], i32(8));
+  Value column0 = mul(remU(lane, i32(4)), i32(2));
+  Value lastQuery = sub(sq, i32(1)), lastKey = sub(sk, i32(1));
+  // Rows past sq are computed and never stored: they read the last row's
+  // scale instead of past the end.
+  Value queryScales[2];
+  if (c.fp8Scores())
+    for (int h = 0; h < 2; ++h)
+      queryScales[h] = loadF32(
+          queryScale,
+          add(mul(queryLayer, sq),
+              arith::MinUIOp::create(b, rows[h], lastQuery)));
+  int64_t numScores = c.blockN / 2, numOut = c.headDim / 2;
+  wait(queryFull(), i32(0));
+
+  Value zero = f32(0.0f);
+  SmallVector<Value> init{structOf(numOut, zero), negInf(), negInf(), zero,
+                          zero, i32(0), i32(0)};
+  SmallVector<Value> state = forLoop(
+      i32(0), numKeyTiles, i32(1), init,
+      [&](Value t, ValueRange carried) -> SmallVector<Value> {
+        Value o = carried[0], stage = carried[5], phase = carried[6];
+        Value runningMax[2] = {carried[1], carried[2]};
+        Value rowSum[2] = {carried[3], carried[4]};
+        Value key0 = mul(t, i32(c.blockN));
+
+        wait(keyFull(stage), phase);
+        Value s = scoreTile(stage, consumer);
+        arrivePerWarp(keyEmpty(stage), lane);
+
+        // The scaled scores (FP8: times the query's and the key's scale,
+        // in the op's order).
+        SmallVector<Value> scores(numScores);
+        for (int64_t i = 0; i < numScores; ++i) {
+          Value x = LLVM::ExtractValueOp::create(b, s, i);
+          if (c.fp8Scores()) {
+            Value key = add(key0, add(column0, i32(8 * (i / 4) + i % 2)));
+            Value keyScaleValue = loadF32(
+                keyScale, add(mul(keyLayer, sk),
+                              arith::MinUIOp::create(b, key, lastKey)));
+            x = fmul(fmul(x, queryScales[(i / 2) % 2]), keyScaleValue);
+          }
+          scores[i] = fmul(x, scale);
+        }
+        // -inf for keys past sk and, causal, past the row's last key; only
+        // a tile that holds such a key for one of this thread's rows pays
+        // for the selects.
+        Value tileEnd = add(key0, i32(c.blockN));
+        Value needsMask = cmp(arith::CmpIPredicate::sgt, tileEnd, sk);
+        if (c.causal)
+          needsMask = arith::OrIOp::create(
+              b, needsMask,
+              cmp(arith::CmpIPredicate::sgt, tileEnd,
+                  add(add(rows[0], causalOffset), i32(1))));
+        auto masked = scf::IfOp::create(
+            b, SmallVector<Type>(numScores, f32Type), needsMask,
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&masked.getThenRegion().front());
+          SmallVector<Value> kept(numScores);
+          for (int64_t i = 0; i < numScores; ++i) {
+            Value key = add(key0, add(column0, i32(8 * (i / 4) + i % 2)));
+            Value ok = cmp(arith::CmpIPredicate::slt, key, sk);
+            if (c.causal)
+              ok = andI(ok, cmp(arith::CmpIPredicate::sle, key,
+                                add(rows[(i / 2) % 2], causalOffset)));
+            kept[i] = select(ok, scores[i], negInf());
+          }
+          scf::YieldOp::create(b, kept);
+          b.setInsertionPointToStart(&masked.getElseRegion().front());
+          scf::YieldOp::create(b, scores);
+        }
+        for (int64_t i = 0; i < numScores; ++i)
+          scores[i] = masked.getResult(i);
+
+        // The online softmax, per row h: the running max m (NaN-
+        // propagating), exp against it (0 where the whole row so far is
+        // -inf), the rescale alpha of what was summed against the old max.
+        Value alpha[2], safeMax[2];
+        for (int h = 0; h < 2; ++h) {
+          Value tileMax = negInf();
+          for (int64_t i = 0; i < numScores; ++i)
+            if ((i / 2) % 2 == h)
+              tileMax = fmax(tileMax, scores[i]);
+          tileMax = quadReduce(tileMax, [&](Value x, Value y) {
+            return fmax(x, y);
+          });
+          Value newMax = fmax(runningMax[h], tileMax);
+          safeMax[h] = select(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                                    newMax, negInf()),
+                              zero, newMax);
+          alpha[h] = exp(fsub(runningMax[h], safeMax[h]));
+          runningMax[h] = newMax;
+        }
+        SmallVector<Value> p(numScores);
+        Value tileSum[2] = {zero, zero};
+        for (int64_t i = 0; i < numScores; ++i) {
+          int h = (i / 2) % 2;
+          p[i] = exp(fsub(scores[i], safeMax[h]));
+          tileSum[h] = fadd(tileSum[h], p[i]);
+        }
+        for (int h = 0; h < 2; ++h)
+          rowSum[h] = fadd(fmul(rowSum[h], alpha[h]), tileSum[h]);
+        for (int64_t i = 0; i < numOut; ++i) {
+          Value x = LLVM::ExtractValueOp::create(b, o, i);
+          o = LLVM::InsertValueOp::create(b, o, fmul(x, alpha[(i / 2) % 2]),
+                                          i);
+        }
+        SmallVector<std::array<Value, 4>> fragments = packProbabilities(p);
+
+        wait(valueFull(stage), phase);
+        o = accumulateValues(o, fragments, stage);
+        arrivePerWarp(valueEmpty(stage), lane);
+        auto [next, nextPhase] = advance(stage, phase);
+        return {o, runningMax[0], runningMax[1], rowSum[0], rowSum[1], next,
+                nextPhase};
+      });
+
+  // Epilogue: O / l (FP8 values: O * (value_scale / ps) / l), converted,
+  // stored from the registers; lse = m + log(l).
+  Value o = state[0];
+  Value factor;
+  if (c.fp8Values())
+    factor = arith::DivFOp::create(b, loadF32(valueScale, keyLayer),
+                                   probabilityScale);
+  Type outType = elementType(ctx, c.out);
+  int64_t outBits = outType.getIntOrFloatBitWidth();
+  Type bitsType = b.getIntegerType(outBits);
+  Type pairType = b.getIntegerType(2 * outBits);
+  for (int h = 0; h < 2; ++h) {
+    Value l = quadReduce(state[3 + h], [&](Value x, Value y) {
+      return fadd(x, y);
+    });
+    Value row = rows[h];
+    ifThen(cmp(arith::CmpIPredicate::slt, row, sq), [&] {
+      Value rowIndex = add(mul(queryLayer, sq), row);
+      Value rowBase = mul(zext64(rowIndex), i64(c.headDim));
+      for (int64_t j = 0; j < c.headDim / 8; ++j) {
+        Value bits[2];
+        for (int e = 0; e < 2; ++e) {
+          Value x = LLVM::ExtractValueOp::create(b, o, 4 * j + 2 * h + e);
+          if (factor)
+            x = fmul(x, factor);
+          x = arith::DivFOp::create(b, x, l);
+          if (!outType.isF32())
+            x = arith::TruncFOp::create(b, outType, x);
+          bits[e] = arith::ExtUIOp::create(
+              b, pairType, arith::BitcastOp::create(b, bitsType, x));
+        }
+        Value pair = arith::OrIOp::create(
+            b, bits[0],
+            arith::ShLIOp::create(
+                b, bits[1],
+                arith::ConstantOp::create(b,
+                                          b.getIntegerAttr(pairType, outBits))));
+        Value column = add(column0, i32(8 * j));
+        Value address = gep(out, outType, add(rowBase, zext64(column)));
+        LLVM::StoreOp::create(b, pair, address, 2 * outBits / 8);
+      }
+      if (c.lse)
+        ifThen(cmp(arith::CmpIPredicate::eq, remU(lane, i32(4)), i32(0)), [&] {
+          Value value = fadd(state[1 + h], log(l));
+          LLVM::StoreOp::create(b, value, gep(lse, f32Type, rowIndex), 4);
+        });
+    });
+  }
+}
+
+void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func) {
+  Block *entry = &func.getBody().front();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  tmQ = args[aabi::kTensorMapQ];
+  tmK = args[aabi::kTensorMapK];
+  tmV = args[aabi::kTensorMapV];
+  out = args[aabi::kOut];
+  lse = args[aabi::kLse];
+  queryScale = args[aabi::kQueryScaleInv];
+  keyScale = args[aabi::kKeyScaleInv];
+  valueScale = args[aabi::kValueScaleInv];
+  sq = args[aabi::kQueries];
+  sk = args[aabi::kKeys];
+  heads = args[aabi::kHeads];
+  group = args[aabi::kGroup];
+  batch = args[aabi::kBatch];
+  causalOffset = args[aabi::kCausalOffset];
+  scale = args[aabi::kScale];
+  probabilityScale = args[aabi::kProbabilityScale];
+
+  smem = alignedSharedMemory(aabi::kSharedMemoryName);
+  tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+  warpgroup = divU(tid, i32(gabi::kWarpgroup));
+  lane = remU(tid, i32(32));
+  warpInGroup = remU(divU(tid, i32(32)), i32(4));
+
+  // The block's query tile, head and batch; causal blocks take the tiles
+  // with the most keys first (block x = 0 runs the last row tile).
+  Value rowTiles = ceilDiv(sq, c.blockM);
+  Value block = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  Value rowTile = remU(block, rowTiles);
+  if (c.causal)
+    rowTile = sub(sub(rowTiles, i32(1)), rowTile);
+  Value layer = divU(block, rowTiles);
+  Value head = remU(layer, heads);
+  Value batchIndex = divU(layer, heads);
+  row0 = mul(rowTile, i32(c.blockM));
+  queryLayer = layer;
+  keyLayer = add(mul(batchIndex, divU(heads, group)), divU(head, group));
+  // Keys the block's rows read: all of sk, or causal, up to its last row's
+  // last key (none when every row is fully masked).
+  Value keyEnd = sk;
+  if (c.causal) {
+    Value lastRow = arith::MinSIOp::create(b, add(row0, i32(c.blockM)), sq);
+    keyEnd = arith::MaxSIOp::create(
+        b, arith::MinSIOp::create(b, add(lastRow, causalOffset), sk), i32(0));
+  }
+  numKeyTiles = ceilDiv(keyEnd, c.blockN);
+
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+    NVVM::MBarrierInitOp::create(b, queryFull(), i32(1), Value());
+    for (int64_t s = 0; s < c.stages; ++s) {
+      for (int which : {0, 2})
+        NVVM::MBarrierInitOp::create(b, barrier(which, i32(s)), i32(1),
+                                     Value());
+      for (int which : {1, 3})
+        NVVM::MBarrierInitOp::create(b, barrier(which, i32(s)),
+                                     i32(4 * c.consumers()), Value());
+    }
+    // Make the initialized barriers visible to the TMA unit (async proxy)
+    // before any copy signals them.
+    NVVM::FenceMbarrierInitOp::create(b);
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  });
+  NVVM::Barrier0Op::create(b);
+
+  tid = remU(tid, i32(gabi::kWarpgroup));
+  ifThenElse(cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)),
+             [&] { buildProducer(); }, [&] { buildConsumer(); });
+  LLVM::ReturnOp::create(b, ValueRange{});
+}
+
+LLVM::LLVMFuncOp
+mlir::fp8::getOrBuildFlashAttentionKernel(gpu::GPUModuleOp module,
+                                          const aabi::AttentionConfig &config) {
+  MLIRContext *ctx = module.getContext();
+  Type generic = LLVM::LLVMPointerType::get(ctx);
+  Type global = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  SmallVector<Type> params(aabi::kNumParams, IntegerType::get(ctx, 32));
+  for (unsigned p : {aabi::kTensorMapQ, aabi::kTensorMapK, aabi::kTensorMapV})
+    params[p] = generic;
+  for (unsigned p : {aabi::kOut, aabi::kLse, aabi::kQueryScaleInv,
+                     aabi::kKeyScaleInv, aabi::kValueScaleInv})
+    params[p] = global;
+  params[aabi::kScale] = params[aabi::kProbabilityScale] = Float32Type::get(ctx);
+  return getOrCreateWgmmaKernel(
+      module, config.name(), aabi::kSharedMemoryName, params,
+      {aabi::kTensorMapQ, aabi::kTensorMapK, aabi::kTensorMapV},
+      config.threads(), [&](LLVM::LLVMFuncOp func) {
+        ImplicitLocOpBuilder b(func.getLoc(), ctx);
+        AttentionKernelBuilder(b, config).build(func);
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+static std::optional<aabi::Elem> getElem(Type type) {
+  if (type.isBF16())
+    return aabi::Elem::BF16;
+  if (type.isF16())
+    return aabi::Elem::F16;
+  if (type.isF32())
+    return aabi::Elem::F32;
+  if (isa<Float8E4M3FNType>(type))
+    return aabi::Elem::E4M3;
+  if (isa<Float8E5M2Type>(type))
+    return aabi::Elem::E5M2;
+  return std::nullopt;
+}
+
+FailureOr<aabi::AttentionConfig>
+mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
+  auto fail = [&](StringRef reason) {
+    whyNot = reason.str();
+    return failure();
+  };
+  if (op.getMask())
+    return fail("it has a mask operand (the kernel masks causally and by "
+                "length only)");
+  RankedTensorType query = op.getQuery().getType();
+  RankedTensorType value = op.getValue().getType();
+  int64_t d = query.getShape().back(), dv = value.getShape().back();
+  if (ShapedType::isDynamic(d) || d != dv)
+    return fail("its head dimensions are not one static extent");
+  std::optional<aabi::Elem> qk = getElem(query.getElementType());
+  std::optional<aabi::Elem> v = getElem(value.getElementType());
+  std::optional<aabi::Elem> out =
+      getElem(op.getOutput().getType().getElementType());
+  if (!qk || !v || !out || !aabi::isSupported(*qk, *v, *out, d))
+    return fail("no kernel takes its element types and head dimension "
+                "(16-bit D = 64 or 128, FP8 D = 128; bf16, f16 or f32 "
+                "output)");
+  aabi::AttentionConfig config;
+  config.qk = *qk;
+  config.v = *v;
+  config.out = *out;
+  config.headDim = d;
+  config.causal = op.getCausal();
+  config.lse = static_cast<bool>(op.getLse());
+  if (config.fp8Values() && op.getBlockK() != config.blockN)
+    return fail("its FP8 value has key tiles of " +
+                std::to_string(op.getBlockK().value_or(0)) +
+                " (the kernel's are " + std::to_string(config.blockN) + ")");
+  return aabi::selectStages(config);
+}
+
+namespace {
+struct ConvertFP8AttentionToWGMMAPass
+    : fp8::impl::ConvertFP8AttentionToWGMMABase<ConvertFP8AttentionToWGMMAPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<AttentionOp, aabi::AttentionConfig>> planned;
+    module.walk([&](AttentionOp op) {
+      if (op->getParentOfType<gpu::GPUModuleOp>() ||
+          !op->getParentOfType<FunctionOpInterface>())
+        return;
+      std::string whyNot;
+      FailureOr<aabi::AttentionConfig> config = planFlashAttention(op, whyNot);
+      if (succeeded(config))
+        planned.push_back({op, *config});
+      else if (remarks)
+        op.emitRemark() << "attention without a flash kernel (decomposed on "
+                           "the GPU): "
+                        << whyNot;
+    });
+    if (planned.empty())
+      return;
+    if (std::optional<std::string> error =
+            checkNVVMTarget(chip, features, /*needsWgmma=*/true)) {
+      module.emitError() << *error;
+      return signalPassFailure();
+    }
+    FailureOr<gpu::GPUModuleOp> kernels =
+        getOrCreateKernelModule(module, aabi::kModuleName, chip, features);
+    if (failed(kernels))
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    for (auto &[op, config] : planned) {
+      LLVM::LLVMFuncOp kernel = getOrBuildFlashAttentionKernel(*kernels, config);
+      op->setAttr(kWgmmaKernelAttr,
+                  SymbolRefAttr::get(
+                      StringAttr::get(ctx, aabi::kModuleName),
+                      {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
+      op->setAttr(kWgmmaTileAttr,
+                  DenseI64ArrayAttr::get(ctx, {config.blockM, config.blockN,
+                                               config.threads(),
+                                               config.sharedBytes()}));
+      if (remarks)
+        op.emitRemark() << "attention on the flash kernel " << config.name();
+    }
+  }
+};
+} // namespace

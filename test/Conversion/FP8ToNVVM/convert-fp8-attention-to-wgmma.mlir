@@ -1,0 +1,98 @@
+// RUN: fp8-opt %s --convert-fp8-attention-to-wgmma=remarks=1 -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: fp8-opt %s --convert-fp8-attention-to-wgmma -split-input-file 2>/dev/null | FileCheck %s --check-prefix=KERNEL
+
+// Llama-style causal prefill, GQA: the bf16 flash kernel, named on the op
+// with its launch shape [BM, BN, threads, dynamic shared bytes]: 1024 +
+// 32 KiB of queries + 3 stages x (32 KiB keys + 32 KiB values) + 104 bytes
+// of mbarriers (1 + 4 x 3 of 8 bytes) = 230504.
+// CHECK-LABEL: func.func @bf16_causal
+// CHECK: fp8.attention
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_causal_d128_128x128_s3
+// CHECK-SAME: fp8.wgmma_tile = array<i64: 128, 128, 384, 230504>
+func.func @bf16_causal(%q: tensor<1x32x4096x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %v: tensor<1x8x4096x128xbf16>) -> tensor<1x32x4096x128xbf16> {
+  // expected-remark @+1 {{attention on the flash kernel flash_attention_bf16_bf16_bf16_causal_d128_128x128_s3}}
+  %o = fp8.attention %q, %k, %v scale 0.0883883461 {causal} : tensor<1x32x4096x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16> -> tensor<1x32x4096x128xbf16>
+  return %o : tensor<1x32x4096x128xbf16>
+}
+
+// The kernel: producer and consumers after setmaxnreg, the query loaded
+// once (two 128-byte panels of 64 bf16), keys and transposed values per
+// stage (two panels each), Q K^T as 8 wgmma m64n128k16 from shared memory,
+// P V as 8 register-A wgmma (inline PTX), exponentials on ex2.approx.
+// KERNEL-LABEL: llvm.func @flash_attention_bf16_bf16_bf16_causal_d128_128x128_s3(
+// KERNEL-SAME: nvvm.grid_constant
+// KERNEL-SAME: nvvm.maxntid = array<i32: 384, 1, 1>
+// KERNEL: nvvm.setmaxregister  decrease 40
+// KERNEL-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} : !llvm.ptr<7>, !llvm.ptr
+// KERNEL: scf.for
+// KERNEL-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// KERNEL: nvvm.setmaxregister  increase 232
+// KERNEL: scf.for
+// KERNEL-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// KERNEL: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// KERNEL: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// KERNEL-SAME: p, 1, 1, 0;
+
+// -----
+
+// f16, D = 64, an f32 output and the log-sum-exp, dynamic lengths.
+// CHECK-LABEL: func.func @f16_lse
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_f16_f16_f32_lse_d64_128x128_s4
+// KERNEL-LABEL: llvm.func @flash_attention_f16_f16_f32_lse_d64_128x128_s4(
+// KERNEL: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+func.func @f16_lse(%q: tensor<2x12x?x64xf16>, %k: tensor<2x12x?x64xf16>, %v: tensor<2x12x?x64xf16>) -> (tensor<2x12x?x64xf32>, tensor<2x12x?xf32>) {
+  // expected-remark @+1 {{flash_attention_f16_f16_f32_lse_d64_128x128_s4}}
+  %o, %l = fp8.attention %q, %k, %v scale 0.125 : tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16> -> tensor<2x12x?x64xf32>, tensor<2x12x?xf32>
+  return %o, %l : tensor<2x12x?x64xf32>, tensor<2x12x?xf32>
+}
+
+// -----
+
+// Everything FP8 (fp8-quantize's fp8-attention): E4M3 P of 128-key tiles,
+// P V as 4 wgmma m64n128k32 e4m3 x e4m3 with P in registers; 4 stages.
+// CHECK-LABEL: func.func @fp8_values
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_e4m3_e4m3_bf16_causal_d128_128x128_s4
+// KERNEL-LABEL: llvm.func @flash_attention_e4m3_e4m3_bf16_causal_d128_128x128_s4(
+// KERNEL-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>
+// KERNEL: nvvm.convert.f32x2.to.f8x2
+// KERNEL: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
+// KERNEL-SAME: p, 1, 1;
+func.func @fp8_values(%q: tensor<1x32x4096x128xf8E4M3FN>, %k: tensor<1x8x4096x128xf8E4M3FN>, %v: tensor<1x8x4096x128xf8E4M3FN>, %qs: tensor<1x32x4096xf32>, %ks: tensor<1x8x4096xf32>, %vs: tensor<1x8xf32>) -> tensor<1x32x4096x128xbf16> {
+  // expected-remark @+1 {{flash_attention_e4m3_e4m3_bf16_causal_d128_128x128_s4}}
+  %o = fp8.attention %q, %k, %v scales %qs, %ks : tensor<1x32x4096xf32>, tensor<1x8x4096xf32> value_scale %vs : tensor<1x8xf32> scale 0.0883883461 {block_k = 128, causal, probability_scale = 2.560000e+02 : f32} : tensor<1x32x4096x128xf8E4M3FN>, tensor<1x8x4096x128xf8E4M3FN>, tensor<1x8x4096x128xf8E4M3FN> -> tensor<1x32x4096x128xbf16>
+  return %o : tensor<1x32x4096x128xbf16>
+}
+
+// -----
+
+// FP8 scores with a bf16 value (a KV-cache prefix of 5 tokens): P V in bf16.
+// CHECK-LABEL: func.func @fp8_scores
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_e5m2_bf16_bf16_causal_d128_128x128_s4
+func.func @fp8_scores(%q: tensor<1x32x4096x128xf8E5M2>, %k: tensor<1x8x4101x128xf8E5M2>, %v: tensor<1x8x4101x128xbf16>, %qs: tensor<1x32x4096xf32>, %ks: tensor<1x8x4101xf32>) -> tensor<1x32x4096x128xbf16> {
+  // expected-remark @+1 {{flash_attention_e5m2_bf16_bf16_causal_d128_128x128_s4}}
+  %o = fp8.attention %q, %k, %v scales %qs, %ks : tensor<1x32x4096xf32>, tensor<1x8x4101xf32> scale 0.0883883461 {causal, causal_offset = 5} : tensor<1x32x4096x128xf8E5M2>, tensor<1x8x4101x128xf8E5M2>, tensor<1x8x4101x128xbf16> -> tensor<1x32x4096x128xbf16>
+  return %o : tensor<1x32x4096x128xbf16>
+}
+
+// -----
+
+// What no kernel takes stays as it is, with the reason.
+// CHECK-LABEL: func.func @left
+// CHECK-NOT: fp8.wgmma_kernel
+// CHECK-NOT: gpu.module
+func.func @left(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: tensor<1x4x64x128xbf16>, %mask: tensor<1x1x64x64xi1>,
+                %q8: tensor<1x4x64x128xf8E4M3FN>, %k8: tensor<1x4x64x128xf8E4M3FN>, %v8: tensor<1x4x64x128xf8E4M3FN>,
+                %qs: tensor<1x4x64xf32>, %ks: tensor<1x4x64xf32>, %vs: tensor<1x4xf32>,
+                %q96: tensor<1x4x64x96xbf16>, %qf: tensor<1x4x64x128xf32>, %vd: tensor<1x4x64x64xbf16>) {
+  // expected-remark @+1 {{attention without a flash kernel (decomposed on the GPU): it has a mask operand}}
+  %0 = fp8.attention %q, %k, %v mask %mask : tensor<1x1x64x64xi1> scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16> -> tensor<1x4x64x128xbf16>
+  // expected-remark @+1 {{its FP8 value has key tiles of 64 (the kernel's are 128)}}
+  %1 = fp8.attention %q8, %k8, %v8 scales %qs, %ks : tensor<1x4x64xf32>, tensor<1x4x64xf32> value_scale %vs : tensor<1x4xf32> scale 0.125 {block_k = 64, probability_scale = 2.560000e+02 : f32} : tensor<1x4x64x128xf8E4M3FN>, tensor<1x4x64x128xf8E4M3FN>, tensor<1x4x64x128xf8E4M3FN> -> tensor<1x4x64x128xbf16>
+  // expected-remark @+1 {{no kernel takes its element types and head dimension}}
+  %2 = fp8.attention %q96, %q96, %q96 scale 0.125 : tensor<1x4x64x96xbf16>, tensor<1x4x64x96xbf16>, tensor<1x4x64x96xbf16> -> tensor<1x4x64x96xbf16>
+  // expected-remark @+1 {{no kernel takes its element types and head dimension}}
+  %3 = fp8.attention %qf, %qf, %qf scale 0.125 : tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32> -> tensor<1x4x64x128xf32>
+  // expected-remark @+1 {{its head dimensions are not one static extent}}
+  %4 = fp8.attention %q, %k, %vd scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x64xbf16> -> tensor<1x4x64x64xbf16>
+  return
+}
