@@ -1,6 +1,9 @@
-// fp8-lower-to-gpu takes fp8.attention (until a flash kernel exists) as
+// fp8-lower-to-gpu takes the fp8.attention no flash kernel computes (a
+// mask operand, a head dimension of 4, f32, FP8 key tiles of 64) as
 // fp8-decompose-attention's whole-tensor linalg, which the linalg -> gpu
-// route turns into kernels: the program completes with no attention left.
+// route turns into kernels, and the rest on the flash kernel
+// (convert-fp8-attention-to-wgmma): the program completes with no
+// attention left.
 // The decomposition's numbers are checked on the CPU against an f64 graph
 // in test/Integration/fp8-attention-cpu.mlir.
 //
@@ -17,6 +20,10 @@
 // CHECK-LABEL: llvm.func @fp8_values(
 // CHECK-NOT: fp8.attention
 // CHECK: gpu.launch_func
+// CHECK-NOT: fp8.attention
+// CHECK-LABEL: llvm.func @flash(
+// CHECK-COUNT-3: llvm.call @fp8GpuEncodeTensorMap
+// CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_causal_d128_128x128_s3
 // CHECK-NOT: fp8.attention
 
 func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
@@ -49,4 +56,14 @@ func.func @fp8_values(%q: tensor<1x4x70x4xf8E4M3FN>, %k: tensor<1x2x133x4xf8E4M3
       : tensor<1x4x70x4xf8E4M3FN>, tensor<1x2x133x4xf8E4M3FN>, tensor<1x2x133x3xf8E4M3FN>
       -> tensor<1x4x70x3xbf16>
   return %o : tensor<1x4x70x3xbf16>
+}
+
+// Llama-3-8B-shaped heads (32 query on 8 key/value heads, D = 128), any
+// number of tokens: the flash kernel.
+func.func @flash(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                 %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x?x128xbf16> {
+  %o = fp8.attention %q, %k, %v scale 0.0883883461 {causal}
+      : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>,
+        tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  return %o : tensor<1x32x?x128xbf16>
 }
