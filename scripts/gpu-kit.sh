@@ -37,6 +37,9 @@ lower casts "$root/bench/gpu/hopper-casts.mlir" --fp8-lower-to-nvvm
 lower gemm-plain "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm
 lower gemm-promote "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=promote=1
 lower gemm-tmastore "$root/bench/gpu/hopper-gemm.mlir" --fp8-lower-gemm-to-nvvm=tma-store=1
+# The flash attention kernels (convert-fp8-attention-to-wgmma), one per
+# variant of bench/gpu/hopper-attention.mlir.
+lower attention "$root/bench/gpu/hopper-attention.mlir" --fp8-lower-gemm-to-nvvm
 # The transposing block casts are gpu.func kernels of the whole-program
 # lowering: their gpu.module, from fp8-lower-to-gpu.
 "$FP8_OPT" "$root/bench/gpu/hopper-block-transpose.mlir" --fp8-lower-to-gpu \
@@ -96,9 +99,11 @@ fi
 # The drivers' sources, exactly what they include, and their build script.
 sources=(
   bench/gpu/BenchSupport.h bench/gpu/hopper-casts.cpp bench/gpu/hopper-gemm.cpp
-  bench/gpu/block-bench.cpp lib/Runtime/MgpuRuntime.cpp
+  bench/gpu/hopper-attention.cpp bench/gpu/block-bench.cpp
+  lib/Runtime/MgpuRuntime.cpp
   include/fp8/Conversion/FP8ToNVVM/KernelABI.h
   include/fp8/Conversion/FP8ToNVVM/GemmKernelABI.h
+  include/fp8/Conversion/FP8ToNVVM/AttentionKernelABI.h
   include/fp8/Numerics/Float8.h include/fp8/Numerics/Scaling.h
   include/fp8/Runtime/CudaRuntime.h include/fp8/Runtime/Status.h
   lib/Numerics/Float8.cpp lib/Numerics/Scaling.cpp lib/Runtime/CudaRuntime.cpp
@@ -107,7 +112,8 @@ for file in "${sources[@]}"; do
   mkdir -p "$kit/src/$(dirname "$file")"
   cp "$root/$file" "$kit/src/$file"
 done
-for file in run.sh build-drivers.sh torch_gemm.py summarize.py; do
+for file in run.sh build-drivers.sh torch_gemm.py torch_attention.py \
+  torch_layer.py summarize.py; do
   cp "$root/bench/gpu/kit/$file" "$kit/$file"
 done
 cp "$root/docs/gpu-kit.md" "$kit/README.md"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the GPU kit's host drivers (fp8-hopper-casts, fp8-hopper-gemm,
-# fp8-block-bench) and the GPU runtime library of the compiled programs
+# fp8-hopper-attention, fp8-block-bench) and the GPU runtime library of the compiled programs
 # (libfp8_gpu_runtime.so, MLIR's mgpu* ABI) from
 # the kit's src/ with any C++17 compiler and nothing else: no LLVM, no CUDA
 # (the driver is opened with dlopen at run time). libstdc++ and libgcc are
@@ -23,6 +23,8 @@ flags=(-std=c++17 -O2 -Wno-psabi -I"$src/include" -I"$src/bench/gpu"
   -o "$out/fp8-hopper-casts" -ldl &
 "$cxx" "${flags[@]}" "$src/bench/gpu/hopper-gemm.cpp" "${common[@]}" \
   -o "$out/fp8-hopper-gemm" -ldl &
+"$cxx" "${flags[@]}" "$src/bench/gpu/hopper-attention.cpp" "${common[@]}" \
+  -o "$out/fp8-hopper-attention" -ldl &
 "$cxx" "${flags[@]}" "$src/bench/gpu/block-bench.cpp" \
   "$src/lib/Runtime/CudaRuntime.cpp" -o "$out/fp8-block-bench" -ldl &
 # Only the ABI exported: mgpu*, fp8Gpu*, the generic allocation functions
@@ -39,4 +41,5 @@ wait %1
 wait %2
 wait %3
 wait %4
+wait %5
 rm -f "$exports"

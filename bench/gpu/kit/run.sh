@@ -14,10 +14,15 @@
 #   2. casts: bit-exactness and bandwidth (fp8-hopper-casts)
 #   3. gemm: correctness, then TFLOP/s against cuBLASLt (fp8-hopper-gemm)
 #   4. torch: torch._scaled_mm and torch.matmul bf16 on the same shapes
+#   4b. attention: the flash attention kernels against a double reference,
+#      then TFLOP/s on Llama-3-8B's heads (fp8-hopper-attention)
+#   4c. torch-attention: scaled_dot_product_attention on the same shapes
 #   5. block: a Llama-3-8B-shaped layer at 4096 tokens compiled whole by
 #      fp8-compile --target=cuda, FP8 against BF16: time, speedup, SQNR
 #      (fp8-block-bench)
 #   5b. block1k: the same layer at 1024 tokens
+#   5c. torch-layer: the same layer as PyTorch runs it (SDPA, _scaled_mm
+#      FP8 projections, bf16 elsewhere; and all-bf16)
 #   6. aot: examples/aot/llama-ffn.cpp calling the FP8 FFN block that
 #      fp8-compile --target=cuda built: outputs against float64, TE's
 #      scales from the GPU's state, a checkpoint restored bit for bit
@@ -45,6 +50,7 @@ fi
 bin="$kit/bin"
 if ! "$bin/fp8-hopper-casts" --help > /dev/null 2>&1 ||
    ! "$bin/fp8-hopper-gemm" --help > /dev/null 2>&1 ||
+   ! "$bin/fp8-hopper-attention" --help > /dev/null 2>&1 ||
    ! "$bin/fp8-block-bench" --help > /dev/null 2>&1; then
   echo "gpu-kit: the prebuilt drivers do not start here; rebuilding them from src/"
   bin="$out/bin"
@@ -121,7 +127,7 @@ lt_path="$(IFS=:; echo "${lt_dirs[*]:-}")"
 export out kit cuda_bin
 # FP8_KIT_PARTS (default: all) picks parts by name, to spend a short lease
 # on what changed.
-parts="${FP8_KIT_PARTS:-environment casts gemm torch block block1k aot}"
+parts="${FP8_KIT_PARTS:-environment casts gemm torch attention torch-attention block block1k torch-layer aot}"
 part() {
   case " $parts " in *" $1 "*) ;; *) echo "== $1: skipped (FP8_KIT_PARTS)"; return 0 ;; esac
   run_part "$@"
@@ -135,6 +141,9 @@ part gemm 180 env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
   --ptx-promote "$kit/kernels/gemm-promote.ptx" \
   --ptx-tmastore "$kit/kernels/gemm-tmastore.ptx" --iterations=20
 part torch 75 python3 "$kit/torch_gemm.py" --iterations=20
+part attention 120 "$bin/fp8-hopper-attention" \
+  --ptx "$kit/kernels/attention.ptx" --iterations=20
+part torch-attention 90 python3 "$kit/torch_attention.py" --iterations=20
 part block 150 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \
   --bf16 "$kit/programs/libbf16block.so" \
   --signature "$kit/programs/block.sig" \
@@ -143,6 +152,7 @@ part block1k 120 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block1k.so" \
   --bf16 "$kit/programs/libbf16block1k.so" \
   --signature "$kit/programs/block1k.sig" \
   --runtime "$bin/libfp8_gpu_runtime.so" --warmup=3 --iterations=20 --profile=1
+part torch-layer 90 python3 "$kit/torch_layer.py" --iterations=10
 part aot 60 "$kit/programs/llama-ffn" 4
 
 echo "== table"

@@ -3,17 +3,22 @@
 
     summarize.py OUT_DIR [PART=STATUS ...]
 
-Reads OUT_DIR/{probe,environment,casts,gemm,torch,block,aot}.log (the GPU kit's
-run.sh writes them) and prints one Markdown document: the device, each
-part's status, cast bandwidths against a copy, GEMM checks, and GEMM
-TFLOP/s against torch._scaled_mm (cuBLASLt FP8) and torch.matmul (BF16),
-with the targets of issue 10. Missing logs leave their rows out.
+Reads OUT_DIR/<part>.log (the GPU kit's run.sh writes them) and prints one
+Markdown document: the device, each part's status, cast bandwidths against
+a copy, GEMM checks, GEMM TFLOP/s against torch._scaled_mm (cuBLASLt FP8)
+and torch.matmul (BF16) with the targets of issue 10, the flash attention's
+checks and TFLOP/s against PyTorch's SDPA, and the whole layer against
+PyTorch's, with the targets of issue 33. Missing logs leave their rows out.
 """
 import os
 import sys
 
 CAST_TARGETS = {"quantize+amax": 0.90, "cast+transpose": 0.80}
 GEMM_TARGET_FP8, GEMM_GOAL_FP8, GEMM_TARGET_BF16 = 1.0, 1.1, 1.5
+# Issue 33: BF16 attention >= 0.8x SDPA, FP8 >= 1.3x our BF16; our FP8 layer
+# >= 1.3x our BF16 layer and >= 1.0x PyTorch's.
+ATTN_VS_SDPA, ATTN_FP8_VS_BF16 = 0.8, 1.3
+LAYER_FP8_VS_BF16, LAYER_VS_TORCH = 1.3, 1.0
 
 
 def rows(path, tag):
@@ -46,8 +51,8 @@ def main():
     lines.append("")
     lines.append("| part | exit |")
     lines.append("|---|---|")
-    for part in ("environment", "casts", "gemm", "torch", "block", "block1k",
-                 "aot"):
+    for part in ("environment", "casts", "gemm", "torch", "attention",
+                 "torch-attention", "block", "block1k", "torch-layer", "aot"):
         lines.append("| %s | %s |" % (part, statuses.get(part, "not run")))
 
     casts = rows(os.path.join(out, "casts.log"), "CASTS")
@@ -152,6 +157,54 @@ def main():
                   "| %.3f | %.3f | %.2fx | %s | %s |" %
                   (float(bf16_ms), float(fp8_ms),
                    ratio(float(bf16_ms), float(fp8_ms)), sqnr, nonfinite)]
+    attention_log = os.path.join(out, "attention.log")
+    if os.path.exists(attention_log):
+        with open(attention_log, errors="replace") as f:
+            checked = [line.rstrip("\n") for line in f
+                       if " ok: " in line or " MISMATCH: " in line]
+        if checked:
+            lines += ["", "## Flash attention checks (against a double "
+                      "reference of fp8.attention)", "", "```"] + checked + ["```"]
+    attn = {}
+    for variant, tokens, ms, tflops in rows(attention_log, "ATTN"):
+        attn[(variant, tokens)] = float(tflops)
+    sdpa = {r[0]: float(r[2]) for r in
+            rows(os.path.join(out, "torch-attention.log"), "SDPA")}
+    if attn:
+        lines += ["", "## Attention TFLOP/s (Llama-3-8B heads: 32 q / 8 kv, "
+                  "D = 128, causal)", "",
+                  "| tokens | ours bf16 | ours FP8 | SDPA bf16 | bf16 / SDPA | "
+                  "FP8 / our bf16 |", "|---|---|---|---|---|---|"]
+        met = True
+        for tokens in sorted({t for _, t in attn}, key=int):
+            ours, fp8 = attn.get(("bf16", tokens), 0), attn.get(("fp8", tokens), 0)
+            ref = sdpa.get(tokens, float("nan"))
+            vs_sdpa, vs_bf16 = ratio(ours, ref), ratio(fp8, ours)
+            met &= vs_sdpa >= ATTN_VS_SDPA and vs_bf16 >= ATTN_FP8_VS_BF16
+            lines.append("| %s | %.1f | %.1f | %.1f | %.2f | %.2f |" %
+                         (tokens, ours, fp8, ref, vs_sdpa, vs_bf16))
+        lines.append("")
+        lines.append("targets (bf16 >= %.1fx SDPA, FP8 >= %.1fx our bf16): %s"
+                     % (ATTN_VS_SDPA, ATTN_FP8_VS_BF16,
+                        "met" if met else "NOT met"))
+    layer = {r[0]: float(r[2]) for r in
+             rows(os.path.join(out, "torch-layer.log"), "LAYER")}
+    block = rows(os.path.join(out, "block.log"), "BLOCK")
+    if layer and block:
+        bf16_ms, fp8_ms = float(block[0][0]), float(block[0][1])
+        torch_fp8 = layer.get("fp8", float("nan"))
+        met = ratio(bf16_ms, fp8_ms) >= LAYER_FP8_VS_BF16 and \
+            ratio(torch_fp8, fp8_ms) >= LAYER_VS_TORCH
+        lines += ["", "## The layer against PyTorch (4096 tokens, ms)", "",
+                  "| our BF16 | our FP8 | PyTorch FP8 (_scaled_mm + SDPA) | "
+                  "PyTorch bf16 | ours FP8 / ours BF16 | PyTorch FP8 / ours FP8 |",
+                  "|---|---|---|---|---|---|",
+                  "| %.3f | %.3f | %.3f | %.3f | %.2fx | %.2fx |" %
+                  (bf16_ms, fp8_ms, torch_fp8, layer.get("bf16", float("nan")),
+                   ratio(bf16_ms, fp8_ms), ratio(torch_fp8, fp8_ms)), "",
+                  "targets (our FP8 >= %.1fx our BF16, >= %.1fx PyTorch's): %s"
+                  % (LAYER_FP8_VS_BF16, LAYER_VS_TORCH,
+                     "met" if met else "NOT met")]
     for log in ("block", "block1k"):
         profile = rows(os.path.join(out, log + ".log"), "PROFILE")
         if not profile:
