@@ -133,18 +133,18 @@ struct AttentionConfig {
 };
 
 /// Whether a kernel exists for these element types and head dimension:
-/// rows of whole 128-byte panels (16-bit D = 64 or 128, FP8 D = 128), a
-/// 16-bit value with any scores, an FP8 value with FP8 scores.
+/// rows of whole 128-byte panels and D <= 128 (the output accumulator and
+/// S share the registers: 16-bit D = 64 or 128, FP8 D = 128), one 16-bit
+/// type throughout, or FP8 scores with a 16-bit or FP8 value; the output in
+/// bf16, f16 or f32.
 inline bool isSupported(Elem qk, Elem v, Elem out, int64_t headDim) {
-  bool sixteen = [](Elem e) { return e == Elem::BF16 || e == Elem::F16; }(v);
-  bool fp8 = [](Elem e) { return e == Elem::E4M3 || e == Elem::E5M2; }(qk);
-  bool qkOk = fp8 || qk == v;
-  bool vOk = sixteen || (fp8 && (v == Elem::E4M3 || v == Elem::E5M2));
-  bool outOk = out == Elem::BF16 || out == Elem::F16 || out == Elem::F32;
-  int64_t qkBytes = gemm_abi::bytes(qk);
-  bool dOk = headDim * qkBytes % gemm_abi::kRowBytes == 0 &&
-             headDim * qkBytes <= 2 * gemm_abi::kRowBytes;
-  return qkOk && vOk && outOk && dOk && (!sixteen || qk == v || fp8);
+  auto isFP8 = [](Elem e) { return e == Elem::E4M3 || e == Elem::E5M2; };
+  auto is16 = [](Elem e) { return e == Elem::BF16 || e == Elem::F16; };
+  bool types = isFP8(qk) ? is16(v) || isFP8(v) : is16(qk) && v == qk;
+  int64_t rowBytes = headDim * gemm_abi::bytes(qk);
+  bool rows = headDim > 0 && headDim <= 128 &&
+              rowBytes % gemm_abi::kRowBytes == 0;
+  return types && rows && (is16(out) || out == Elem::F32);
 }
 
 /// As many stages as shared memory allows, 4 at most.
