@@ -29,8 +29,9 @@ FailureOr<unsigned> quantizeAttention(ModuleOp module,
 /// P's scale: P <= 1 becomes at most 256 in E4M3 (a power of two, so the
 /// scaling is exact; 448 would use E4M3's top binade too, and is not one).
 inline constexpr float kProbabilityScale = 256.0f;
-/// The key tile P is rounded in: the CPU's flash tile.
-inline constexpr int64_t kAttentionBlockK = 64;
+/// The key tile P is rounded in: the Hopper flash kernel's (BN =
+/// attention_abi::kBlockN; the CPU's flash lowering follows the op's).
+inline constexpr int64_t kAttentionBlockK = 128;
 
 } // namespace mlir::fp8
 

@@ -2,7 +2,7 @@
 // become E4M3 with one power-of-two scale per token (blocks of one token's
 // head dimension), the value E4M3 with a delayed scale (TE's state: an
 // amax history and a scale, whatever the GEMMs' recipe), and P E4M3 with
-// scale 256 per key tile of 64; the attention takes them with their
+// scale 256 per key tile of 128; the attention takes them with their
 // inverse scales. Attentions that must stay high are left, with the
 // reason.
 //
@@ -32,13 +32,13 @@
 // CHECK: ml_program.global_store @fp8.prefill.attention0.value.scale
 // CHECK: %[[VSI:.+]] = arith.divf %{{.+}}, %[[VS]] : f32
 // CHECK: %[[VSIH:.+]] = linalg.fill ins(%[[VSI]] : f32) outs(%{{.+}} : tensor<1x2xf32>)
-// CHECK: %[[O:.+]] = fp8.attention %[[Q8]], %[[K8]], %[[V8]] scales %[[QSI3]], %[[KSI3]] : tensor<1x8x128xf32>, tensor<1x2x128xf32> value_scale %[[VSIH]] : tensor<1x2xf32> scale 1.250000e-01 {block_k = 64 : i64, causal, probability_scale = 2.560000e+02 : f32} : tensor<1x8x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN> -> tensor<1x8x128x32xbf16>
+// CHECK: %[[O:.+]] = fp8.attention %[[Q8]], %[[K8]], %[[V8]] scales %[[QSI3]], %[[KSI3]] : tensor<1x8x128xf32>, tensor<1x2x128xf32> value_scale %[[VSIH]] : tensor<1x2xf32> scale 1.250000e-01 {block_k = 128 : i64, causal, probability_scale = 2.560000e+02 : f32} : tensor<1x8x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN> -> tensor<1x8x128x32xbf16>
 // CHECK: return %[[O]]
 // OFF-LABEL: func.func @prefill
 // OFF-NOT: fp8.quantize
 // OFF: fp8.attention %arg0, %arg1, %arg2 scale
 func.func @prefill(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x32xbf16>) -> tensor<1x8x128x32xbf16> {
-  // expected-remark @+1 {{attention in FP8: query and key as 'f8E4M3FN' with one power-of-two scale per token, the value with a delayed scale, P with scale 2.560000e+02 per 64 keys}}
+  // expected-remark @+1 {{attention in FP8: query and key as 'f8E4M3FN' with one power-of-two scale per token, the value with a delayed scale, P with scale 2.560000e+02 per 128 keys}}
   %o = fp8.attention %q, %k, %v scale 0.125 {causal}
       : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x32xbf16> -> tensor<1x8x128x32xbf16>
   return %o : tensor<1x8x128x32xbf16>
