@@ -95,39 +95,7 @@ private:
   Value valueFull(Value s) { return barrier(2, s); }
   Value valueEmpty(Value s) { return barrier(3, s); }
   std::pair<Value, Value> advance(Value stage, Value phase) {
-    Value next = add(stage, i32(1));
-    Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(c.stages));
-    return {select(wrap, i32(0), next),
-            select(wrap, xorI(phase, i32(1)), phase)};
-  }
-  void expectBytes(Value barrier, int64_t bytes) {
-    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, i32(bytes),
-                                           NVVM::MemScopeKind::CTA,
-                                           /*relaxed=*/false, Value());
-  }
-
-  // f32 arithmetic.
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  /// max that propagates NaN (a NaN score makes its row NaN, as the
-  /// written softmax does).
-  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
-  Value negInf() { return f32(-std::numeric_limits<float>::infinity()); }
-  Value ex2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
-               ValueRange{x})
-        .getResult(0);
-  }
-  /// exp(x) = 2^(x log2(e)): ex2.approx, FlashAttention's exponential.
-  Value exp(Value x) { return ex2(fmul(x, f32(float(M_LOG2E)))); }
-  Value log(Value x) {
-    Value lg2 = LLVM::CallIntrinsicOp::create(
-                    b, b.getF32Type(),
-                    b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"), ValueRange{x})
-                    .getResult(0);
-    return fmul(lg2, f32(float(M_LN2)));
+    return advanceRing(stage, phase, c.stages);
   }
   /// `op` of `value` over the 4 lanes of a quad (the threads that hold one
   /// accumulator row).
@@ -140,19 +108,6 @@ private:
     }
     return value;
   }
-  Value loadF32(Value base, Value index) {
-    Type f32Type = b.getF32Type();
-    return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, index), 4);
-  }
-  Value structOf(int64_t n, Value fill) {
-    auto type = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(n, b.getF32Type()));
-    Value s = LLVM::UndefOp::create(b, type);
-    for (int64_t i = 0; i < n; ++i)
-      s = LLVM::InsertValueOp::create(b, s, fill, i);
-    return s;
-  }
-
   void buildProducer();
   void buildConsumer();
   /// S = Q K^T of the consumer's 64 rows and the key tile in `stage`.
@@ -322,33 +277,7 @@ AttentionKernelBuilder::packProbabilities(ArrayRef<Value> p) {
 
 Value AttentionKernelBuilder::accumulateValues(
     Value o, ArrayRef<std::array<Value, 4>> fragments, Value stage) {
-  auto accType = cast<LLVM::LLVMStructType>(o.getType());
-  int64_t n = accType.getBody().size();
-  int64_t bytes = gabi::bytes(c.v);
   std::string type = gabi::tag(c.v);
-  std::string aType = c.fp8Values() ? "e4m3" : type;
-  int64_t k = 32 / bytes;
-  // Operands: the n accumulators written ($0 ..), the same n read (tied),
-  // the 4 A registers ($2n ..), the B descriptor ($2n + 4) and scale-d
-  // ($2n + 5); then d, a, b-desc, scale-d, imm-scale-a, imm-scale-b and,
-  // for 16-bit types, imm-trans-b (0: B is K-major).
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * n + 5
-     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << c.headDim << "k" << k
-     << ".f32." << aType << "." << type << " {";
-  for (int64_t i = 0; i < n; ++i)
-    os << (i ? ", " : "") << "$" << i;
-  os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
-     << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1"
-     << (c.fp8Values() ? "" : ", 0") << ";\n}\n";
-  std::string constraints;
-  for (int64_t i = 0; i < n; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < n; ++i)
-    constraints += std::to_string(i) + ",";
-  constraints += "r,r,r,r,l,n";
-
   NVVM::WgmmaFenceAlignedOp::create(b);
   for (auto [kk, regs] : llvm::enumerate(fragments)) {
     // 32 bytes of keys per step: the value tile's panel, then +2 per step
@@ -358,19 +287,8 @@ Value AttentionKernelBuilder::accumulateValues(
         gepBytes(valueTile(stage), i32(byte / gabi::kRowBytes * c.headDim *
                                        gabi::kRowBytes)));
     desc = arith::AddIOp::create(b, desc, i64(byte % gabi::kRowBytes / 16));
-    SmallVector<Value> operands;
-    for (int64_t i = 0; i < n; ++i)
-      operands.push_back(LLVM::ExtractValueOp::create(b, o, i));
-    operands.append(regs.begin(), regs.end());
-    operands.push_back(desc);
-    operands.push_back(i32(1));
-    o = LLVM::InlineAsmOp::create(
-            b, accType, operands, text, constraints,
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
+    o = wgmmaRegisterA(o, regs, desc, c.headDim,
+                       c.fp8Values() ? "e4m3" : type, type);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
@@ -707,6 +625,36 @@ mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
   return aabi::selectStages(config);
 }
 
+FailureOr<aabi::AttentionGradConfig>
+mlir::fp8::planFlashAttentionGrad(AttentionGradOp op, std::string &whyNot) {
+  auto fail = [&](StringRef reason) {
+    whyNot = reason.str();
+    return failure();
+  };
+  if (op.getMask())
+    return fail("it has a mask operand (the kernel masks causally and by "
+                "length only)");
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  auto value = cast<RankedTensorType>(op.getValue().getType());
+  int64_t d = query.getShape().back(), dv = value.getShape().back();
+  if (ShapedType::isDynamic(d) || d != dv)
+    return fail("its head dimensions are not one static extent");
+  std::optional<aabi::Elem> type = getElem(query.getElementType());
+  Type element = query.getElementType();
+  bool oneType = op.getKey().getType().getElementType() == element &&
+                 value.getElementType() == element &&
+                 cast<RankedTensorType>(op.getGradOutput().getType())
+                         .getElementType() == element;
+  if (!type || !oneType || !aabi::isGradSupported(*type, d))
+    return fail("no backward kernel takes its element types and head "
+                "dimension (one 16-bit type, D = 64 or 128)");
+  aabi::AttentionGradConfig config;
+  config.type = *type;
+  config.headDim = d;
+  config.causal = op.getCausal();
+  return aabi::selectGradStages(config);
+}
+
 namespace {
 struct ConvertFP8AttentionToWGMMAPass
     : fp8::impl::ConvertFP8AttentionToWGMMABase<ConvertFP8AttentionToWGMMAPass> {
@@ -728,7 +676,23 @@ struct ConvertFP8AttentionToWGMMAPass
                            "the GPU): "
                         << whyNot;
     });
-    if (planned.empty())
+    SmallVector<std::pair<AttentionGradOp, aabi::AttentionGradConfig>>
+        plannedGrads;
+    module.walk([&](AttentionGradOp op) {
+      if (op->getParentOfType<gpu::GPUModuleOp>() ||
+          !op->getParentOfType<FunctionOpInterface>())
+        return;
+      std::string whyNot;
+      FailureOr<aabi::AttentionGradConfig> config =
+          planFlashAttentionGrad(op, whyNot);
+      if (succeeded(config))
+        plannedGrads.push_back({op, *config});
+      else if (remarks)
+        op.emitRemark() << "attention backward without a flash kernel "
+                           "(decomposed on the GPU): "
+                        << whyNot;
+    });
+    if (planned.empty() && plannedGrads.empty())
       return;
     if (std::optional<std::string> error =
             checkNVVMTarget(chip, features, /*needsWgmma=*/true)) {
@@ -752,6 +716,21 @@ struct ConvertFP8AttentionToWGMMAPass
                                                config.sharedBytes()}));
       if (remarks)
         op.emitRemark() << "attention on the flash kernel " << config.name();
+    }
+    for (auto &[op, config] : plannedGrads) {
+      LLVM::LLVMFuncOp kernel =
+          getOrBuildFlashAttentionGradKernel(*kernels, config);
+      op->setAttr(kWgmmaKernelAttr,
+                  SymbolRefAttr::get(
+                      StringAttr::get(ctx, aabi::kModuleName),
+                      {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
+      op->setAttr(kWgmmaTileAttr,
+                  DenseI64ArrayAttr::get(ctx, {config.blockN, config.blockM,
+                                               config.threads(),
+                                               config.sharedBytes()}));
+      if (remarks)
+        op.emitRemark() << "attention backward on the flash kernel "
+                        << config.name();
     }
   }
 };

@@ -256,6 +256,14 @@ private:
   /// The flash attention kernel `op` names (AttentionKernelABI.h), after
   /// the transposed copy of its value.
   LogicalResult lowerAttention(AttentionOp op);
+  /// Its backward kernel, between delta = rowsum(dO * O) and the transposed
+  /// copies before it and dQ = round(scale * dQaccum) after.
+  LogicalResult lowerAttentionGrad(AttentionGradOp op);
+  /// `memref` [b, h, rows, D] as [b, h, D, pitch] (memref copies the rest
+  /// of the program lowers): rows padded with zeros to `pitch`, a multiple
+  /// of 16 (16-byte TMA rows), and with `permuteKeys` permuted within each
+  /// 16 (attention_abi::valueKeyAt).
+  Value transposeRows(Value memref, Value &pitch, bool permuteKeys);
   LogicalResult lowerScaledMatmul(ScaledMatmulOp op);
   LogicalResult lowerContraction(linalg::LinalgOp op);
   /// The wgmma GEMM (GemmKernelABI.h) `op` names, on these operands; the
@@ -919,6 +927,62 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   return success();
 }
 
+Value HostLowering::transposeRows(Value memref, Value &pitch,
+                                  bool permuteKeys) {
+  auto type = cast<MemRefType>(memref.getType());
+  Type element = type.getElementType();
+  int64_t depth = type.getDimSize(3);
+  auto extent = [&](int64_t d) -> OpFoldResult {
+    if (type.isDynamicDim(d))
+      return dims(memref, d);
+    return b->getIndexAttr(type.getDimSize(d));
+  };
+  Value sixteen = constIndex(16);
+  pitch = arith::MulIOp::create(
+      *b, arith::CeilDivUIOp::create(*b, dims(memref, 2), sixteen), sixteen);
+  auto transposedType = MemRefType::get(
+      {type.getDimSize(0), type.getDimSize(1), depth, ShapedType::kDynamic},
+      element);
+  SmallVector<Value> sizes;
+  for (int64_t d : {0, 1})
+    if (type.isDynamicDim(d))
+      sizes.push_back(dims(memref, d));
+  sizes.push_back(pitch);
+  // Zeros, then the rows transposed into the first columns.
+  Value zero = arith::ConstantOp::create(*b, b->getZeroAttr(element));
+  Value transposed = memref::AllocOp::create(*b, transposedType, sizes);
+  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{transposed});
+  SmallVector<OpFoldResult> offsets(4, b->getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(4, b->getIndexAttr(1));
+  SmallVector<OpFoldResult> extents{extent(0), extent(1),
+                                    b->getIndexAttr(depth), extent(2)};
+  Value rows =
+      memref::SubViewOp::create(*b, transposed, offsets, extents, strides);
+  linalg::TransposeOp::create(*b, memref, rows, ArrayRef<int64_t>{0, 1, 3, 2});
+  if (!permuteKeys)
+    return transposed;
+  // Key 16g + 8a + 2t + e to column 16g + 4t + 2a + e: the pitch viewed as
+  // [g, a, t, e] copied into [g, t, a, e].
+  Value permuted = memref::AllocOp::create(*b, transposedType, sizes);
+  Value groups = arith::DivUIOp::create(*b, pitch, sixteen);
+  auto expand = [&](Value buffer, ArrayRef<int64_t> inner) {
+    SmallVector<int64_t> shape{type.getDimSize(0), type.getDimSize(1), depth,
+                               ShapedType::kDynamic};
+    shape.append(inner.begin(), inner.end());
+    SmallVector<OpFoldResult> outSizes{extent(0), extent(1),
+                                       b->getIndexAttr(depth), groups};
+    for (int64_t size : inner)
+      outSizes.push_back(b->getIndexAttr(size));
+    return memref::ExpandShapeOp::create(
+        *b, MemRefType::get(shape, element), buffer,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4, 5, 6}}, outSizes);
+  };
+  linalg::TransposeOp::create(*b, expand(transposed, {2, 4, 2}),
+                              expand(permuted, {4, 2, 2}),
+                              ArrayRef<int64_t>{0, 1, 2, 3, 5, 4, 6});
+  return permuted;
+}
+
 /// fp8.attention on the flash kernel convert-fp8-attention-to-wgmma named.
 /// The value goes in transposed, [b, hkv, D, pitch] with its keys padded
 /// with zeros to 16-byte rows (and, FP8, permuted within each 16:
@@ -937,7 +1001,6 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
   Value key = buffers.lookup(op.getKey());
   Value value = buffers.lookup(op.getValue());
   auto valueType = cast<MemRefType>(value.getType());
-  Type valueElement = valueType.getElementType();
   bool fp8Values = valueType.getElementTypeBitWidth() == 8;
   int64_t headDim = valueType.getDimSize(3);
   Value batch = dims(query, 0), heads = dims(query, 1), sq = dims(query, 2);
@@ -961,63 +1024,8 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
     buffers.map(op.getLse(), lse);
   }
 
-  // V^T: zeros, then the value transposed into its first sk columns.
-  Value sixteen = constIndex(16);
-  Value pitch = arith::MulIOp::create(
-      *b, arith::CeilDivUIOp::create(*b, sk, sixteen), sixteen);
-  auto transposedType = MemRefType::get(
-      {valueType.getDimSize(0), valueType.getDimSize(1), headDim,
-       ShapedType::kDynamic},
-      valueElement);
-  SmallVector<Value> transposedSizes;
-  for (int64_t d : {0, 1})
-    if (valueType.isDynamicDim(d))
-      transposedSizes.push_back(dims(value, d));
-  transposedSizes.push_back(pitch);
-  Value zero = arith::ConstantOp::create(*b, b->getZeroAttr(valueElement));
-  Value transposed =
-      memref::AllocOp::create(*b, transposedType, transposedSizes);
-  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{transposed});
-  SmallVector<OpFoldResult> offsets(4, b->getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(4, b->getIndexAttr(1));
-  auto extent = [&](Value memref, int64_t d) -> OpFoldResult {
-    auto type = cast<MemRefType>(memref.getType());
-    if (type.isDynamicDim(d))
-      return dims(memref, d);
-    return b->getIndexAttr(type.getDimSize(d));
-  };
-  SmallVector<OpFoldResult> extents{extent(value, 0), extent(value, 1),
-                                    b->getIndexAttr(headDim), extent(key, 2)};
-  Value keys = memref::SubViewOp::create(*b, transposed, offsets, extents,
-                                         strides);
-  linalg::TransposeOp::create(*b, value, keys,
-                              ArrayRef<int64_t>{0, 1, 3, 2});
-  if (fp8Values) {
-    // Key 16g + 8a + 2t + e to column 16g + 4t + 2a + e: the pitch viewed
-    // as [g, a, t, e] copied into [g, t, a, e].
-    Value permuted =
-        memref::AllocOp::create(*b, transposedType, transposedSizes);
-    Value groups = arith::DivUIOp::create(*b, pitch, sixteen);
-    SmallVector<OpFoldResult> lead{extent(value, 0), extent(value, 1),
-                                   b->getIndexAttr(headDim)};
-    auto expand = [&](Value memref, ArrayRef<int64_t> inner) {
-      SmallVector<int64_t> shape{valueType.getDimSize(0),
-                                 valueType.getDimSize(1), headDim,
-                                 ShapedType::kDynamic};
-      shape.append(inner.begin(), inner.end());
-      SmallVector<OpFoldResult> sizes(lead);
-      sizes.push_back(groups);
-      for (int64_t extent : inner)
-        sizes.push_back(b->getIndexAttr(extent));
-      return memref::ExpandShapeOp::create(
-          *b, MemRefType::get(shape, valueElement), memref,
-          ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4, 5, 6}}, sizes);
-    };
-    linalg::TransposeOp::create(*b, expand(transposed, {2, 4, 2}),
-                                expand(permuted, {4, 2, 2}),
-                                ArrayRef<int64_t>{0, 1, 2, 3, 5, 4, 6});
-    transposed = permuted;
-  }
+  Value pitch;
+  Value transposed = transposeRows(value, pitch, fp8Values);
 
   Value layers = arith::MulIOp::create(*b, batch, heads);
   Value kvLayers = arith::MulIOp::create(*b, batch, kvHeads);
@@ -1076,6 +1084,165 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
   return success();
 }
 
+/// fp8.attention_grad on the backward kernel convert-fp8-attention-to-wgmma
+/// named (AttentionKernelABI.h, "The backward"). Around the launch, memref
+/// ops the rest of the program lowers: delta = rowsum(dO * O) in f32, the
+/// transposed K, Q and dO, the zeroed f32 dQ the kernel adds into, and
+/// grad_query = round(scale * dQ) after. Launchers only.
+LogicalResult HostLowering::lowerAttentionGrad(AttentionGradOp op) {
+  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
+  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
+  if (!launcher || !kernel || !tile || tile.size() != 4)
+    return op->emitOpError("has no flash attention launch: run "
+                           "convert-fp8-attention-to-wgmma first");
+  MLIRContext *ctx = b->getContext();
+  int64_t blockN = tile[0], blockM = tile[1], threads = tile[2],
+          sharedBytes = tile[3];
+  Value query = buffers.lookup(op.getQuery());
+  Value key = buffers.lookup(op.getKey());
+  Value value = buffers.lookup(op.getValue());
+  Value output = buffers.lookup(op.getOutput());
+  Value gradOutput = buffers.lookup(op.getGradOutput());
+  Value lse = buffers.lookup(op.getLse());
+  auto queryType = cast<MemRefType>(query.getType());
+  int64_t headDim = queryType.getDimSize(3);
+  Type f32 = b->getF32Type();
+  Value batch = dims(query, 0), heads = dims(query, 1), sq = dims(query, 2);
+  Value kvHeads = dims(key, 1), sk = dims(key, 2);
+  auto sizesOf = [&](Value memref, ArrayRef<int64_t> which) {
+    SmallVector<Value> sizes;
+    auto type = cast<MemRefType>(memref.getType());
+    for (int64_t d : which)
+      if (type.isDynamicDim(d))
+        sizes.push_back(dims(memref, d));
+    return sizes;
+  };
+  auto widen = [&](OpBuilder &nested, Location loc, Value x) -> Value {
+    return x.getType().isF32() ? x : arith::ExtFOp::create(nested, loc, f32, x);
+  };
+  Value zero = arith::ConstantOp::create(*b, b->getF32FloatAttr(0));
+
+  // delta = rowsum(dO * O), f32.
+  auto rowType = MemRefType::get(
+      {queryType.getDimSize(0), queryType.getDimSize(1),
+       queryType.getDimSize(2)},
+      f32);
+  Value delta = memref::AllocOp::create(*b, rowType, sizesOf(query, {0, 1, 2}));
+  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{delta});
+  {
+    MLIRContext *c = ctx;
+    AffineMap all = AffineMap::getMultiDimIdentityMap(4, c);
+    AffineMap rows = AffineMap::get(
+        4, 0, {getAffineDimExpr(0, c), getAffineDimExpr(1, c),
+               getAffineDimExpr(2, c)}, c);
+    SmallVector<utils::IteratorType> iterators(3,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    linalg::GenericOp::create(
+        *b, TypeRange{}, ValueRange{gradOutput, output}, ValueRange{delta},
+        ArrayRef<AffineMap>{all, all, rows}, iterators,
+        [&](OpBuilder &nested, Location loc, ValueRange args) {
+          Value product = arith::MulFOp::create(nested, loc,
+                                                widen(nested, loc, args[0]),
+                                                widen(nested, loc, args[1]));
+          linalg::YieldOp::create(
+              nested, loc,
+              ValueRange{arith::AddFOp::create(nested, loc, args[2], product)});
+        });
+  }
+  Value keyPitch, queryPitch, gradPitch;
+  Value keyT = transposeRows(key, keyPitch, /*permuteKeys=*/false);
+  Value queryT = transposeRows(query, queryPitch, /*permuteKeys=*/false);
+  Value gradOutputT = transposeRows(gradOutput, gradPitch,
+                                    /*permuteKeys=*/false);
+  auto accumType = MemRefType::get(queryType.getShape(), f32);
+  Value gradQueryAccum =
+      memref::AllocOp::create(*b, accumType, sizesOf(query, {0, 1, 2, 3}));
+  linalg::FillOp::create(*b, ValueRange{zero}, ValueRange{gradQueryAccum});
+
+  Value gradKey = allocate(op.getGradKey(), sizesOf(key, {0, 1, 2}));
+  Value gradValue = allocate(op.getGradValue(), sizesOf(value, {0, 1, 2}));
+  buffers.map(op.getGradKey(), gradKey);
+  buffers.map(op.getGradValue(), gradValue);
+
+  Value layers = arith::MulIOp::create(*b, batch, heads);
+  Value kvLayers = arith::MulIOp::create(*b, batch, kvHeads);
+  auto atLeast = [&](Value extent, int64_t minimum) -> Value {
+    return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
+  };
+  int64_t bytes = queryType.getElementTypeBitWidth() / 8;
+  int64_t box = gemm_abi::kRowBytes / bytes;
+  Value d = constIndex(headDim);
+  auto rowsMap = [&](Value memref, Value rows, Value layerCount,
+                     int64_t boxRows) {
+    return encodeTensorMap(memref, d, atLeast(rows, 1),
+                           atLeast(layerCount, 1), d, box, boxRows);
+  };
+  auto transposedMap = [&](Value memref, Value pitch, Value layerCount) {
+    return encodeTensorMap(memref, atLeast(pitch, 16), d,
+                           atLeast(layerCount, 1), atLeast(pitch, 16), box,
+                           headDim);
+  };
+  SmallVector<Value> args(attention_abi::kGradNumParams);
+  args[attention_abi::kGradTensorMapK] = rowsMap(key, sk, kvLayers, blockN);
+  args[attention_abi::kGradTensorMapV] = rowsMap(value, sk, kvLayers, blockN);
+  args[attention_abi::kGradTensorMapKT] = transposedMap(keyT, keyPitch,
+                                                        kvLayers);
+  args[attention_abi::kGradTensorMapQ] = rowsMap(query, sq, layers, blockM);
+  args[attention_abi::kGradTensorMapDO] =
+      rowsMap(gradOutput, sq, layers, blockM);
+  args[attention_abi::kGradTensorMapQT] = transposedMap(queryT, queryPitch,
+                                                        layers);
+  args[attention_abi::kGradTensorMapDOT] =
+      transposedMap(gradOutputT, gradPitch, layers);
+  args[attention_abi::kGradKey] = pointer(gradKey);
+  args[attention_abi::kGradValue] = pointer(gradValue);
+  args[attention_abi::kGradQueryAccum] = pointer(gradQueryAccum);
+  args[attention_abi::kGradLse] = pointer(lse);
+  args[attention_abi::kGradDelta] = pointer(delta);
+  Type i32 = b->getI32Type();
+  auto toI32 = [&](Value index) {
+    return arith::IndexCastOp::create(*b, i32, index);
+  };
+  args[attention_abi::kGradQueries] = toI32(sq);
+  args[attention_abi::kGradKeys] = toI32(sk);
+  args[attention_abi::kGradHeads] = toI32(heads);
+  args[attention_abi::kGradGroup] =
+      toI32(arith::DivUIOp::create(*b, heads, atLeast(kvHeads, 1)));
+  args[attention_abi::kGradBatch] = toI32(batch);
+  args[attention_abi::kGradCausalOffset] = arith::ConstantOp::create(
+      *b, b->getI32IntegerAttr(op.getCausalOffset()));
+  float scaleValue = op.getScale().convertToFloat();
+  args[attention_abi::kGradScale] =
+      arith::ConstantOp::create(*b, b->getF32FloatAttr(scaleValue));
+  Value grid = arith::MulIOp::create(
+      *b, kvLayers, arith::CeilDivUIOp::create(*b, sk, constIndex(blockN)));
+  launch(kernel, grid, threads, sharedBytes, args);
+
+  // grad_query = round(scale * dQ).
+  Value gradQuery = allocate(op.getGradQuery(), sizesOf(query, {0, 1, 2}));
+  buffers.map(op.getGradQuery(), gradQuery);
+  {
+    AffineMap all = AffineMap::getMultiDimIdentityMap(4, ctx);
+    Type element = queryType.getElementType();
+    linalg::GenericOp::create(
+        *b, TypeRange{}, ValueRange{gradQueryAccum}, ValueRange{gradQuery},
+        ArrayRef<AffineMap>{all, all},
+        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        [&](OpBuilder &nested, Location loc, ValueRange values) {
+          Value scaled = arith::MulFOp::create(
+              nested, loc, values[0],
+              arith::ConstantOp::create(nested, loc,
+                                        nested.getF32FloatAttr(scaleValue)));
+          linalg::YieldOp::create(
+              nested, loc,
+              ValueRange{arith::TruncFOp::create(nested, loc, element,
+                                                 scaled)});
+        });
+  }
+  return success();
+}
+
 /// The indices of the dynamic dimensions of `type`.
 static SmallVector<int64_t> dynamicDims(ShapedType type) {
   SmallVector<int64_t> result;
@@ -1130,6 +1297,7 @@ LogicalResult HostLowering::lower(Operation *op) {
       })
       .Case([&](ScaledMatmulOp gemm) { return lowerScaledMatmul(gemm); })
       .Case([&](AttentionOp attention) { return lowerAttention(attention); })
+      .Case([&](AttentionGradOp grad) { return lowerAttentionGrad(grad); })
       // A contraction's init (the kernel writes every element).
       .Case([&](ub::PoisonOp) { return success(); })
       .Case([&](linalg::LinalgOp contraction) {

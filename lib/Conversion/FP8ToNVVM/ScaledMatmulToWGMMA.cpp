@@ -94,10 +94,7 @@ private:
   }
   /// (stage, phase) of the next pipeline slot.
   std::pair<Value, Value> advance(Value stage, Value phase) {
-    Value next = add(stage, i32(1));
-    Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(c.stages));
-    return {select(wrap, i32(0), next),
-            select(wrap, xorI(phase, i32(1)), phase)};
+    return advanceRing(stage, phase, c.stages);
   }
 
   void buildProducer();

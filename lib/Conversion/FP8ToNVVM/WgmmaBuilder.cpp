@@ -4,6 +4,9 @@
 
 #include "fp8/Conversion/FP8ToNVVM/GemmKernelABI.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fp8;
 
@@ -107,4 +110,84 @@ void WgmmaBuilder::tmaLoad(Value dst, Value map, ValueRange coords,
       b, cluster, map, coords, barrier, ValueRange{}, Value(), Value(),
       NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(),
       Value());
+}
+
+void WgmmaBuilder::expectBytes(Value barrier, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, i32(bytes),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false, Value());
+}
+
+Value WgmmaBuilder::negInf() {
+  return f32(-std::numeric_limits<float>::infinity());
+}
+
+Value WgmmaBuilder::exp(Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+             ValueRange{fmul(x, f32(float(M_LOG2E)))})
+      .getResult(0);
+}
+
+Value WgmmaBuilder::log(Value x) {
+  Value lg2 = LLVM::CallIntrinsicOp::create(
+                  b, b.getF32Type(),
+                  b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"), ValueRange{x})
+                  .getResult(0);
+  return fmul(lg2, f32(float(M_LN2)));
+}
+
+Value WgmmaBuilder::loadF32(Value base, Value index) {
+  Type f32Type = b.getF32Type();
+  return LLVM::LoadOp::create(b, f32Type, gep(base, f32Type, index), 4);
+}
+
+Value WgmmaBuilder::structOf(int64_t n, Value fill) {
+  auto type = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n, b.getF32Type()));
+  Value s = LLVM::UndefOp::create(b, type);
+  for (int64_t i = 0; i < n; ++i)
+    s = LLVM::InsertValueOp::create(b, s, fill, i);
+  return s;
+}
+
+Value WgmmaBuilder::wgmmaRegisterA(Value acc, ArrayRef<Value> a, Value descB,
+                                   int64_t n, StringRef aType,
+                                   StringRef bType) {
+  assert(a.size() == 4 && "four A registers");
+  auto accType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t regs = accType.getBody().size();
+  bool fp8 = aType.starts_with("e");
+  // Operands: the accumulators written ($0 ..), the same read (tied), the 4
+  // A registers ($2r ..), the B descriptor ($2r + 4) and scale-d ($2r + 5);
+  // then d, a, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-b].
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * regs + 5
+     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << n << "k"
+     << (fp8 ? 32 : 16) << ".f32." << aType << "." << bType << " {";
+  for (int64_t i = 0; i < regs; ++i)
+    os << (i ? ", " : "") << "$" << i;
+  os << "}, {$" << 2 * regs << ", $" << 2 * regs + 1 << ", $" << 2 * regs + 2
+     << ", $" << 2 * regs + 3 << "}, $" << 2 * regs + 4 << ", p, 1, 1"
+     << (fp8 ? "" : ", 0") << ";\n}\n";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += "r,r,r,r,l,n";
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < regs; ++i)
+    operands.push_back(LLVM::ExtractValueOp::create(b, acc, i));
+  operands.append(a.begin(), a.end());
+  operands.push_back(descB);
+  operands.push_back(i32(1));
+  return LLVM::InlineAsmOp::create(
+             b, accType, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
 }

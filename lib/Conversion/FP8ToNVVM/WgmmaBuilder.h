@@ -116,6 +116,41 @@ protected:
   /// The elected thread's TMA load of a box at `coords` of `map` into
   /// `dst`, signalling `barrier`.
   void tmaLoad(Value dst, Value map, ValueRange coords, Value barrier);
+  /// (stage, phase) of the slot after `stage` in a ring of `stages`.
+  std::pair<Value, Value> advanceRing(Value stage, Value phase,
+                                      int64_t stages) {
+    Value next = add(stage, i32(1));
+    Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(stages));
+    return {select(wrap, i32(0), next),
+            select(wrap, xorI(phase, i32(1)), phase)};
+  }
+  /// mbarrier.arrive.expect_tx of `bytes` on `barrier`.
+  void expectBytes(Value barrier, int64_t bytes);
+
+  // f32 arithmetic.
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  /// max that propagates NaN.
+  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  Value negInf();
+  /// exp(x) as 2^(x log2(e)) on ex2.approx.ftz (FlashAttention's), and
+  /// log(x) on lg2.approx.ftz.
+  Value exp(Value x);
+  Value log(Value x);
+  Value loadF32(Value base, Value index);
+  /// A struct of `n` f32 values, each `fill` (an accumulator).
+  Value structOf(int64_t n, Value fill);
+
+  /// One wgmma m64n<n>k<32 / bytes> with A in registers (`a`: 4 i32) and B
+  /// from shared memory (`descB`), accumulating into `acc` (scale-d 1):
+  /// MLIR 22's nvvm.wgmma.mma_async takes A only as a descriptor, so this
+  /// is the llvm.inline_asm that upstream's PTX builder would make, the A
+  /// registers in place of the descriptor. `aType` / `bType` are PTX type
+  /// names (bf16, f16, e4m3, e5m2); 16-bit types get imm-trans-b 0 (B
+  /// K-major), FP8 has none.
+  Value wgmmaRegisterA(Value acc, ArrayRef<Value> a, Value descB, int64_t n,
+                       StringRef aType, StringRef bType);
 
   ImplicitLocOpBuilder &b;
   MLIRContext *ctx;

@@ -200,6 +200,117 @@ inline constexpr int probabilityElement(bool fp8Values, int kk, int r,
   return 4 * j + 2 * h + slot % 2;
 }
 
+//===----------------------------------------------------------------------===//
+// The backward: fp8.attention_grad
+//===----------------------------------------------------------------------===//
+//
+// Kernel `flash_attention_grad_<t>[_causal]_d<D>_<BN>x<BM>_s<S>` computes
+// fp8.attention_grad (FlashAttention-2's backward) for query, key, value
+// and grad_output of one 16-bit type <t> (bf16, f16), D = 64 or 128. One
+// block of 256 threads per BN = 64 keys of one key/value head: a producer
+// warpgroup loads the key tile, the value tile and K^T once, then per
+// query head of the group and per tile of BM = 64 queries the query, dO,
+// Q^T and dO^T tiles into an S-stage ring; one consumer warpgroup
+// recomputes S^T = K Q^T, P^T = exp(S^T scale - lse) (masked), accumulates
+// dV += P^T dO and, from dP^T = V dO^T and dS^T = P^T (dP^T - delta), dK +=
+// dS^T Q in registers over the whole group, and adds dQ += dS K (dS
+// through shared memory) into an f32 buffer with atomics. The host
+// computes delta = rowsum(dO * O) first and dQ = round(scale * dQaccum)
+// after; dK = round(scale * dK) and dV = round(dV) are stored by the
+// kernel. Parameters, in order:
+//   0 tmK, 1 tmV   {D, sk, batch * kv heads}, box {kRowBytes / 2, BN, 1}
+//   2 tmKT         K^T [batch * kv heads, D, key pitch], {pitch, D, layers},
+//                  box {kRowBytes / 2, D, 1}
+//   3 tmQ, 4 tmDO  {D, sq, batch * heads}, box {kRowBytes / 2, BM, 1}
+//   5 tmQT, 6 tmDOT  Q^T and dO^T [batch * heads, D, query pitch], box
+//                  {kRowBytes / 2, D, 1}
+//   7 grad_key, 8 grad_value    [batch, kv heads, sk, D] in <t>
+//   9 dQaccum      [batch, heads, sq, D] f32, zeroed before the launch
+//  10 lse, 11 delta  [batch, heads, sq] f32
+//  12 sq, 13 sk, 14 heads, 15 group, 16 batch, 17 causal_offset   i32
+//  18 scale                                                         f32
+// Pitches: valuePitch() of the length (16-element multiples, zero-padded).
+// Grid: gradGridSize(); block: threads(); dynamic shared memory:
+// sharedBytes().
+
+enum GradParam : unsigned {
+  kGradTensorMapK = 0,
+  kGradTensorMapV,
+  kGradTensorMapKT,
+  kGradTensorMapQ,
+  kGradTensorMapDO,
+  kGradTensorMapQT,
+  kGradTensorMapDOT,
+  kGradKey,
+  kGradValue,
+  kGradQueryAccum,
+  kGradLse,
+  kGradDelta,
+  kGradQueries,
+  kGradKeys,
+  kGradHeads,
+  kGradGroup,
+  kGradBatch,
+  kGradCausalOffset,
+  kGradScale,
+  kGradNumParams
+};
+
+struct AttentionGradConfig {
+  Elem type = Elem::BF16;
+  bool causal = false;
+  int headDim = 128;
+  int blockN = 64, blockM = 64, stages = 2;
+
+  int threads() const { return 2 * gemm_abi::kWarpgroup; }
+  int bytes() const { return gemm_abi::bytes(type); }
+  /// 128-byte panels of a row along D, and rows of BN keys / BM queries
+  /// (one panel each: 64 16-bit elements).
+  int headPanels() const { return headDim * bytes() / gemm_abi::kRowBytes; }
+  /// Tiles: K, V [BN, D]; K^T [D, BN]; dS [BM, BN]; then per stage Q, dO
+  /// [BM, D] and Q^T, dO^T [D, BM]; then the mbarriers (key/value full,
+  /// then full and empty per stage).
+  int keyTileBytes() const { return blockN * headDim * bytes(); }
+  int queryTileBytes() const { return blockM * headDim * bytes(); }
+  int gradScoresOffset() const { return 3 * keyTileBytes(); }
+  int stageOffset() const {
+    return gradScoresOffset() + blockM * blockN * bytes();
+  }
+  int stageBytes() const { return 4 * queryTileBytes(); }
+  int barrierOffset() const { return stageOffset() + stages * stageBytes(); }
+  int barrierEnd() const { return barrierOffset() + 8 + 16 * stages; }
+  int sharedBytes() const { return gemm_abi::kAlignSlack + barrierEnd(); }
+  std::string name() const {
+    std::string s =
+        std::string("flash_attention_grad_") + gemm_abi::tag(type);
+    if (causal)
+      s += "_causal";
+    s += "_d" + std::to_string(headDim) + "_" + std::to_string(blockN) +
+         "x" + std::to_string(blockM) + "_s" + std::to_string(stages);
+    return s;
+  }
+};
+
+/// A 16-bit type and D = 64 or 128.
+inline bool isGradSupported(Elem type, int64_t headDim) {
+  return (type == Elem::BF16 || type == Elem::F16) &&
+         (headDim == 64 || headDim == 128);
+}
+
+/// As many stages as shared memory allows, 4 at most.
+inline AttentionGradConfig selectGradStages(AttentionGradConfig c) {
+  int room = gemm_abi::kMaxSharedBytes - gemm_abi::kAlignSlack - 8 -
+             c.stageOffset();
+  c.stages = std::clamp(room / (c.stageBytes() + 16), 1, 4);
+  return c;
+}
+
+/// Blocks: BN keys of one key/value head each.
+inline int64_t gradGridSize(const AttentionGradConfig &c, int64_t batch,
+                            int64_t kvHeads, int64_t sk) {
+  return batch * kvHeads * ((sk + c.blockN - 1) / c.blockN);
+}
+
 } // namespace mlir::fp8::attention_abi
 
 #endif // FP8_CONVERSION_FP8TONVVM_ATTENTIONKERNELABI_H

@@ -14,6 +14,7 @@
 namespace mlir::fp8 {
 
 class AttentionOp;
+class AttentionGradOp;
 
 /// The flash attention kernel of `config` (AttentionKernelABI.h) in
 /// `module`, built on first use.
@@ -25,6 +26,15 @@ getOrBuildFlashAttentionKernel(gpu::GPUModuleOp module,
 /// fp8-decompose-attention takes it).
 FailureOr<attention_abi::AttentionConfig>
 planFlashAttention(AttentionOp op, std::string &whyNot);
+
+/// The backward kernel of `config` (AttentionKernelABI.h, "The backward")
+/// in `module`, built on first use.
+LLVM::LLVMFuncOp getOrBuildFlashAttentionGradKernel(
+    gpu::GPUModuleOp module, const attention_abi::AttentionGradConfig &config);
+
+/// The backward kernel configuration that computes `op`, or why none does.
+FailureOr<attention_abi::AttentionGradConfig>
+planFlashAttentionGrad(AttentionGradOp op, std::string &whyNot);
 
 } // namespace mlir::fp8
 

@@ -543,6 +543,8 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
 
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op->hasAttr("fp8.wgmma_kernel"))
+      return rewriter.notifyMatchFailure(op, "runs on its flash kernel");
     AttentionMath attn(rewriter, op);
     auto par = attn.par, red = attn.red;
     AffineMap id4 = attn.id4(), row4 = attn.row4();
