@@ -138,6 +138,39 @@ TEST(AttentionKernelABI, SupportedVariants) {
   EXPECT_FALSE(aabi::isSupported(Elem::BF16, Elem::BF16, Elem::E4M3, 128));
 }
 
+TEST(AttentionKernelABI, BackwardPlan) {
+  // bf16, D = 128: K, V, K^T (16 KiB each) and dS (8 KiB), stages of Q,
+  // dO, Q^T, dO^T (64 KiB): two in 227 KiB, 189480 bytes with the slack
+  // and 1 + 2 x 2 mbarriers.
+  aabi::AttentionGradConfig c;
+  c.causal = true;
+  c = aabi::selectGradStages(c);
+  EXPECT_EQ(c.stages, 2);
+  EXPECT_EQ(c.sharedBytes(), 1024 + 3 * 16384 + 8192 + 2 * 65536 + 5 * 8);
+  EXPECT_EQ(c.threads(), 256);
+  EXPECT_EQ(c.name(), "flash_attention_grad_bf16_causal_d128_64x64_s2");
+  // D = 64: half the tiles, four stages (the cap).
+  aabi::AttentionGradConfig f;
+  f.type = Elem::F16;
+  f.headDim = 64;
+  f = aabi::selectGradStages(f);
+  EXPECT_EQ(f.stages, 4);
+  EXPECT_EQ(f.name(), "flash_attention_grad_f16_d64_64x64_s4");
+  for (const aabi::AttentionGradConfig &config : {c, f}) {
+    EXPECT_LE(config.sharedBytes(), mlir::fp8::gemm_abi::kMaxSharedBytes);
+    EXPECT_EQ(config.gradScoresOffset() % 1024, 0);
+    EXPECT_EQ(config.stageOffset() % 1024, 0);
+    EXPECT_EQ(config.queryTileBytes() % 1024, 0);
+  }
+  EXPECT_TRUE(aabi::isGradSupported(Elem::BF16, 128));
+  EXPECT_TRUE(aabi::isGradSupported(Elem::F16, 64));
+  EXPECT_FALSE(aabi::isGradSupported(Elem::BF16, 96));
+  EXPECT_FALSE(aabi::isGradSupported(Elem::E4M3, 128));
+  EXPECT_FALSE(aabi::isGradSupported(Elem::F32, 128));
+  EXPECT_EQ(aabi::gradGridSize(c, 1, 8, 4096), 8 * 64);
+  EXPECT_EQ(aabi::gradGridSize(c, 1, 2, 200), 2 * 4);
+}
+
 TEST(AttentionKernelABI, HostSizes) {
   aabi::AttentionConfig c;
   EXPECT_EQ(aabi::gridSize(c, 1, 32, 4096), 32 * 32);

@@ -17,6 +17,8 @@
 // CHECK-DAG: Compiling entry function 'flash_attention_e4m3_e4m3_bf16_causal_d128_128x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'flash_attention_e4m3_e5m2_f16_lse_d128_128x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'flash_attention_e5m2_bf16_bf16_causal_d128_128x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'flash_attention_grad_bf16_causal_d128_64x64_s2' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'flash_attention_grad_f16_d64_64x64_s4' for 'sm_90a'
 // CHECK-NOT: warning
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -27,6 +29,7 @@
 // PTX-DAG: ex2.approx.ftz.f32
 // PTX-DAG: lg2.approx.ftz.f32
 // PTX-DAG: cvt.rn.satfinite.e4m3x2.f32
+// PTX-DAG: red.global.add.f32
 
 func.func @bf16_causal(%q: tensor<1x32x4096x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %v: tensor<1x8x4096x128xbf16>) -> tensor<1x32x4096x128xbf16> {
   %o = fp8.attention %q, %k, %v scale 0.0883883461 {causal} : tensor<1x32x4096x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16> -> tensor<1x32x4096x128xbf16>
@@ -51,4 +54,12 @@ func.func @fp8_e5m2_values(%q: tensor<1x8x?x128xf8E4M3FN>, %k: tensor<1x8x?x128x
 func.func @fp8_scores(%q: tensor<1x32x4096x128xf8E5M2>, %k: tensor<1x8x4101x128xf8E5M2>, %v: tensor<1x8x4101x128xbf16>, %qs: tensor<1x32x4096xf32>, %ks: tensor<1x8x4101xf32>) -> tensor<1x32x4096x128xbf16> {
   %o = fp8.attention %q, %k, %v scales %qs, %ks : tensor<1x32x4096xf32>, tensor<1x8x4101xf32> scale 0.0883883461 {causal, causal_offset = 5} : tensor<1x32x4096x128xf8E5M2>, tensor<1x8x4101x128xf8E5M2>, tensor<1x8x4101x128xbf16> -> tensor<1x32x4096x128xbf16>
   return %o : tensor<1x32x4096x128xbf16>
+}
+func.func @backward(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>, %o: tensor<1x32x?x128xbf16>, %do: tensor<1x32x?x128xbf16>, %lse: tensor<1x32x?xf32>) -> (tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>) {
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.0883883461 {causal} : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
+  return %dq, %dk, %dv : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
+}
+func.func @backward_d64(%q: tensor<2x12x?x64xf16>, %k: tensor<2x12x?x64xf16>, %v: tensor<2x12x?x64xf16>, %o: tensor<2x12x?x64xf16>, %do: tensor<2x12x?x64xf16>, %lse: tensor<2x12x?xf32>) -> (tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>) {
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.125 : tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?xf32>
+  return %dq, %dk, %dv : tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>
 }

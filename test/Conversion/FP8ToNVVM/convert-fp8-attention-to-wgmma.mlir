@@ -80,6 +80,7 @@ func.func @fp8_scores(%q: tensor<1x32x4096x128xf8E5M2>, %k: tensor<1x8x4101x128x
 // CHECK-LABEL: func.func @left
 // CHECK-NOT: fp8.wgmma_kernel
 // CHECK-NOT: gpu.module
+// CHECK: {{^}}// -----
 func.func @left(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: tensor<1x4x64x128xbf16>, %mask: tensor<1x1x64x64xi1>,
                 %q8: tensor<1x4x64x128xf8E4M3FN>, %k8: tensor<1x4x64x128xf8E4M3FN>, %v8: tensor<1x4x64x128xf8E4M3FN>,
                 %qs: tensor<1x4x64xf32>, %ks: tensor<1x4x64xf32>, %vs: tensor<1x4xf32>,
@@ -94,5 +95,52 @@ func.func @left(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: te
   %3 = fp8.attention %qf, %qf, %qf scale 0.125 : tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32> -> tensor<1x4x64x128xf32>
   // expected-remark @+1 {{its head dimensions are not one static extent}}
   %4 = fp8.attention %q, %k, %vd scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x64xbf16> -> tensor<1x4x64x64xbf16>
+  return
+}
+
+// -----
+
+// The backward of a training step: one block of 256 threads per 64 keys;
+// 1024 + K, V and K^T (3 x 16 KiB) + dS (8 KiB) + 2 stages of Q, dO, Q^T
+// and dO^T (4 x 16 KiB) + 5 x 8 bytes of mbarriers = 189480.
+// CHECK-LABEL: func.func @backward
+// CHECK: fp8.attention_grad
+// CHECK-SAME: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_grad_bf16_causal_d128_64x64_s2
+// CHECK-SAME: fp8.wgmma_tile = array<i64: 64, 64, 256, 189480>
+// The kernel: K and V (two panels each) and K^T loaded once, then per
+// step Q and dO (two panels each), Q^T and dO^T; the consumer's dP^T and
+// S^T (m64n64k16 over D), dV and dK on register-A wgmma (N = D), dQ as two
+// halves of 64 columns from shared dS, added with red.global.add.f32.
+// KERNEL-LABEL: llvm.func @flash_attention_grad_bf16_causal_d128_64x64_s2(
+// KERNEL-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// KERNEL: nvvm.setmaxregister  decrease 40
+// KERNEL-COUNT-5: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// KERNEL: scf.for
+// KERNEL-COUNT-6: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// KERNEL: nvvm.setmaxregister  increase 256
+// KERNEL: scf.for
+// KERNEL-COUNT-16: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// KERNEL: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// KERNEL-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// KERNEL: nvvm.fence.proxy
+// KERNEL: nvvm.barrier id =
+// KERNEL-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// KERNEL: red.global.add.f32 [$0+0], $1;
+func.func @backward(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>, %o: tensor<1x32x?x128xbf16>, %do: tensor<1x32x?x128xbf16>, %lse: tensor<1x32x?xf32>) -> (tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>) {
+  // expected-remark @+1 {{attention backward on the flash kernel flash_attention_grad_bf16_causal_d128_64x64_s2}}
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.0883883461 {causal} : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
+  return %dq, %dk, %dv : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
+}
+
+// -----
+
+// A backward the kernel does not take stays, with the reason.
+// CHECK-LABEL: func.func @backward_left
+// CHECK-NOT: fp8.wgmma_kernel
+func.func @backward_left(%q: tensor<1x4x64x128xbf16>, %o: tensor<1x4x64x128xbf16>, %lse: tensor<1x4x64xf32>, %mask: tensor<1x1x64x64xi1>, %qf: tensor<1x4x64x128xf32>, %lsef: tensor<1x4x64xf32>) {
+  // expected-remark @+1 {{attention backward without a flash kernel (decomposed on the GPU): it has a mask operand}}
+  %0:3 = fp8.attention_grad %q, %q, %q, %o, %o, %lse mask %mask : tensor<1x1x64x64xi1> scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64xf32>
+  // expected-remark @+1 {{no backward kernel takes its element types and head dimension}}
+  %1:3 = fp8.attention_grad %qf, %qf, %qf, %qf, %qf, %lsef scale 0.125 : tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64xf32>
   return
 }
