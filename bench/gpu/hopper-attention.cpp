@@ -9,9 +9,14 @@
 //    short, rows past sq), GQA and MQA, a KV-cache prefix (causal_offset),
 //    the log-sum-exp, and no keys at all (every row fully masked: NaN
 //    output, -inf lse);
+//  * checks the backward kernel (fp8.attention_grad) against the same
+//    reference's gradients in double, from the forward's output rounded to
+//    the element type and its f32 lse, as a training step hands them over;
 //  * times the bf16 and the FP8 kernels on Llama-3-8B's attention (32
 //    query and 8 key/value heads, D = 128, causal) at 4096 and 16384 tokens
-//    and prints TFLOP/s (a causal attention counts half of 4 b h s^2 D).
+//    and prints TFLOP/s (a causal attention counts half of 4 b h s^2 D),
+//    and the backward kernel (2.5 times the forward's flops, FlashAttention's
+//    count; the host's delta, transposes and dQ rounding not included).
 //    torch_attention.py times PyTorch's scaled_dot_product_attention on the
 //    same shapes.
 // The host does what fp8-lower-to-gpu's launcher does (AttentionKernelABI.h):
@@ -398,6 +403,283 @@ bool checkProblem(Run &run, const Problem &p) {
   return pass;
 }
 
+//===----------------------------------------------------------------------===//
+// The backward
+//===----------------------------------------------------------------------===//
+
+/// f32 to the bits of bf16 or f16, rounded to nearest even (finite inputs).
+uint16_t toHalfBits(float x, Elem e) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if (e == Elem::BF16)
+    return uint16_t((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+  uint32_t sign = (bits >> 16) & 0x8000, mantissa = bits & 0x7FFFFF;
+  int exponent = int((bits >> 23) & 0xFF) - 127 + 15;
+  if (exponent >= 31)
+    return uint16_t(sign | 0x7C00);
+  if (exponent <= 0) {
+    if (exponent < -10)
+      return uint16_t(sign);
+    mantissa |= 0x800000;
+    int shift = 14 - exponent;
+    uint32_t half = mantissa >> shift, rest = mantissa & ((1u << shift) - 1),
+             tie = 1u << (shift - 1);
+    if (rest > tie || (rest == tie && (half & 1)))
+      ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = (uint32_t(exponent) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1FFF;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half;
+  return uint16_t(sign | half);
+}
+
+/// fp8.attention_grad's gradients in double, each with the sum of the
+/// magnitudes of its terms (what a bf16 rounding of P or dS scales with).
+struct Gradients {
+  std::vector<double> dq, dk, dv, dqMagnitude, dkMagnitude, dvMagnitude;
+};
+
+Gradients referenceGrad(const Problem &p, const Inputs &in,
+                        const std::vector<float> &output,
+                        const std::vector<float> &lse,
+                        const std::vector<float> &gradOutput) {
+  const double inf = std::numeric_limits<double>::infinity();
+  int64_t group = p.heads / p.kvHeads, d = p.d;
+  Gradients g;
+  g.dq.assign(p.batch * p.heads * p.sq * d, 0);
+  g.dqMagnitude = g.dq;
+  g.dk.assign(p.batch * p.kvHeads * p.sk * d, 0);
+  g.dv = g.dkMagnitude = g.dvMagnitude = g.dk;
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t h = 0; h < p.heads; ++h) {
+      int64_t kv = n * p.kvHeads + h / group;
+      for (int64_t i = 0; i < p.sq; ++i) {
+        int64_t row = (n * p.heads + h) * p.sq + i;
+        double delta = 0;
+        for (int64_t c = 0; c < d; ++c)
+          delta += double(gradOutput[row * d + c]) * output[row * d + c];
+        for (int64_t j = 0; j < p.sk; ++j) {
+          int64_t keyRow = kv * p.sk + j;
+          double s = 0, dp = 0;
+          for (int64_t c = 0; c < d; ++c) {
+            s += double(in.q.values[row * d + c]) * in.k.values[keyRow * d + c];
+            dp += double(gradOutput[row * d + c]) * in.v.values[keyRow * d + c];
+          }
+          s *= p.scale;
+          if (p.causal && j > i + p.causalOffset)
+            s = -inf;
+          double prob = std::exp(s - double(lse[row]));
+          double ds = prob * (dp - delta);
+          for (int64_t c = 0; c < d; ++c) {
+            double kc = in.k.values[keyRow * d + c];
+            double qc = in.q.values[row * d + c];
+            double oc = gradOutput[row * d + c];
+            g.dq[row * d + c] += p.scale * ds * kc;
+            g.dqMagnitude[row * d + c] += std::fabs(p.scale * ds * kc);
+            g.dk[keyRow * d + c] += p.scale * ds * qc;
+            g.dkMagnitude[keyRow * d + c] += std::fabs(p.scale * ds * qc);
+            g.dv[keyRow * d + c] += prob * oc;
+            g.dvMagnitude[keyRow * d + c] += std::fabs(prob * oc);
+          }
+        }
+      }
+    }
+  return g;
+}
+
+/// [layers, rows, D] values as [layers, D, pitch] bytes of `e`, zero-padded.
+std::vector<uint8_t> transposedBytes(const Tensor &t, int64_t layers,
+                                     int64_t rows, int64_t d) {
+  int64_t pitch = aabi::valuePitch(rows), eb = gabi::bytes(t.e);
+  std::vector<uint8_t> out(layers * d * pitch * eb, 0);
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < d; ++c)
+        std::memcpy(&out[((l * d + c) * pitch + r) * eb],
+                    &t.bytes[((l * rows + r) * d + c) * eb], eb);
+  return out;
+}
+
+/// The backward on `p` (16-bit, no lse in the forward's sense: the grad
+/// kernel's own variant), against referenceGrad; `launchOnly` launches
+/// without comparing. Returns whether it passed.
+bool checkGrad(Run &run, const Problem &p, bool launchOnly,
+               unsigned timingIterations = 0) {
+  CudaRuntime &cuda = run.cuda;
+  aabi::AttentionGradConfig config;
+  config.type = p.qk;
+  config.causal = p.causal;
+  config.headDim = int(p.d);
+  config = aabi::selectGradStages(config);
+  FunctionHandle kernel = check(cuda.getFunction(run.module, config.name()),
+                                "kernel " + config.name());
+  check(cuda.setDynamicSharedMemory(kernel, unsigned(config.sharedBytes())),
+        "allow shared memory");
+  Inputs in = makeInputs(p);
+  int64_t queries = p.batch * p.heads * p.sq, keys = p.batch * p.kvHeads * p.sk;
+  int64_t d = p.d, eb = gabi::bytes(p.qk);
+  // The forward's output (rounded to the element type) and lse (f32), and
+  // dO: what the training step hands the backward.
+  Tensor gradOutput = random(p.qk, queries * d, 2.0f);
+  std::vector<double> forward, forwardLse;
+  if (!launchOnly)
+    reference(p, in, forward, forwardLse);
+  else
+    forward.assign(queries * d, 0), forwardLse.assign(queries, 0);
+  Tensor output{p.qk, std::vector<uint8_t>(queries * d * eb),
+                std::vector<float>(queries * d)};
+  std::vector<float> lse(queries);
+  for (int64_t i = 0; i < queries * d; ++i) {
+    uint16_t h = toHalfBits(float(forward[i]), p.qk);
+    std::memcpy(&output.bytes[2 * i], &h, 2);
+    output.values[i] = toFloat(&output.bytes[2 * i], p.qk);
+  }
+  for (int64_t r = 0; r < queries; ++r)
+    lse[r] = float(forwardLse[r]);
+  std::vector<float> delta(queries);
+  for (int64_t r = 0; r < queries; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < d; ++c)
+      sum += double(gradOutput.values[r * d + c]) * output.values[r * d + c];
+    delta[r] = float(sum);
+  }
+  std::vector<uint8_t> keyT = transposedBytes(in.k, p.batch * p.kvHeads, p.sk, d);
+  std::vector<uint8_t> queryT =
+      transposedBytes(in.q, p.batch * p.heads, p.sq, d);
+  std::vector<uint8_t> gradOutputT =
+      transposedBytes(gradOutput, p.batch * p.heads, p.sq, d);
+  std::vector<DevicePtr> owned;
+  auto upload = [&](const void *data, size_t bytes) {
+    DevicePtr ptr = run.upload(data, bytes);
+    owned.push_back(ptr);
+    return ptr;
+  };
+  DevicePtr dk = upload(in.k.bytes.data(), in.k.bytes.size());
+  DevicePtr dv = upload(in.v.bytes.data(), in.v.bytes.size());
+  DevicePtr dkt = upload(keyT.data(), keyT.size());
+  DevicePtr dq = upload(in.q.bytes.data(), in.q.bytes.size());
+  DevicePtr ddo = upload(gradOutput.bytes.data(), gradOutput.bytes.size());
+  DevicePtr dqt = upload(queryT.data(), queryT.size());
+  DevicePtr ddot = upload(gradOutputT.data(), gradOutputT.size());
+  DevicePtr dlse = upload(lse.data(), lse.size() * 4);
+  DevicePtr ddelta = upload(delta.data(), delta.size() * 4);
+  std::vector<uint8_t> poison(keys * d * eb, 0xff);
+  DevicePtr gradKey = upload(poison.data(), poison.size());
+  DevicePtr gradValue = upload(poison.data(), poison.size());
+  std::vector<float> zeros(queries * d, 0.0f);
+  DevicePtr gradQuery = upload(zeros.data(), zeros.size() * 4);
+
+  int64_t keyPitch = std::max<int64_t>(aabi::valuePitch(p.sk), 16);
+  int64_t queryPitch = std::max<int64_t>(aabi::valuePitch(p.sq), 16);
+  int box = gabi::kRowBytes / int(eb);
+  TensorMap mapK = run.encode(dk, d, p.sk, p.batch * p.kvHeads, d * eb, box,
+                              config.blockN, int(eb));
+  TensorMap mapV = run.encode(dv, d, p.sk, p.batch * p.kvHeads, d * eb, box,
+                              config.blockN, int(eb));
+  TensorMap mapKT = run.encode(dkt, keyPitch, d, p.batch * p.kvHeads,
+                               keyPitch * eb, box, int(d), int(eb));
+  TensorMap mapQ = run.encode(dq, d, p.sq, p.batch * p.heads, d * eb, box,
+                              config.blockM, int(eb));
+  TensorMap mapDO = run.encode(ddo, d, p.sq, p.batch * p.heads, d * eb, box,
+                               config.blockM, int(eb));
+  TensorMap mapQT = run.encode(dqt, queryPitch, d, p.batch * p.heads,
+                               queryPitch * eb, box, int(d), int(eb));
+  TensorMap mapDOT = run.encode(ddot, queryPitch, d, p.batch * p.heads,
+                                queryPitch * eb, box, int(d), int(eb));
+  KernelArgs args;
+  args.add(mapK).add(mapV).add(mapKT).add(mapQ).add(mapDO).add(mapQT);
+  args.add(mapDOT).add(gradKey).add(gradValue).add(gradQuery).add(dlse);
+  args.add(ddelta).add(int32_t(p.sq)).add(int32_t(p.sk));
+  args.add(int32_t(p.heads)).add(int32_t(p.heads / p.kvHeads));
+  args.add(int32_t(p.batch)).add(int32_t(p.causalOffset)).add(p.scale);
+  unsigned grid =
+      unsigned(aabi::gradGridSize(config, p.batch, p.kvHeads, p.sk));
+  auto launch = [&] {
+    check(cuda.launch(kernel, Dim3{grid}, Dim3{unsigned(config.threads())},
+                      unsigned(config.sharedBytes()), args),
+          "launch " + config.name());
+  };
+  bool pass = true;
+  if (timingIterations) {
+    // dQ accumulates: its value after the timing is no result.
+    bench::Timer timer(cuda, 2, timingIterations);
+    float ms = timer([&](unsigned) { launch(); });
+    double flops = 2.5 * 4.0 * p.batch * p.heads * double(p.sq) * p.sk * d /
+                   (p.causal ? 2 : 1);
+    std::printf("ATTNBWD|%s|%lld|%.4f|%.1f\n", gabi::tag(p.qk),
+                (long long)p.sq, ms, flops / (ms * 1e-3) / 1e12);
+  } else {
+    launch();
+    check(cuda.synchronize(), "synchronize");
+  }
+  if (!launchOnly && !timingIterations) {
+    std::vector<uint8_t> gotK(keys * d * eb), gotV(keys * d * eb);
+    std::vector<float> gotQ(queries * d);
+    check(cuda.copyToHost(gotK.data(), gradKey, gotK.size()), "copy D2H");
+    check(cuda.copyToHost(gotV.data(), gradValue, gotV.size()), "copy D2H");
+    check(cuda.copyToHost(gotQ.data(), gradQuery, gotQ.size() * 4),
+          "copy D2H");
+    Gradients want = referenceGrad(p, in, output.values, lse, gradOutput.values);
+    // P and dS are rounded to the element type for their wgmma (half an
+    // ulp, 2^-9 for bf16, of each term); dK and dV are rounded once more.
+    double ulp = p.qk == Elem::F16 ? 1.0 / 2048 : 1.0 / 256;
+    auto compare = [&](const char *name, auto got,
+                       const std::vector<double> &value,
+                       const std::vector<double> &magnitude, double rounding) {
+      int64_t bad = 0;
+      double worst = 0;
+      for (size_t i = 0; i < value.size(); ++i) {
+        double g = got(i), w = value[i];
+        double tolerance = 2 * ulp * magnitude[i] + rounding * std::fabs(w) +
+                           1e-6;
+        worst = std::max(worst, std::fabs(g - w));
+        bad += !(std::fabs(g - w) <= tolerance);
+      }
+      std::printf("  %s: %lld / %zu outside tolerance (max |err| %.3g)\n",
+                  name, (long long)bad, value.size(), worst);
+      return bad == 0;
+    };
+    bool okQ = compare("dQ", [&](size_t i) { return double(gotQ[i]) * p.scale; },
+                       want.dq, want.dqMagnitude, 1e-6);
+    bool okK = compare("dK", [&](size_t i) { return double(toFloat(&gotK[i * eb], p.qk)); },
+                       want.dk, want.dkMagnitude, ulp);
+    bool okV = compare("dV", [&](size_t i) { return double(toFloat(&gotV[i * eb], p.qk)); },
+                       want.dv, want.dvMagnitude, ulp);
+    pass = okQ && okK && okV;
+    std::printf("%-58s %-52s %s\n", p.what.c_str(), config.name().c_str(),
+                pass ? "ok: 0 outside tolerance" : "MISMATCH: gradients");
+  }
+  for (DevicePtr ptr : owned)
+    check(cuda.free(ptr), "free");
+  return pass;
+}
+
+std::vector<Problem> gradProblems() {
+  std::vector<Problem> list;
+  Problem p;
+  p.what = "backward bf16 causal GQA 4/2 heads, 200 tokens";
+  p.causal = true;
+  list.push_back(p);
+  p.what = "backward bf16 causal, 130 queries after 77 cached keys";
+  p.sq = 130;
+  p.sk = 207;
+  p.causalOffset = 77;
+  list.push_back(p);
+  Problem f;
+  f.what = "backward f16 D=64, 2x12 heads, 130 queries x 77 keys";
+  f.qk = f.v = Elem::F16;
+  f.d = 64;
+  f.batch = 2;
+  f.heads = f.kvHeads = 12;
+  f.sq = 130;
+  f.sk = 77;
+  f.scale = 0.125f;
+  list.push_back(f);
+  return list;
+}
+
 std::vector<Problem> correctnessProblems() {
   std::vector<Problem> list;
   Problem p;
@@ -471,6 +753,8 @@ int main(int argc, char **argv) {
       run.launch(l);
       run.release(l);
     }
+    for (const Problem &p : gradProblems())
+      checkGrad(run, p, /*launchOnly=*/true);
     check(cuda->synchronize(), "synchronize");
     return 0;
   }
@@ -478,6 +762,8 @@ int main(int argc, char **argv) {
   bool allPass = true;
   for (const Problem &p : correctnessProblems())
     allPass &= checkProblem(run, p);
+  for (const Problem &p : gradProblems())
+    allPass &= checkGrad(run, p, /*launchOnly=*/false);
   if (skipTiming)
     return allPass ? 0 : 1;
 
@@ -500,5 +786,13 @@ int main(int argc, char **argv) {
       std::printf("ATTN|%s|%lld|%.4f|%.1f\n", fp8 ? "fp8" : "bf16",
                   (long long)tokens, ms, flops / (ms * 1e-3) / 1e12);
     }
+  for (int64_t tokens : {4096, 16384}) {
+    Problem p;
+    p.heads = 32;
+    p.kvHeads = 8;
+    p.sq = p.sk = tokens;
+    p.causal = true;
+    checkGrad(run, p, /*launchOnly=*/true, iterations);
+  }
   return allPass ? 0 : 1;
 }

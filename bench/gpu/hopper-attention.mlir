@@ -69,3 +69,26 @@ func.func @fp8_causal_lse(%q: tensor<1x32x?x128xf8E4M3FN>, %k: tensor<1x8x?x128x
         tensor<1x8x?x128xf8E4M3FN> -> tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
   return %o, %lse : tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
 }
+
+// The backward of a training step's attention: bf16 causal GQA, D = 128;
+// f16, D = 64.
+func.func @bf16_causal_grad(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                            %v: tensor<1x8x?x128xbf16>, %o: tensor<1x32x?x128xbf16>,
+                            %do: tensor<1x32x?x128xbf16>, %lse: tensor<1x32x?xf32>)
+    -> (tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>) {
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse
+      scale 0.0883883461 {causal}
+      : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>,
+        tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
+  return %dq, %dk, %dv : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
+}
+
+func.func @f16_d64_grad(%q: tensor<?x12x?x64xf16>, %k: tensor<?x12x?x64xf16>,
+                        %v: tensor<?x12x?x64xf16>, %o: tensor<?x12x?x64xf16>,
+                        %do: tensor<?x12x?x64xf16>, %lse: tensor<?x12x?xf32>)
+    -> (tensor<?x12x?x64xf16>, tensor<?x12x?x64xf16>, tensor<?x12x?x64xf16>) {
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse scale 0.125
+      : tensor<?x12x?x64xf16>, tensor<?x12x?x64xf16>, tensor<?x12x?x64xf16>,
+        tensor<?x12x?x64xf16>, tensor<?x12x?xf32>
+  return %dq, %dk, %dv : tensor<?x12x?x64xf16>, tensor<?x12x?x64xf16>, tensor<?x12x?x64xf16>
+}

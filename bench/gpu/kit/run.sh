@@ -141,7 +141,7 @@ part gemm 180 env LD_LIBRARY_PATH="${lt_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
   --ptx-promote "$kit/kernels/gemm-promote.ptx" \
   --ptx-tmastore "$kit/kernels/gemm-tmastore.ptx" --iterations=20
 part torch 75 python3 "$kit/torch_gemm.py" --iterations=20
-part attention 120 "$bin/fp8-hopper-attention" \
+part attention 180 "$bin/fp8-hopper-attention" \
   --ptx "$kit/kernels/attention.ptx" --iterations=20
 part torch-attention 90 python3 "$kit/torch_attention.py" --iterations=20
 part block 150 "$bin/fp8-block-bench" --fp8 "$kit/programs/libfp8block.so" \

@@ -183,6 +183,13 @@ def main():
             met &= vs_sdpa >= ATTN_VS_SDPA and vs_bf16 >= ATTN_FP8_VS_BF16
             lines.append("| %s | %.1f | %.1f | %.1f | %.2f | %.2f |" %
                          (tokens, ours, fp8, ref, vs_sdpa, vs_bf16))
+        backward = {r[1]: float(r[3]) for r in rows(attention_log, "ATTNBWD")}
+        sdpa_bwd = {r[0]: float(r[2]) for r in
+                    rows(os.path.join(out, "torch-attention.log"), "SDPABWD")}
+        for tokens, ours in sorted(backward.items(), key=lambda t: int(t[0])):
+            ref = sdpa_bwd.get(tokens, float("nan"))
+            lines.append("| %s backward | %.1f | - | %.1f | %.2f | - |" %
+                         (tokens, ours, ref, ratio(ours, ref)))
         lines.append("")
         lines.append("targets (bf16 >= %.1fx SDPA, FP8 >= %.1fx our bf16): %s"
                      % (ATTN_VS_SDPA, ATTN_FP8_VS_BF16,

@@ -9,6 +9,9 @@ Timing as fp8-hopper-gemm does it: the median of per-launch CUDA events
 after warm-up. TFLOP/s count half of 4 b h s^2 D (causal). One line per
 shape:
     SDPA|<tokens>|<ms>|<TFLOP/s>
+and the backward alone (a forward and backward timed, less the forward;
+2.5 times the forward's flops, FlashAttention's count):
+    SDPABWD|<tokens>|<ms>|<TFLOP/s>
 """
 import argparse
 import statistics
@@ -58,7 +61,22 @@ def main():
         flops = 4.0 * heads * tokens * tokens * d / 2
         print("SDPA|%d|%.4f|%.1f" % (tokens, ms, flops / (ms * 1e-3) / 1e12))
         sys.stdout.flush()
-        del q, k, v
+        q.requires_grad_(True)
+        k.requires_grad_(True)
+        v.requires_grad_(True)
+        grad = torch.randn_like(q)
+
+        def forward_backward():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                 enable_gqa=True)
+            out.backward(grad)
+
+        both = median_ms(torch, forward_backward, args.iterations)
+        bwd = max(both - ms, 1e-6)
+        print("SDPABWD|%d|%.4f|%.1f" % (tokens, bwd,
+                                        2.5 * flops / (bwd * 1e-3) / 1e12))
+        sys.stdout.flush()
+        del q, k, v, grad
         torch.cuda.empty_cache()
 
 
