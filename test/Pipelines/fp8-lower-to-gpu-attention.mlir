@@ -25,6 +25,11 @@
 // CHECK-COUNT-3: llvm.call @fp8GpuEncodeTensorMap
 // CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_causal_d128_128x128_s3
 // CHECK-NOT: fp8.attention
+// CHECK-LABEL: llvm.func @training_step(
+// CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_bf16_bf16_f32_causal_lse_d128_128x128_s3
+// CHECK-COUNT-7: llvm.call @fp8GpuEncodeTensorMap
+// CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_grad_bf16_causal_d128_64x64_s2
+// CHECK-NOT: fp8.attention
 
 func.func @causal_gqa(%q: tensor<1x4x70x4xbf16>, %k: tensor<1x2x133x4xbf16>,
                       %v: tensor<1x2x133x3xbf16>)
@@ -66,4 +71,19 @@ func.func @flash(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
       : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>,
         tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   return %o : tensor<1x32x?x128xbf16>
+}
+
+// A training step's attention (the forward keeps its f32 output and lse)
+// and its backward: both on their flash kernels.
+func.func @training_step(%q: tensor<2x2x?x128xbf16>, %k: tensor<2x1x?x128xbf16>,
+                         %v: tensor<2x1x?x128xbf16>, %do: tensor<2x2x?x128xbf16>)
+    -> (tensor<2x2x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>) {
+  %o, %lse = fp8.attention %q, %k, %v scale 0.0883883461 {causal}
+      : tensor<2x2x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>
+      -> tensor<2x2x?x128xf32>, tensor<2x2x?xf32>
+  %dq, %dk, %dv = fp8.attention_grad %q, %k, %v, %o, %do, %lse
+      scale 0.0883883461 {causal}
+      : tensor<2x2x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>,
+        tensor<2x2x?x128xf32>, tensor<2x2x?xf32>
+  return %dq, %dk, %dv : tensor<2x2x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>
 }
