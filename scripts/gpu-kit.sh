@@ -112,8 +112,8 @@ for file in "${sources[@]}"; do
   mkdir -p "$kit/src/$(dirname "$file")"
   cp "$root/$file" "$kit/src/$file"
 done
-for file in run.sh build-drivers.sh torch_gemm.py torch_attention.py \
-  torch_layer.py summarize.py; do
+for file in run.sh build-drivers.sh timing.py torch_gemm.py \
+  torch_attention.py torch_layer.py summarize.py; do
   cp "$root/bench/gpu/kit/$file" "$kit/$file"
 done
 cp "$root/docs/gpu-kit.md" "$kit/README.md"

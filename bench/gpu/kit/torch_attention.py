@@ -14,21 +14,9 @@ and the backward alone (a forward and backward timed, less the forward;
     SDPABWD|<tokens>|<ms>|<TFLOP/s>
 """
 import argparse
-import statistics
 import sys
 
-
-def median_ms(torch, fn, iterations, warmups=3):
-    for _ in range(warmups):
-        fn()
-    marks = [torch.cuda.Event(enable_timing=True) for _ in range(iterations + 1)]
-    for i in range(iterations):
-        marks[i].record()
-        fn()
-    marks[-1].record()
-    torch.cuda.synchronize()
-    return statistics.median(marks[i].elapsed_time(marks[i + 1])
-                             for i in range(iterations))
+from timing import median_ms
 
 
 def main():
@@ -56,7 +44,7 @@ def main():
                         dtype=torch.bfloat16)
         v = torch.randn(1, kv_heads, tokens, d, device="cuda", generator=gen,
                         dtype=torch.bfloat16)
-        ms = median_ms(torch, lambda: F.scaled_dot_product_attention(
+        ms = median_ms(torch, lambda _: F.scaled_dot_product_attention(
             q, k, v, is_causal=True, enable_gqa=True), args.iterations)
         flops = 4.0 * heads * tokens * tokens * d / 2
         print("SDPA|%d|%.4f|%.1f" % (tokens, ms, flops / (ms * 1e-3) / 1e12))
@@ -71,7 +59,7 @@ def main():
                                                  enable_gqa=True)
             out.backward(grad)
 
-        both = median_ms(torch, forward_backward, args.iterations)
+        both = median_ms(torch, lambda _: forward_backward(), args.iterations)
         bwd = max(both - ms, 1e-6)
         print("SDPABWD|%d|%.4f|%.1f" % (tokens, bwd,
                                         2.5 * flops / (bwd * 1e-3) / 1e12))

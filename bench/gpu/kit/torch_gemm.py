@@ -10,8 +10,9 @@ through buffers larger than L2. One line per shape:
 """
 import argparse
 import math
-import statistics
 import sys
+
+from timing import median_ms
 
 # The shapes of fp8-hopper-gemm's timing table, with its names.
 SHAPES = [
@@ -23,19 +24,6 @@ SHAPES = [
     ("llama3-8b down (4096x4096x14336)", 4096, 4096, 14336),
 ]
 ROTATE_BYTES = 256 << 20
-
-
-def median_ms(torch, fn, copies, iterations, warmups=5):
-    for i in range(warmups):
-        fn(i % copies)
-    marks = [torch.cuda.Event(enable_timing=True) for _ in range(iterations + 1)]
-    for i in range(iterations):
-        marks[i].record()
-        fn(i % copies)
-    marks[-1].record()
-    torch.cuda.synchronize()
-    return statistics.median(marks[i].elapsed_time(marks[i + 1])
-                             for i in range(iterations))
 
 
 def main():
@@ -71,14 +59,15 @@ def main():
                 torch._scaled_mm(a[i], b[i], scale_a=one, scale_b=one,
                                  out_dtype=torch.bfloat16,
                                  use_fast_accum=fast)
-            results.append(tflops(median_ms(torch, run, copies,
-                                            args.iterations)))
+            results.append(tflops(median_ms(
+                torch, lambda i, run=run: run(i % copies), args.iterations,
+                warmups=5)))
         a16 = [x.to(torch.bfloat16) for x in a]
         b16 = [x.to(torch.bfloat16) for x in b]
         del a, b
         results.append(tflops(median_ms(
-            torch, lambda i: torch.matmul(a16[i], b16[i]), copies,
-            args.iterations)))
+            torch, lambda i: torch.matmul(a16[i % copies], b16[i % copies]),
+            args.iterations, warmups=5)))
         del a16, b16
         torch.cuda.empty_cache()
         print("TORCH|%s|%d|%d|%d|%.1f|%.1f|%.1f" % ((name, m, n, k) +

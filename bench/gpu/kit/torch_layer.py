@@ -13,21 +13,9 @@ everywhere else. Also the same layer with every projection in bf16
     LAYER|<variant>|<tokens>|<ms>
 """
 import argparse
-import statistics
 import sys
 
-
-def median_ms(torch, fn, iterations, warmups=3):
-    for _ in range(warmups):
-        fn()
-    marks = [torch.cuda.Event(enable_timing=True) for _ in range(iterations + 1)]
-    for i in range(iterations):
-        marks[i].record()
-        fn()
-    marks[-1].record()
-    torch.cuda.synchronize()
-    return statistics.median(marks[i].elapsed_time(marks[i + 1])
-                             for i in range(iterations))
+from timing import median_ms
 
 
 def main():
@@ -98,7 +86,7 @@ def main():
     x = torch.randn(s, hidden, device=dev, generator=gen).to(bf16)
     with torch.no_grad():
         for name, linear in (("fp8", linear_fp8), ("bf16", linear_bf16)):
-            ms = median_ms(torch, lambda: layer(x, linear), args.iterations)
+            ms = median_ms(torch, lambda _: layer(x, linear), args.iterations)
             print("LAYER|%s|%d|%.4f" % (name, s, ms))
             sys.stdout.flush()
 

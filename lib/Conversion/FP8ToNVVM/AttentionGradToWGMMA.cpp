@@ -100,7 +100,6 @@ private:
   Value smem, tmK, tmV, tmKT, tmQ, tmDO, tmQT, tmDOT;
   Value gradKey, gradValue, gradQuery, lse, delta;
   Value sq, sk, heads, group, batch, causalOffset, scale;
-  Value tid, warpgroup, lane, warpInGroup;
   Value batchIndex, kvHead, keyLayer, key0, firstQueryTile, tilesPerHead,
       iterations;
 };
@@ -467,10 +466,7 @@ void AttentionGradKernelBuilder::build(LLVM::LLVMFuncOp func) {
                                           : Type(b.getBF16Type());
 
   smem = alignedSharedMemory(aabi::kSharedMemoryName);
-  tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
-  warpgroup = divU(tid, i32(gabi::kWarpgroup));
-  lane = remU(tid, i32(32));
-  warpInGroup = remU(divU(tid, i32(32)), i32(4));
+  readThreadIndices();
 
   // The block's keys and key/value head, and its loop: every query head of
   // the group, every query tile that sees a key of the block (causal: from
@@ -494,23 +490,15 @@ void AttentionGradKernelBuilder::build(LLVM::LLVMFuncOp func) {
   tilesPerHead = sub(queryTiles, firstQueryTile);
   iterations = mul(group, tilesPerHead);
 
-  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
-    NVVM::MBarrierInitOp::create(b, keysFull(), i32(1), Value());
-    for (int64_t s = 0; s < c.stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, full(i32(s)), i32(1), Value());
-      NVVM::MBarrierInitOp::create(b, empty(i32(s)), i32(4), Value());
-    }
-    NVVM::FenceMbarrierInitOp::create(b);
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  });
-  NVVM::Barrier0Op::create(b);
-
-  tid = remU(tid, i32(gabi::kWarpgroup));
-  ifThenElse(cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)),
-             [&] { buildProducer(); }, [&] { buildConsumer(); });
-  LLVM::ReturnOp::create(b, ValueRange{});
+  splitWarpgroups(
+      [&] {
+        NVVM::MBarrierInitOp::create(b, keysFull(), i32(1), Value());
+        for (int64_t s = 0; s < c.stages; ++s) {
+          NVVM::MBarrierInitOp::create(b, full(i32(s)), i32(1), Value());
+          NVVM::MBarrierInitOp::create(b, empty(i32(s)), i32(4), Value());
+        }
+      },
+      [&] { buildProducer(); }, [&] { buildConsumer(); });
 }
 
 LLVM::LLVMFuncOp mlir::fp8::getOrBuildFlashAttentionGradKernel(

@@ -122,7 +122,6 @@ private:
   const aabi::AttentionConfig &c;
   Value smem, tmQ, tmK, tmV, out, lse, queryScale, keyScale, valueScale;
   Value sq, sk, heads, group, batch, causalOffset, scale, probabilityScale;
-  Value tid, warpgroup, lane, warpInGroup;
   /// The block's work: its first query row, its (batch, head) and
   /// (batch, kv head) layers, and its key tiles.
   Value row0, queryLayer, keyLayer, numKeyTiles;
@@ -496,10 +495,7 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func) {
   probabilityScale = args[aabi::kProbabilityScale];
 
   smem = alignedSharedMemory(aabi::kSharedMemoryName);
-  tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
-  warpgroup = divU(tid, i32(gabi::kWarpgroup));
-  lane = remU(tid, i32(32));
-  warpInGroup = remU(divU(tid, i32(32)), i32(4));
+  readThreadIndices();
 
   // The block's query tile, head and batch; causal blocks take the tiles
   // with the most keys first (block x = 0 runs the last row tile).
@@ -524,29 +520,19 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func) {
   }
   numKeyTiles = ceilDiv(keyEnd, c.blockN);
 
-  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
-    NVVM::MBarrierInitOp::create(b, queryFull(), i32(1), Value());
-    for (int64_t s = 0; s < c.stages; ++s) {
-      for (int which : {0, 2})
-        NVVM::MBarrierInitOp::create(b, barrier(which, i32(s)), i32(1),
-                                     Value());
-      for (int which : {1, 3})
-        NVVM::MBarrierInitOp::create(b, barrier(which, i32(s)),
-                                     i32(4 * c.consumers()), Value());
-    }
-    // Make the initialized barriers visible to the TMA unit (async proxy)
-    // before any copy signals them.
-    NVVM::FenceMbarrierInitOp::create(b);
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  });
-  NVVM::Barrier0Op::create(b);
-
-  tid = remU(tid, i32(gabi::kWarpgroup));
-  ifThenElse(cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)),
-             [&] { buildProducer(); }, [&] { buildConsumer(); });
-  LLVM::ReturnOp::create(b, ValueRange{});
+  splitWarpgroups(
+      [&] {
+        NVVM::MBarrierInitOp::create(b, queryFull(), i32(1), Value());
+        for (int64_t s = 0; s < c.stages; ++s) {
+          for (int which : {0, 2})
+            NVVM::MBarrierInitOp::create(b, barrier(which, i32(s)), i32(1),
+                                         Value());
+          for (int which : {1, 3})
+            NVVM::MBarrierInitOp::create(b, barrier(which, i32(s)),
+                                         i32(4 * c.consumers()), Value());
+        }
+      },
+      [&] { buildProducer(); }, [&] { buildConsumer(); });
 }
 
 LLVM::LLVMFuncOp
@@ -589,20 +575,37 @@ static std::optional<aabi::Elem> getElem(Type type) {
   return std::nullopt;
 }
 
+/// The head dimension both kernels need, one static extent for the query
+/// and the value, with no mask operand; or why not.
+static FailureOr<int64_t> getHeadDim(Value mask, Value query, Value value,
+                                     std::string &whyNot) {
+  if (mask) {
+    whyNot = "it has a mask operand (the kernel masks causally and by "
+             "length only)";
+    return failure();
+  }
+  int64_t d = cast<RankedTensorType>(query.getType()).getShape().back();
+  int64_t dv = cast<RankedTensorType>(value.getType()).getShape().back();
+  if (ShapedType::isDynamic(d) || d != dv) {
+    whyNot = "its head dimensions are not one static extent";
+    return failure();
+  }
+  return d;
+}
+
 FailureOr<aabi::AttentionConfig>
 mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
   auto fail = [&](StringRef reason) {
     whyNot = reason.str();
     return failure();
   };
-  if (op.getMask())
-    return fail("it has a mask operand (the kernel masks causally and by "
-                "length only)");
+  FailureOr<int64_t> headDim =
+      getHeadDim(op.getMask(), op.getQuery(), op.getValue(), whyNot);
+  if (failed(headDim))
+    return failure();
+  int64_t d = *headDim;
   RankedTensorType query = op.getQuery().getType();
   RankedTensorType value = op.getValue().getType();
-  int64_t d = query.getShape().back(), dv = value.getShape().back();
-  if (ShapedType::isDynamic(d) || d != dv)
-    return fail("its head dimensions are not one static extent");
   std::optional<aabi::Elem> qk = getElem(query.getElementType());
   std::optional<aabi::Elem> v = getElem(value.getElementType());
   std::optional<aabi::Elem> out =
@@ -627,27 +630,24 @@ mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
 
 FailureOr<aabi::AttentionGradConfig>
 mlir::fp8::planFlashAttentionGrad(AttentionGradOp op, std::string &whyNot) {
-  auto fail = [&](StringRef reason) {
-    whyNot = reason.str();
+  FailureOr<int64_t> headDim =
+      getHeadDim(op.getMask(), op.getQuery(), op.getValue(), whyNot);
+  if (failed(headDim))
     return failure();
-  };
-  if (op.getMask())
-    return fail("it has a mask operand (the kernel masks causally and by "
-                "length only)");
+  int64_t d = *headDim;
   auto query = cast<RankedTensorType>(op.getQuery().getType());
   auto value = cast<RankedTensorType>(op.getValue().getType());
-  int64_t d = query.getShape().back(), dv = value.getShape().back();
-  if (ShapedType::isDynamic(d) || d != dv)
-    return fail("its head dimensions are not one static extent");
   std::optional<aabi::Elem> type = getElem(query.getElementType());
   Type element = query.getElementType();
   bool oneType = op.getKey().getType().getElementType() == element &&
                  value.getElementType() == element &&
                  cast<RankedTensorType>(op.getGradOutput().getType())
                          .getElementType() == element;
-  if (!type || !oneType || !aabi::isGradSupported(*type, d))
-    return fail("no backward kernel takes its element types and head "
-                "dimension (one 16-bit type, D = 64 or 128)");
+  if (!type || !oneType || !aabi::isGradSupported(*type, d)) {
+    whyNot = "no backward kernel takes its element types and head "
+             "dimension (one 16-bit type, D = 64 or 128)";
+    return failure();
+  }
   aabi::AttentionGradConfig config;
   config.type = *type;
   config.headDim = d;

@@ -238,7 +238,11 @@ private:
   /// `memref` with 8-bit float elements as the i8 memref a kernel takes.
   Value asBytes(Value memref);
   Value toI64(Value index);
+  Value toI32(Value index);
   Value constIndex(int64_t v);
+  /// max(extent, minimum), folded where the extent is known (a tensor map
+  /// must describe at least one element; a grid of 0 is not launched).
+  Value atLeast(Value extent, int64_t minimum);
   /// A launch on a grid of gridX (x gridY) blocks of blockX threads.
   void launch(StringRef kernel, Value gridX, int64_t blockX,
               ArrayRef<Value> args, Value gridY = {});
@@ -352,6 +356,14 @@ Value HostLowering::constIndex(int64_t v) {
 
 Value HostLowering::toI64(Value index) {
   return arith::IndexCastOp::create(*b, b->getI64Type(), index);
+}
+
+Value HostLowering::toI32(Value index) {
+  return arith::IndexCastOp::create(*b, b->getI32Type(), index);
+}
+
+Value HostLowering::atLeast(Value extent, int64_t minimum) {
+  return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
 }
 
 Value HostLowering::dims(Value memref, int64_t dim) {
@@ -869,9 +881,6 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   // cannot describe an empty operand). No control flow: the launcher
   // stays one block, which fp8-async-gpu-host inlines into the caller's
   // stream.
-  auto atLeast = [&](Value extent, int64_t minimum) -> Value {
-    return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
-  };
 
   auto globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
   auto mapType = LLVM::LLVMArrayType::get(b->getI64Type(), 16);
@@ -879,16 +888,13 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
   auto i32Const = [&](int64_t v) {
     return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
   };
-  auto toI32 = [&](Value index) {
-    return arith::IndexCastOp::create(*b, i32, index);
-  };
   bool rhsBatched = rhsRank == rank;
   Value mapK = atLeast(k, 1), mapPitch = atLeast(pitch, 16 / elementBytes);
-  Value mapA = encodeTensorMap(lhs, mapK, atLeast(m, 1), atLeast(batch, 1), mapPitch,
-                      boxK, blockM);
+  Value mapA = encodeTensorMap(lhs, mapK, atLeast(m, 1), atLeast(batch, 1),
+                               mapPitch, boxK, blockM);
   Value mapB = encodeTensorMap(rhs, mapK, atLeast(n, 1),
-                      rhsBatched ? atLeast(batch, 1) : constIndex(1),
-                      mapPitch, boxK, blockN);
+                               rhsBatched ? atLeast(batch, 1) : constIndex(1),
+                               mapPitch, boxK, blockN);
   Value null = LLVM::ZeroOp::create(*b, globalPtr);
   auto pointerOrNull = [&](Value value) {
     return value ? pointer(buffers.lookup(value)) : null;
@@ -1029,9 +1035,6 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
 
   Value layers = arith::MulIOp::create(*b, batch, heads);
   Value kvLayers = arith::MulIOp::create(*b, batch, kvHeads);
-  auto atLeast = [&](Value extent, int64_t minimum) -> Value {
-    return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
-  };
   int64_t qkBytes =
       cast<MemRefType>(query.getType()).getElementTypeBitWidth() / 8;
   int64_t vBytes = valueType.getElementTypeBitWidth() / 8;
@@ -1048,10 +1051,6 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
       *b, LLVM::LLVMPointerType::get(ctx, kGlobalSpace));
   auto pointerOrNull = [&](Value v) {
     return v ? pointer(buffers.lookup(v)) : null;
-  };
-  Type i32 = b->getI32Type();
-  auto toI32 = [&](Value index) {
-    return arith::IndexCastOp::create(*b, i32, index);
   };
   auto f32Const = [&](float v) {
     return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
@@ -1167,9 +1166,6 @@ LogicalResult HostLowering::lowerAttentionGrad(AttentionGradOp op) {
 
   Value layers = arith::MulIOp::create(*b, batch, heads);
   Value kvLayers = arith::MulIOp::create(*b, batch, kvHeads);
-  auto atLeast = [&](Value extent, int64_t minimum) -> Value {
-    return b->createOrFold<arith::MaxUIOp>(extent, constIndex(minimum));
-  };
   int64_t bytes = queryType.getElementTypeBitWidth() / 8;
   int64_t box = gemm_abi::kRowBytes / bytes;
   Value d = constIndex(headDim);
@@ -1200,10 +1196,6 @@ LogicalResult HostLowering::lowerAttentionGrad(AttentionGradOp op) {
   args[attention_abi::kGradQueryAccum] = pointer(gradQueryAccum);
   args[attention_abi::kGradLse] = pointer(lse);
   args[attention_abi::kGradDelta] = pointer(delta);
-  Type i32 = b->getI32Type();
-  auto toI32 = [&](Value index) {
-    return arith::IndexCastOp::create(*b, i32, index);
-  };
   args[attention_abi::kGradQueries] = toI32(sq);
   args[attention_abi::kGradKeys] = toI32(sk);
   args[attention_abi::kGradHeads] = toI32(heads);

@@ -184,7 +184,6 @@ private:
   /// The staging tile of a TMA-store epilogue and its first row / column.
   Value staging, stagedRow, stagedCol;
   Value m, n, k, batch, rhsBatched;
-  Value tid, warpgroup, lane, warpInGroup;
   Value tilesM, tilesN, tilesPerBatch, numTiles, numK;
   /// Column blocks of 128 of the rhs scales (blockScaled).
   Value scaleBlocksN;
@@ -841,37 +840,23 @@ void GemmKernelBuilder::build(LLVM::LLVMFuncOp func) {
 
   smem = alignedSharedMemory(gabi::kSharedMemoryName);
 
-  tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
-  warpgroup = divU(tid, i32(gabi::kWarpgroup));
-  lane = remU(tid, i32(32));
-  warpInGroup = remU(divU(tid, i32(32)), i32(4));
+  readThreadIndices();
   tilesM = ceilDiv(m, c.blockM);
   tilesN = ceilDiv(n, c.blockN);
   tilesPerBatch = mul(tilesM, tilesN);
   numTiles = mul(tilesPerBatch, batch);
   numK = ceilDiv(k, c.blockK());
   scaleBlocksN = ceilDiv(n, 128);
-  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
-    for (int64_t s = 0; s < c.stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, fullBarrier(i32(s)), i32(1), Value());
-      NVVM::MBarrierInitOp::create(b, emptyBarrier(i32(s)),
-                                   i32(4 * c.consumers()), Value());
-    }
-    // Make the initialized barriers visible to the TMA unit (async proxy)
-    // before any copy signals them.
-    NVVM::FenceMbarrierInitOp::create(b);
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  });
-  NVVM::Barrier0Op::create(b);
-
-  // From here on the warpgroups never synchronize as a block again: the
-  // producer's idle threads may exit.
-  tid = remU(tid, i32(gabi::kWarpgroup));
-  ifThenElse(cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)),
-             [&] { buildProducer(); }, [&] { buildConsumer(); });
-  LLVM::ReturnOp::create(b, ValueRange{});
+  splitWarpgroups(
+      [&] {
+        for (int64_t s = 0; s < c.stages; ++s) {
+          NVVM::MBarrierInitOp::create(b, fullBarrier(i32(s)), i32(1),
+                                       Value());
+          NVVM::MBarrierInitOp::create(b, emptyBarrier(i32(s)),
+                                       i32(4 * c.consumers()), Value());
+        }
+      },
+      [&] { buildProducer(); }, [&] { buildConsumer(); });
 }
 
 LLVM::LLVMFuncOp

@@ -91,6 +91,30 @@ Value WgmmaBuilder::descriptor(Value tile) {
       b, field, i64((int64_t(1024 >> 4) << 32) | (int64_t(1) << 62)));
 }
 
+void WgmmaBuilder::readThreadIndices() {
+  tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+  warpgroup = divU(tid, i32(gemm_abi::kWarpgroup));
+  lane = remU(tid, i32(32));
+  warpInGroup = remU(divU(tid, i32(32)), i32(4));
+}
+
+void WgmmaBuilder::splitWarpgroups(llvm::function_ref<void()> initBarriers,
+                                   llvm::function_ref<void()> producer,
+                                   llvm::function_ref<void()> consumer) {
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+    initBarriers();
+    NVVM::FenceMbarrierInitOp::create(b);
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  });
+  NVVM::Barrier0Op::create(b);
+  tid = remU(tid, i32(gemm_abi::kWarpgroup));
+  ifThenElse(cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)), producer,
+             consumer);
+  LLVM::ReturnOp::create(b, ValueRange{});
+}
+
 void WgmmaBuilder::wait(Value barrier, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(b, barrier, parity,
                                         i32(kTryWaitTicks));

@@ -107,6 +107,20 @@ protected:
   /// stride byte offset 1024 (8 rows of 128 bytes), swizzle mode 1 (128B).
   Value descriptor(Value tile);
 
+  /// Reads the thread's indices: `tid` in the block, its `warpgroup`, its
+  /// `lane` and its warp in the warpgroup.
+  void readThreadIndices();
+  /// The warp-specialized body every kernel here has: thread 0 initializes
+  /// the mbarriers (`initBarriers`) and makes them visible to the TMA unit
+  /// (async proxy) before any copy signals them, the block synchronizes
+  /// once, then warpgroup 0 runs `producer` and the others `consumer`, with
+  /// `tid` their index within their warpgroup (the warpgroups never
+  /// synchronize as a block again: the producer's idle threads may exit);
+  /// then the function returns.
+  void splitWarpgroups(llvm::function_ref<void()> initBarriers,
+                       llvm::function_ref<void()> producer,
+                       llvm::function_ref<void()> consumer);
+
   /// Waits until the mbarrier at `barrier` completes the phase of parity
   /// `parity`.
   void wait(Value barrier, Value parity);
@@ -154,6 +168,7 @@ protected:
 
   ImplicitLocOpBuilder &b;
   MLIRContext *ctx;
+  Value tid, warpgroup, lane, warpInGroup;
 };
 
 } // namespace mlir::fp8
