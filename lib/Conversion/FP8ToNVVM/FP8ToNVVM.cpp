@@ -250,6 +250,14 @@ private:
               int64_t sharedBytes, ArrayRef<Value> args, Value gridY = {});
   Value elementwiseGrid(Value n);
   void zeroAmax(Value amax);
+  /// What a wgmma-kernel pass recorded on `op`: the kernel and its launch
+  /// shape [tile, tile, threads, dynamic shared bytes]; a located error
+  /// naming `pass` when there is none (or this is no launcher).
+  struct WgmmaLaunch {
+    SymbolRefAttr kernel;
+    int64_t tile[2], threads, sharedBytes;
+  };
+  FailureOr<WgmmaLaunch> getWgmmaLaunch(Operation *op, StringRef pass);
   /// A call of the runtime function `name`, declared on first use.
   func::CallOp runtimeCall(StringRef name, TypeRange results, ValueRange args);
   /// A 3-D CUtensorMap of `memref` ({cols, rows, layers}, rows `rowPitch`
@@ -478,6 +486,16 @@ void HostLowering::zeroAmax(Value amax) {
     return;
   }
   gpu::MemsetOp::create(*b, Type(), ValueRange{}, amax, zero);
+}
+
+FailureOr<HostLowering::WgmmaLaunch>
+HostLowering::getWgmmaLaunch(Operation *op, StringRef pass) {
+  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
+  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
+  if (!launcher || !kernel || !tile || tile.size() != 4)
+    return op->emitOpError() << "has no wgmma launch: run " << pass
+                             << " first";
+  return WgmmaLaunch{kernel, {tile[0], tile[1]}, tile[2], tile[3]};
 }
 
 func::CallOp HostLowering::runtimeCall(StringRef name, TypeRange results,
@@ -805,14 +823,15 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
                                            Value rhsValue, Value lhsScale,
                                            Value rhsScale, Value biasValue,
                                            Value result, Value resultAmax) {
-  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
-  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
-  if (!launcher || !kernel || !tile || tile.size() != 4)
-    return op->emitOpError("has no wgmma launch: run "
-                           "convert-fp8-scaled-matmul-to-wgmma first");
+  FailureOr<WgmmaLaunch> launchShape =
+      getWgmmaLaunch(op, "convert-fp8-scaled-matmul-to-wgmma");
+  if (failed(launchShape))
+    return failure();
   MLIRContext *ctx = b->getContext();
-  int64_t blockM = tile[0], blockN = tile[1], threads = tile[2],
-          sharedBytes = tile[3];
+  SymbolRefAttr kernel = launchShape->kernel;
+  int64_t blockM = launchShape->tile[0], blockN = launchShape->tile[1],
+          threads = launchShape->threads,
+          sharedBytes = launchShape->sharedBytes;
   Value lhs = buffers.lookup(lhsValue);
   Value rhs = buffers.lookup(rhsValue);
   auto resultType = cast<RankedTensorType>(result.getType());
@@ -995,14 +1014,15 @@ Value HostLowering::transposeRows(Value memref, Value &pitch,
 /// attention_abi::valueKeyAt): memref copies the rest of the program
 /// lowers, as the padded GEMM operands. Launchers only (fp8-lower-to-gpu).
 LogicalResult HostLowering::lowerAttention(AttentionOp op) {
-  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
-  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
-  if (!launcher || !kernel || !tile || tile.size() != 4)
-    return op->emitOpError("has no flash attention launch: run "
-                           "convert-fp8-attention-to-wgmma first");
+  FailureOr<WgmmaLaunch> launchShape =
+      getWgmmaLaunch(op, "convert-fp8-attention-to-wgmma");
+  if (failed(launchShape))
+    return failure();
   MLIRContext *ctx = b->getContext();
-  int64_t blockM = tile[0], blockN = tile[1], threads = tile[2],
-          sharedBytes = tile[3];
+  SymbolRefAttr kernel = launchShape->kernel;
+  int64_t blockM = launchShape->tile[0], blockN = launchShape->tile[1],
+          threads = launchShape->threads,
+          sharedBytes = launchShape->sharedBytes;
   Value query = buffers.lookup(op.getQuery());
   Value key = buffers.lookup(op.getKey());
   Value value = buffers.lookup(op.getValue());
@@ -1089,14 +1109,15 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
 /// transposed K, Q and dO, the zeroed f32 dQ the kernel adds into, and
 /// grad_query = round(scale * dQ) after. Launchers only.
 LogicalResult HostLowering::lowerAttentionGrad(AttentionGradOp op) {
-  auto kernel = op->getAttrOfType<SymbolRefAttr>(kWgmmaKernelAttr);
-  auto tile = op->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttr);
-  if (!launcher || !kernel || !tile || tile.size() != 4)
-    return op->emitOpError("has no flash attention launch: run "
-                           "convert-fp8-attention-to-wgmma first");
+  FailureOr<WgmmaLaunch> launchShape =
+      getWgmmaLaunch(op, "convert-fp8-attention-to-wgmma");
+  if (failed(launchShape))
+    return failure();
   MLIRContext *ctx = b->getContext();
-  int64_t blockN = tile[0], blockM = tile[1], threads = tile[2],
-          sharedBytes = tile[3];
+  SymbolRefAttr kernel = launchShape->kernel;
+  int64_t blockN = launchShape->tile[0], blockM = launchShape->tile[1],
+          threads = launchShape->threads,
+          sharedBytes = launchShape->sharedBytes;
   Value query = buffers.lookup(op.getQuery());
   Value key = buffers.lookup(op.getKey());
   Value value = buffers.lookup(op.getValue());
