@@ -707,3 +707,39 @@ func.func @no_fold_dynamic_block_quantize() -> (tensor<?x3xf8E4M3FN>, tensor<?x3
   %d = fp8.dequantize %c8, %s block [1, 3] : tensor<4x3xf8E4M3FN> scales tensor<4x1xf32> -> tensor<?x3xf32>
   return %q, %d : tensor<?x3xf8E4M3FN>, tensor<?x3xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// fp8.attention, fp8.attention_grad
+//===----------------------------------------------------------------------===//
+
+// A mask that changes no score goes: a boolean splat of true, an additive
+// splat of +0 or -0 (s + 0 = s, s + -0 = s, exactly). causal goes where it
+// masks nothing: 8 keys, causal_offset 7 (row 0 sees keys 0 .. 7), and
+// not at offset 6 (row 0 would miss key 7).
+// CHECK-LABEL: func.func @attention_neutral_masks
+// CHECK: fp8.attention %arg0, %arg0, %arg0 scale 5.000000e-01 :
+// CHECK: fp8.attention %arg0, %arg0, %arg0 scale 5.000000e-01 :
+// CHECK: fp8.attention %arg0, %arg0, %arg0 scale 5.000000e-01 :
+// CHECK: fp8.attention %arg0, %arg0, %arg0 scale 5.000000e-01 :
+// CHECK: fp8.attention %arg0, %arg0, %arg0 scale 5.000000e-01 {causal, causal_offset = 6 : i64} :
+// A mask that does change scores stays: false masks a score, 1.0 shifts it.
+// CHECK: fp8.attention %arg0, %arg0, %arg0 mask %{{.+}} : tensor<1x1x8x8xi1>
+// CHECK: fp8.attention %arg0, %arg0, %arg0 mask %{{.+}} : tensor<1x1x8x8xf32>
+// The backward likewise.
+// CHECK: fp8.attention_grad %arg0, %arg0, %arg0, %arg0, %arg0, %arg1 scale 5.000000e-01 :
+func.func @attention_neutral_masks(%x: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %true = arith.constant dense<true> : tensor<1x1x8x8xi1>
+  %zero = arith.constant dense<0.0> : tensor<1x1x8x8xf32>
+  %negzero = arith.constant dense<-0.0> : tensor<1x2x8x8xf32>
+  %false = arith.constant dense<false> : tensor<1x1x8x8xi1>
+  %one = arith.constant dense<1.0> : tensor<1x1x8x8xf32>
+  %0 = fp8.attention %x, %x, %x mask %true : tensor<1x1x8x8xi1> scale 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %1 = fp8.attention %x, %x, %x mask %zero : tensor<1x1x8x8xf32> scale 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %2 = fp8.attention %x, %x, %x mask %negzero : tensor<1x2x8x8xf32> scale 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %3 = fp8.attention %x, %x, %x scale 0.5 {causal, causal_offset = 7} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %4 = fp8.attention %x, %x, %x scale 0.5 {causal, causal_offset = 6} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %5 = fp8.attention %x, %x, %x mask %false : tensor<1x1x8x8xi1> scale 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %6 = fp8.attention %x, %x, %x mask %one : tensor<1x1x8x8xf32> scale 0.5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %dq, %dk, %dv = fp8.attention_grad %x, %x, %x, %x, %x, %lse mask %true : tensor<1x1x8x8xi1> scale 0.5 {causal, causal_offset = 9} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %dq : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}

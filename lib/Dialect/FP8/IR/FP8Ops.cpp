@@ -961,3 +961,65 @@ LogicalResult AttentionGradOp::verify() {
 
 #define GET_OP_CLASSES
 #include "fp8/Dialect/FP8/IR/FP8Ops.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Attention canonicalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// `causal` where every key is visible (a static sk and causal_offset >=
+/// sk - 1): the causal mask masks nothing.
+template <typename OpT>
+struct DropTrivialCausal : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getCausal())
+      return failure();
+    int64_t keys = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
+    if (ShapedType::isDynamic(keys) ||
+        static_cast<int64_t>(op.getCausalOffset()) < keys - 1)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setCausal(false);
+      op.setCausalOffsetAttr(rewriter.getI64IntegerAttr(0));
+    });
+    return success();
+  }
+};
+
+/// A constant mask that changes no score: a boolean splat of true, or an
+/// additive splat of zeros (s + 0 = s and s + -0 = s, exactly).
+template <typename OpT>
+struct DropNeutralMask : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr mask;
+    if (!op.getMask() || !matchPattern(op.getMask(), m_Constant(&mask)) ||
+        !mask.isSplat())
+      return failure();
+    Type element = mask.getElementType();
+    bool neutral = element.isInteger(1)
+                       ? mask.getSplatValue<bool>()
+                       : isa<FloatType>(element) &&
+                             mask.getSplatValue<APFloat>().isZero();
+    if (!neutral)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().clear(); });
+    return success();
+  }
+};
+} // namespace
+
+void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<DropTrivialCausal<AttentionOp>, DropNeutralMask<AttentionOp>>(
+      context);
+}
+
+void AttentionGradOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                  MLIRContext *context) {
+  results.add<DropTrivialCausal<AttentionGradOp>,
+              DropNeutralMask<AttentionGradOp>>(context);
+}

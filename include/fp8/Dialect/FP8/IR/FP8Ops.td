@@ -462,6 +462,10 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       rows they reach NaN, as in the written graph.
     - `lse` (optional result) is the f32 log-sum-exp of each row's scores,
       what a backward pass needs to recompute `P`.
+    - Canonicalization (exact): a constant mask that changes no score (a
+      boolean splat of `true`, an additive splat of `+0` or `-0`) is
+      dropped, and so is `causal` when it masks nothing (a static `sk` and
+      `causal_offset >= sk - 1`).
     - FP8 scores: `query` and `key` may be FP8 (one type for both, E4M3 or
       E5M2) with `scales`: `query_scale_inv [b, hq, sq]` and
       `key_scale_inv [b, hkv, sk]`, one f32 per token, which multiply each
@@ -560,6 +564,7 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     }]>,
   ];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
     /// True when `mask` is boolean (i1: true keeps the score).
     bool hasBooleanMask() {
@@ -648,6 +653,7 @@ def FP8_AttentionGradOp : FP8_Op<"attention_grad", [Pure,
     type($lse)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
     /// True when `mask` is boolean (i1: true keeps the score).
     bool hasBooleanMask() {
