@@ -579,7 +579,9 @@ static std::optional<aabi::Elem> getElem(Type type) {
 /// and the value, with no mask operand; or why not.
 static FailureOr<int64_t> getHeadDim(Value mask, Value query, Value value,
                                      std::string &whyNot) {
-  if (mask) {
+  // A mask that changes no score (canonicalization would drop it) is not
+  // read: the launch never passes it.
+  if (mask && !isNeutralAttentionMask(mask)) {
     whyNot = "it has a mask operand (the kernel masks causally and by "
              "length only)";
     return failure();

@@ -76,6 +76,19 @@ func.func @fp8_scores(%q: tensor<1x32x4096x128xf8E5M2>, %k: tensor<1x8x4101x128x
 
 // -----
 
+// A mask that changes no score (an exporter's all-zero additive mask) is
+// not read: the kernel takes the op.
+// CHECK-LABEL: func.func @neutral_mask
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_d128_128x128_s3
+func.func @neutral_mask(%q: tensor<1x4x64x128xbf16>) -> tensor<1x4x64x128xbf16> {
+  %zero = arith.constant dense<0.0> : tensor<1x1x64x64xbf16>
+  // expected-remark @+1 {{flash_attention_bf16_bf16_bf16_d128_128x128_s3}}
+  %o = fp8.attention %q, %q, %q mask %zero : tensor<1x1x64x64xbf16> scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16> -> tensor<1x4x64x128xbf16>
+  return %o : tensor<1x4x64x128xbf16>
+}
+
+// -----
+
 // What no kernel takes stays as it is, with the reason.
 // CHECK-LABEL: func.func @left
 // CHECK-NOT: fp8.wgmma_kernel

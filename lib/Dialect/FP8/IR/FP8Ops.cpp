@@ -966,6 +966,17 @@ LogicalResult AttentionGradOp::verify() {
 // Attention canonicalization
 //===----------------------------------------------------------------------===//
 
+bool mlir::fp8::isNeutralAttentionMask(Value mask) {
+  DenseElementsAttr constant;
+  if (!mask || !matchPattern(mask, m_Constant(&constant)) ||
+      !constant.isSplat())
+    return false;
+  Type element = constant.getElementType();
+  if (element.isInteger(1))
+    return constant.getSplatValue<bool>();
+  return isa<FloatType>(element) && constant.getSplatValue<APFloat>().isZero();
+}
+
 namespace {
 /// `causal` where every key is visible (a static sk and causal_offset >=
 /// sk - 1): the causal mask masks nothing.
@@ -995,16 +1006,7 @@ struct DropNeutralMask : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
-    DenseElementsAttr mask;
-    if (!op.getMask() || !matchPattern(op.getMask(), m_Constant(&mask)) ||
-        !mask.isSplat())
-      return failure();
-    Type element = mask.getElementType();
-    bool neutral = element.isInteger(1)
-                       ? mask.getSplatValue<bool>()
-                       : isa<FloatType>(element) &&
-                             mask.getSplatValue<APFloat>().isZero();
-    if (!neutral)
+    if (!op.getMask() || !isNeutralAttentionMask(op.getMask()))
       return failure();
     rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().clear(); });
     return success();

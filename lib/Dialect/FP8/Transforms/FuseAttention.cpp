@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 #include <cmath>
@@ -1433,6 +1434,21 @@ struct FP8FuseAttentionPass
                                 : "");
       fuse(rewriter, *match);
     }
+    // What fusion made, simplified exactly where it can be (a mask that
+    // changes no score, a causal flag that masks nothing): the kernels
+    // take an attention without a mask.
+    SmallVector<Operation *> attentions;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionGradOp>(op))
+        attentions.push_back(op);
+    });
+    RewritePatternSet patterns(&getContext());
+    AttentionOp::getCanonicalizationPatterns(patterns, &getContext());
+    AttentionGradOp::getCanonicalizationPatterns(patterns, &getContext());
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    (void)applyOpPatternsGreedily(attentions, std::move(patterns), config);
   }
 };
 } // namespace

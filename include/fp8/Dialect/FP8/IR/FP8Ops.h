@@ -21,6 +21,11 @@ std::optional<numerics::Format> getNumericsFormat(Type type);
 /// ceil(size / block) in each dimension (dynamic stays dynamic).
 SmallVector<int64_t> getBlockScaleShape(ArrayRef<int64_t> shape,
                                         ArrayRef<int64_t> block);
+
+/// Whether an attention mask changes no score: a constant boolean splat of
+/// true, or an additive constant splat of +0 or -0 (fp8.attention's
+/// canonicalization drops it; a kernel may ignore it).
+bool isNeutralAttentionMask(Value mask);
 } // namespace mlir::fp8
 
 #define GET_OP_CLASSES
