@@ -318,6 +318,15 @@ void AttentionGradKernelBuilder::buildConsumer() {
         }
         SmallVector<std::array<Value, 4>> pFragments = pack(p);
         SmallVector<std::array<Value, 4>> dsFragments = pack(ds);
+        // dS into shared memory for dQ before the fragments become A
+        // operands: PTX forbids reading the registers of an in-flight
+        // wgmma. The buffer is free: the previous step's dQ wgmma was
+        // waited for and the consumers synchronized after it.
+        storeGradScores(dsFragments);
+        NVVM::FenceProxyOp::create(
+            b, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        syncConsumers();
 
         // dV += P^T dO, dK += dS^T Q: K = the 64 queries, one 128-byte
         // panel of the transposed tiles, +2 per k16 step.
@@ -337,12 +346,7 @@ void AttentionGradKernelBuilder::buildConsumer() {
         NVVM::WgmmaGroupSyncAlignedOp::create(b);
 
         // dQ += dS K, 64 columns of D at a time: dS [queries, keys] through
-        // shared memory, K^T's rows of those columns.
-        storeGradScores(dsFragments);
-        NVVM::FenceProxyOp::create(
-            b, NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-        syncConsumers();
+        // shared memory (written above), K^T's rows of those columns.
         Value queryRows[2] = {add(query0, rowInTile),
                               add(query0, add(rowInTile, i32(8)))};
         for (int64_t half = 0; half < c.headDim / 64; ++half) {

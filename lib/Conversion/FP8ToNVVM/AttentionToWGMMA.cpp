@@ -336,16 +336,23 @@ void AttentionKernelBuilder::buildConsumer() {
 
         // The scaled scores (FP8: times the query's and the key's scale,
         // in the op's order).
+        // The thread's keys are column0 + 8 j + e: one scale each (both
+        // rows share it).
+        SmallVector<Value> keyScales;
+        if (c.fp8Scores())
+          for (int64_t j = 0; j < c.blockN / 8; ++j)
+            for (int e = 0; e < 2; ++e) {
+              Value key = add(key0, add(column0, i32(8 * j + e)));
+              keyScales.push_back(loadF32(
+                  keyScale, add(mul(keyLayer, sk),
+                                arith::MinUIOp::create(b, key, lastKey))));
+            }
         SmallVector<Value> scores(numScores);
         for (int64_t i = 0; i < numScores; ++i) {
           Value x = LLVM::ExtractValueOp::create(b, s, i);
-          if (c.fp8Scores()) {
-            Value key = add(key0, add(column0, i32(8 * (i / 4) + i % 2)));
-            Value keyScaleValue = loadF32(
-                keyScale, add(mul(keyLayer, sk),
-                              arith::MinUIOp::create(b, key, lastKey)));
-            x = fmul(fmul(x, queryScales[(i / 2) % 2]), keyScaleValue);
-          }
+          if (c.fp8Scores())
+            x = fmul(fmul(x, queryScales[(i / 2) % 2]),
+                     keyScales[2 * (i / 4) + i % 2]);
           scores[i] = fmul(x, scale);
         }
         // -inf for keys past sk and, causal, past the row's last key; only

@@ -49,6 +49,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_CONVERTFP8TONVVM
@@ -243,6 +245,9 @@ private:
   /// max(extent, minimum), folded where the extent is known (a tensor map
   /// must describe at least one element; a grid of 0 is not launched).
   Value atLeast(Value extent, int64_t minimum);
+  /// The kernels' i32 causal_offset: min(offset, sk), exact (from sk - 1
+  /// on, the causal mask masks nothing) and free of i32 overflow.
+  Value causalOffsetArg(uint64_t offset, Value sk);
   /// A launch on a grid of gridX (x gridY) blocks of blockX threads.
   void launch(StringRef kernel, Value gridX, int64_t blockX,
               ArrayRef<Value> args, Value gridY = {});
@@ -368,6 +373,12 @@ Value HostLowering::toI64(Value index) {
 
 Value HostLowering::toI32(Value index) {
   return arith::IndexCastOp::create(*b, b->getI32Type(), index);
+}
+
+Value HostLowering::causalOffsetArg(uint64_t offset, Value sk) {
+  Value limit = constIndex(static_cast<int64_t>(
+      std::min<uint64_t>(offset, std::numeric_limits<int32_t>::max())));
+  return toI32(b->createOrFold<arith::MinUIOp>(limit, sk));
 }
 
 Value HostLowering::atLeast(Value extent, int64_t minimum) {
@@ -1090,8 +1101,8 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
   args[attention_abi::kGroup] =
       toI32(arith::DivUIOp::create(*b, heads, atLeast(kvHeads, 1)));
   args[attention_abi::kBatch] = toI32(batch);
-  args[attention_abi::kCausalOffset] = arith::ConstantOp::create(
-      *b, b->getI32IntegerAttr(op.getCausalOffset()));
+  args[attention_abi::kCausalOffset] =
+      causalOffsetArg(op.getCausalOffset(), sk);
   args[attention_abi::kScale] = f32Const(op.getScale().convertToFloat());
   args[attention_abi::kProbabilityScale] = f32Const(
       op.getProbabilityScale() ? op.getProbabilityScale()->convertToFloat()
@@ -1223,8 +1234,8 @@ LogicalResult HostLowering::lowerAttentionGrad(AttentionGradOp op) {
   args[attention_abi::kGradGroup] =
       toI32(arith::DivUIOp::create(*b, heads, atLeast(kvHeads, 1)));
   args[attention_abi::kGradBatch] = toI32(batch);
-  args[attention_abi::kGradCausalOffset] = arith::ConstantOp::create(
-      *b, b->getI32IntegerAttr(op.getCausalOffset()));
+  args[attention_abi::kGradCausalOffset] =
+      causalOffsetArg(op.getCausalOffset(), sk);
   float scaleValue = op.getScale().convertToFloat();
   args[attention_abi::kGradScale] =
       arith::ConstantOp::create(*b, b->getF32FloatAttr(scaleValue));

@@ -122,8 +122,9 @@ func.func @left(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: te
 // CHECK-SAME: fp8.wgmma_tile = array<i64: 64, 64, 256, 189480>
 // The kernel: K and V (two panels each) and K^T loaded once, then per
 // step Q and dO (two panels each), Q^T and dO^T; the consumer's dP^T and
-// S^T (m64n64k16 over D), dV and dK on register-A wgmma (N = D), dQ as two
-// halves of 64 columns from shared dS, added with red.global.add.f32.
+// S^T (m64n64k16 over D), dS into shared memory, dV and dK on register-A
+// wgmma (N = D), dQ as two halves of 64 columns from shared dS, added with
+// red.global.add.f32.
 // KERNEL-LABEL: llvm.func @flash_attention_grad_bf16_causal_d128_64x64_s2(
 // KERNEL-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
 // KERNEL: nvvm.setmaxregister  decrease 40
@@ -133,10 +134,12 @@ func.func @left(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: te
 // KERNEL: nvvm.setmaxregister  increase 256
 // KERNEL: scf.for
 // KERNEL-COUNT-16: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// dS goes to shared memory before its registers are a wgmma's A operand
+// (reading an in-flight wgmma's registers is undefined).
 // KERNEL: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// KERNEL-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // KERNEL: nvvm.fence.proxy
 // KERNEL: nvvm.barrier id =
+// KERNEL-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // KERNEL-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // KERNEL: red.global.add.f32 [$0+0], $1;
 func.func @backward(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>, %o: tensor<1x32x?x128xbf16>, %do: tensor<1x32x?x128xbf16>, %lse: tensor<1x32x?xf32>) -> (tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>) {
