@@ -260,7 +260,8 @@ private:
   /// naming `pass` when there is none (or this is no launcher).
   struct WgmmaLaunch {
     SymbolRefAttr kernel;
-    int64_t tile[2], threads, sharedBytes;
+    std::array<int64_t, 2> tile;
+    int64_t threads, sharedBytes;
   };
   FailureOr<WgmmaLaunch> getWgmmaLaunch(Operation *op, StringRef pass);
   /// A call of the runtime function `name`, declared on first use.
@@ -834,15 +835,13 @@ LogicalResult HostLowering::lowerWgmmaGemm(Operation *op, Value lhsValue,
                                            Value rhsValue, Value lhsScale,
                                            Value rhsScale, Value biasValue,
                                            Value result, Value resultAmax) {
-  FailureOr<WgmmaLaunch> launchShape =
+  FailureOr<WgmmaLaunch> shape =
       getWgmmaLaunch(op, "convert-fp8-scaled-matmul-to-wgmma");
-  if (failed(launchShape))
+  if (failed(shape))
     return failure();
   MLIRContext *ctx = b->getContext();
-  SymbolRefAttr kernel = launchShape->kernel;
-  int64_t blockM = launchShape->tile[0], blockN = launchShape->tile[1],
-          threads = launchShape->threads,
-          sharedBytes = launchShape->sharedBytes;
+  auto [kernel, tile, threads, sharedBytes] = *shape;
+  int64_t blockM = tile[0], blockN = tile[1];
   Value lhs = buffers.lookup(lhsValue);
   Value rhs = buffers.lookup(rhsValue);
   auto resultType = cast<RankedTensorType>(result.getType());
@@ -1025,15 +1024,13 @@ Value HostLowering::transposeRows(Value memref, Value &pitch,
 /// attention_abi::valueKeyAt): memref copies the rest of the program
 /// lowers, as the padded GEMM operands. Launchers only (fp8-lower-to-gpu).
 LogicalResult HostLowering::lowerAttention(AttentionOp op) {
-  FailureOr<WgmmaLaunch> launchShape =
+  FailureOr<WgmmaLaunch> shape =
       getWgmmaLaunch(op, "convert-fp8-attention-to-wgmma");
-  if (failed(launchShape))
+  if (failed(shape))
     return failure();
   MLIRContext *ctx = b->getContext();
-  SymbolRefAttr kernel = launchShape->kernel;
-  int64_t blockM = launchShape->tile[0], blockN = launchShape->tile[1],
-          threads = launchShape->threads,
-          sharedBytes = launchShape->sharedBytes;
+  auto [kernel, tile, threads, sharedBytes] = *shape;
+  int64_t blockM = tile[0], blockN = tile[1];
   Value query = buffers.lookup(op.getQuery());
   Value key = buffers.lookup(op.getKey());
   Value value = buffers.lookup(op.getValue());
@@ -1120,15 +1117,13 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
 /// transposed K, Q and dO, the zeroed f32 dQ the kernel adds into, and
 /// grad_query = round(scale * dQ) after. Launchers only.
 LogicalResult HostLowering::lowerAttentionGrad(AttentionGradOp op) {
-  FailureOr<WgmmaLaunch> launchShape =
+  FailureOr<WgmmaLaunch> shape =
       getWgmmaLaunch(op, "convert-fp8-attention-to-wgmma");
-  if (failed(launchShape))
+  if (failed(shape))
     return failure();
   MLIRContext *ctx = b->getContext();
-  SymbolRefAttr kernel = launchShape->kernel;
-  int64_t blockN = launchShape->tile[0], blockM = launchShape->tile[1],
-          threads = launchShape->threads,
-          sharedBytes = launchShape->sharedBytes;
+  auto [kernel, tile, threads, sharedBytes] = *shape;
+  int64_t blockN = tile[0], blockM = tile[1];
   Value query = buffers.lookup(op.getQuery());
   Value key = buffers.lookup(op.getKey());
   Value value = buffers.lookup(op.getValue());
