@@ -149,8 +149,7 @@ Value AttentionGradKernelBuilder::sharedProduct(Value a, int64_t aRows,
       ctx, SmallVector<Type>(n / 2, b.getF32Type()));
   Value d = LLVM::UndefOp::create(b, accType);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
-  auto type = c.type == aabi::Elem::F16 ? NVVM::WGMMATypes::f16
-                                        : NVVM::WGMMATypes::bf16;
+  NVVM::WGMMATypes type = getWgmmaType(c.type);
   for (int64_t p = 0; p < c.headPanels(); ++p) {
     Value descA =
         inLoop(descriptor(gepBytes(a, i32(p * aRows * gabi::kRowBytes))));
@@ -355,8 +354,7 @@ void AttentionGradKernelBuilder::buildConsumer() {
               ctx, SmallVector<Type>(32, f32Type));
           Value dq = LLVM::UndefOp::create(b, accType);
           auto shape = NVVM::MMAShapeAttr::get(ctx, 64, 64, 16);
-          auto wtype = c.type == aabi::Elem::F16 ? NVVM::WGMMATypes::f16
-                                                 : NVVM::WGMMATypes::bf16;
+          NVVM::WGMMATypes wtype = getWgmmaType(c.type);
           Value descA = inLoop(descriptor(gradScores()));
           Value descB = inLoop(descriptor(
               gepBytes(keyTransposed(), i32(half * 64 * gabi::kRowBytes))));
@@ -466,8 +464,7 @@ void AttentionGradKernelBuilder::build(LLVM::LLVMFuncOp func) {
   batch = args[aabi::kGradBatch];
   causalOffset = args[aabi::kGradCausalOffset];
   scale = args[aabi::kGradScale];
-  elementType = c.type == aabi::Elem::F16 ? Type(b.getF16Type())
-                                          : Type(b.getBF16Type());
+  elementType = getKernelElemType(ctx, c.type);
 
   smem = alignedSharedMemory(aabi::kSharedMemoryName);
   readThreadIndices();

@@ -128,35 +128,6 @@ private:
 };
 } // namespace
 
-static Type elementType(MLIRContext *ctx, aabi::Elem e) {
-  Builder b(ctx);
-  switch (e) {
-  case aabi::Elem::BF16:
-    return b.getBF16Type();
-  case aabi::Elem::F16:
-    return b.getF16Type();
-  case aabi::Elem::F32:
-    return b.getF32Type();
-  case aabi::Elem::E5M2:
-    return b.getType<Float8E5M2Type>();
-  default:
-    return b.getType<Float8E4M3FNType>();
-  }
-}
-
-static NVVM::WGMMATypes wgmmaType(aabi::Elem e) {
-  switch (e) {
-  case aabi::Elem::BF16:
-    return NVVM::WGMMATypes::bf16;
-  case aabi::Elem::F16:
-    return NVVM::WGMMATypes::f16;
-  case aabi::Elem::E5M2:
-    return NVVM::WGMMATypes::e5m2;
-  default:
-    return NVVM::WGMMATypes::e4m3;
-  }
-}
-
 void AttentionKernelBuilder::buildProducer() {
   NVVM::SetMaxRegisterOp::create(b, gabi::kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
@@ -213,8 +184,8 @@ Value AttentionKernelBuilder::scoreTile(Value stage, Value consumer) {
                                       : NVVM::WGMMAScaleOut::one;
       d = NVVM::WgmmaMmaAsyncOp::create(
           b, accType, d, arith::AddIOp::create(b, descQ, step),
-          arith::AddIOp::create(b, descK, step), shape, wgmmaType(c.qk),
-          wgmmaType(c.qk), NVVM::WGMMATypes::f32, scaleD,
+          arith::AddIOp::create(b, descK, step), shape, getWgmmaType(c.qk),
+          getWgmmaType(c.qk), NVVM::WGMMATypes::f32, scaleD,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row, NVVM::MMALayout::col,
           NVVM::MMAIntOverflowAttr());
@@ -235,7 +206,7 @@ AttentionKernelBuilder::packProbabilities(ArrayRef<Value> p) {
     return p[aabi::probabilityElement(fp8, kk, r, slot)];
   };
   if (!fp8) {
-    Type half = elementType(ctx, c.v);
+    Type half = getKernelElemType(ctx, c.v);
     auto bits = [&](Value x) {
       return arith::ExtUIOp::create(
           b, i32Type,
@@ -437,7 +408,7 @@ void AttentionKernelBuilder::buildConsumer() {
   if (c.fp8Values())
     factor = arith::DivFOp::create(b, loadF32(valueScale, keyLayer),
                                    probabilityScale);
-  Type outType = elementType(ctx, c.out);
+  Type outType = getKernelElemType(ctx, c.out);
   int64_t outBits = outType.getIntOrFloatBitWidth();
   Type bitsType = b.getIntegerType(outBits);
   Type pairType = b.getIntegerType(2 * outBits);
@@ -568,20 +539,6 @@ mlir::fp8::getOrBuildFlashAttentionKernel(gpu::GPUModuleOp module,
 // Pass
 //===----------------------------------------------------------------------===//
 
-static std::optional<aabi::Elem> getElem(Type type) {
-  if (type.isBF16())
-    return aabi::Elem::BF16;
-  if (type.isF16())
-    return aabi::Elem::F16;
-  if (type.isF32())
-    return aabi::Elem::F32;
-  if (isa<Float8E4M3FNType>(type))
-    return aabi::Elem::E4M3;
-  if (isa<Float8E5M2Type>(type))
-    return aabi::Elem::E5M2;
-  return std::nullopt;
-}
-
 /// The head dimension both kernels need, one static extent for the query
 /// and the value, with no mask operand; or why not.
 static FailureOr<int64_t> getHeadDim(Value mask, Value query, Value value,
@@ -615,18 +572,17 @@ mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
   int64_t d = *headDim;
   RankedTensorType query = op.getQuery().getType();
   RankedTensorType value = op.getValue().getType();
-  std::optional<aabi::Elem> qk = getElem(query.getElementType());
-  std::optional<aabi::Elem> v = getElem(value.getElementType());
-  std::optional<aabi::Elem> out =
-      getElem(op.getOutput().getType().getElementType());
-  if (!qk || !v || !out || !aabi::isSupported(*qk, *v, *out, d))
+  aabi::Elem qk = getKernelElem(query.getElementType());
+  aabi::Elem v = getKernelElem(value.getElementType());
+  aabi::Elem out = getKernelElem(op.getOutput().getType().getElementType());
+  if (!aabi::isSupported(qk, v, out, d))
     return fail("no kernel takes its element types and head dimension "
                 "(16-bit D = 64 or 128, FP8 D = 128; bf16, f16 or f32 "
                 "output)");
   aabi::AttentionConfig config;
-  config.qk = *qk;
-  config.v = *v;
-  config.out = *out;
+  config.qk = qk;
+  config.v = v;
+  config.out = out;
   config.headDim = d;
   config.causal = op.getCausal();
   config.lse = static_cast<bool>(op.getLse());
@@ -646,19 +602,19 @@ mlir::fp8::planFlashAttentionGrad(AttentionGradOp op, std::string &whyNot) {
   int64_t d = *headDim;
   auto query = cast<RankedTensorType>(op.getQuery().getType());
   auto value = cast<RankedTensorType>(op.getValue().getType());
-  std::optional<aabi::Elem> type = getElem(query.getElementType());
+  aabi::Elem type = getKernelElem(query.getElementType());
   Type element = query.getElementType();
   bool oneType = op.getKey().getType().getElementType() == element &&
                  value.getElementType() == element &&
                  cast<RankedTensorType>(op.getGradOutput().getType())
                          .getElementType() == element;
-  if (!type || !oneType || !aabi::isGradSupported(*type, d)) {
+  if (!oneType || !aabi::isGradSupported(type, d)) {
     whyNot = "no backward kernel takes its element types and head "
              "dimension (one 16-bit type, D = 64 or 128)";
     return failure();
   }
   aabi::AttentionGradConfig config;
-  config.type = *type;
+  config.type = type;
   config.headDim = d;
   config.causal = op.getCausal();
   return aabi::selectGradStages(config);

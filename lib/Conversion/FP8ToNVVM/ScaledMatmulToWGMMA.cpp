@@ -190,36 +190,6 @@ private:
 };
 } // namespace
 
-static Type elemType(MLIRContext *ctx, gabi::Elem e) {
-  Builder b(ctx);
-  switch (e) {
-  case gabi::Elem::F32:
-    return b.getF32Type();
-  case gabi::Elem::BF16:
-    return b.getBF16Type();
-  case gabi::Elem::F16:
-    return b.getF16Type();
-  default:
-    return Type();
-  }
-}
-
-static NVVM::WGMMATypes wgmmaType(gabi::Elem e) {
-  switch (e) {
-  case gabi::Elem::E5M2:
-    return NVVM::WGMMATypes::e5m2;
-  case gabi::Elem::BF16:
-    return NVVM::WGMMATypes::bf16;
-  case gabi::Elem::F16:
-    return NVVM::WGMMATypes::f16;
-  case gabi::Elem::F32:
-    // f32 operands: the tensor cores read the top 19 bits (tf32).
-    return NVVM::WGMMATypes::tf32;
-  default:
-    return NVVM::WGMMATypes::e4m3;
-  }
-}
-
 std::tuple<Value, Value, Value> GemmKernelBuilder::tileCoords(Value t) {
   // Grouped raster (as Triton and CUTLASS do): bands of kRasterGroup row
   // tiles, rows fastest inside a band, so that the blocks running at once
@@ -288,7 +258,7 @@ Value GemmKernelBuilder::mmaBlock(Value accumulator, Value stage,
                                               : NVVM::WGMMAScaleOut::one;
     d = NVVM::WgmmaMmaAsyncOp::create(
         b, accType, d, add(descA, step), add(descB, step), shape,
-        wgmmaType(c.lhs), wgmmaType(c.rhs), NVVM::WGMMATypes::f32, scaleD,
+        getWgmmaType(c.lhs), getWgmmaType(c.rhs), NVVM::WGMMATypes::f32, scaleD,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
         NVVM::MMALayout::row, NVVM::MMALayout::col,
         NVVM::MMAIntOverflowAttr());
@@ -692,8 +662,8 @@ void GemmKernelBuilder::stageMatrices(int64_t j0, ValueRange fragments) {
 void GemmKernelBuilder::storeResults(Value accumulator, Value batchIndex,
                                      Value row0, Value col0, Value scale,
                                      Value &amax, Store mode) {
-  Type outType = elemType(ctx, c.out);
-  Type biasType = elemType(ctx, c.bias);
+  Type outType = getKernelElemType(ctx, c.out);
+  Type biasType = getKernelElemType(ctx, c.bias);
   Value batchRow = mul(batchIndex, m);
   auto convert = [&](Value v) -> Value {
     if (outType.isF32())
@@ -883,20 +853,6 @@ mlir::fp8::getOrBuildWgmmaGemmKernel(gpu::GPUModuleOp module,
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
-
-static gabi::Elem getElem(Type type) {
-  if (isa<Float8E4M3FNType>(type))
-    return gabi::Elem::E4M3;
-  if (isa<Float8E5M2Type>(type))
-    return gabi::Elem::E5M2;
-  if (type.isF32())
-    return gabi::Elem::F32;
-  if (type.isBF16())
-    return gabi::Elem::BF16;
-  if (type.isF16())
-    return gabi::Elem::F16;
-  return gabi::Elem::None;
-}
 
 /// The same FP8 matrix in the other orientation, when the graph has it or
 /// can make it: the other result of a fp8.cast_transpose, or the transpose
@@ -1648,11 +1604,11 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       RankedTensorType resultType = op.getResult().getType();
       int64_t rank = resultType.getRank();
       gabi::GemmConfig config;
-      config.lhs = getElem(lhsType.getElementType());
-      config.rhs = getElem(op.getRhs().getType().getElementType());
-      config.out = getElem(resultType.getElementType());
+      config.lhs = getKernelElem(lhsType.getElementType());
+      config.rhs = getKernelElem(op.getRhs().getType().getElementType());
+      config.out = getKernelElem(resultType.getElementType());
       if (op.getBias())
-        config.bias = getElem(op.getBias().getType().getElementType());
+        config.bias = getKernelElem(op.getBias().getType().getElementType());
       config.amax = static_cast<bool>(op.getResultAmax());
       config.promote = promote;
       if (op.isBlockScaled()) {
@@ -1678,8 +1634,8 @@ struct ConvertFP8ScaledMatmulToWGMMAPass
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
       auto lhsType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
       gabi::GemmConfig config;
-      config.lhs = config.rhs = getElem(lhsType.getElementType());
-      config.out = getElem(type.getElementType());
+      config.lhs = config.rhs = getKernelElem(lhsType.getElementType());
+      config.out = getKernelElem(type.getElementType());
       config = selectTilesFor(config, type);
       annotate(op, getOrBuildWgmmaGemmKernel(gpuModule, config), config,
                lhsType.getShape().back());

@@ -10,6 +10,56 @@
 using namespace mlir;
 using namespace mlir::fp8;
 
+gemm_abi::Elem mlir::fp8::getKernelElem(Type type) {
+  using gemm_abi::Elem;
+  if (isa<Float8E4M3FNType>(type))
+    return Elem::E4M3;
+  if (isa<Float8E5M2Type>(type))
+    return Elem::E5M2;
+  if (type.isF32())
+    return Elem::F32;
+  if (type.isBF16())
+    return Elem::BF16;
+  if (type.isF16())
+    return Elem::F16;
+  return Elem::None;
+}
+
+Type mlir::fp8::getKernelElemType(MLIRContext *ctx, gemm_abi::Elem e) {
+  Builder b(ctx);
+  switch (e) {
+  case gemm_abi::Elem::F32:
+    return b.getF32Type();
+  case gemm_abi::Elem::BF16:
+    return b.getBF16Type();
+  case gemm_abi::Elem::F16:
+    return b.getF16Type();
+  case gemm_abi::Elem::E4M3:
+    return b.getType<Float8E4M3FNType>();
+  case gemm_abi::Elem::E5M2:
+    return b.getType<Float8E5M2Type>();
+  case gemm_abi::Elem::None:
+    break;
+  }
+  return Type();
+}
+
+NVVM::WGMMATypes mlir::fp8::getWgmmaType(gemm_abi::Elem e) {
+  switch (e) {
+  case gemm_abi::Elem::E5M2:
+    return NVVM::WGMMATypes::e5m2;
+  case gemm_abi::Elem::BF16:
+    return NVVM::WGMMATypes::bf16;
+  case gemm_abi::Elem::F16:
+    return NVVM::WGMMATypes::f16;
+  case gemm_abi::Elem::F32:
+    // f32 operands: the tensor cores read the top 19 bits (tf32).
+    return NVVM::WGMMATypes::tf32;
+  default:
+    return NVVM::WGMMATypes::e4m3;
+  }
+}
+
 LLVM::LLVMFuncOp mlir::fp8::getOrCreateWgmmaKernel(
     gpu::GPUModuleOp module, StringRef name, StringRef sharedMemory,
     ArrayRef<Type> params, ArrayRef<unsigned> tensorMaps, int threads,

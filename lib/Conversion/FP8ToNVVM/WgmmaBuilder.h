@@ -12,6 +12,8 @@
 #ifndef LIB_CONVERSION_FP8TONVVM_WGMMABUILDER_H
 #define LIB_CONVERSION_FP8TONVVM_WGMMABUILDER_H
 
+#include "fp8/Conversion/FP8ToNVVM/GemmKernelABI.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -29,6 +31,13 @@ inline constexpr unsigned kSharedClusterSpace =
     static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster);
 /// Suspend-time hint of mbarrier.try_wait (ns), as CUTLASS uses.
 inline constexpr int64_t kTryWaitTicks = 10000000;
+
+/// The kernels' element tag of `type` (None for a type no kernel takes),
+/// its MLIR type back (a null type for None), and its wgmma operand type
+/// (f32 operands run as tf32).
+gemm_abi::Elem getKernelElem(Type type);
+Type getKernelElemType(MLIRContext *ctx, gemm_abi::Elem e);
+NVVM::WGMMATypes getWgmmaType(gemm_abi::Elem e);
 
 /// The kernel function `name` of `module` (an LLVM function with the
 /// kernel, maxntid and minctasm attributes), created with `params` when
