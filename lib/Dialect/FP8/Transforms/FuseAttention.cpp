@@ -1058,11 +1058,12 @@ FailureOr<AttentionMatch> matchScores(Value scaledScores, AttentionMatch &match,
       reason = "the backward of a causal mask with a negative offset (rows "
                "that see no key) is not modeled";
       return failure();
-    } else if (match.queryScale || match.keyScale) {
-      reason = "the backward of an attention whose Q or K is scaled before "
-               "Q K^T is not modeled";
-      return failure();
     } else {
+      // A scale absorbed from Q or K is exact for the backward too: the
+      // backward matched reads the op's own (unscaled) operands with dS
+      // scaled by the op's combined scale, so its dQ and dK are the op's
+      // gradients. A backward through the scale reads the scaled operand,
+      // which then has two users and was not absorbed.
       match.backward = *backward;
     }
   }
