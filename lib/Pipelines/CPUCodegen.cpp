@@ -824,7 +824,6 @@ struct FP8TileAndVectorizeForCPUPass
   void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
                        const ContractionLoops &loops, ArrayRef<int64_t> cache,
                        ArrayRef<int64_t> registers) {
-    unsigned numLoops = op.getNumLoops();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     auto sizesFor = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
       return loops.tileSizes(ranges, batch, m, n, k);

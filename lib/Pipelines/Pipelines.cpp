@@ -117,6 +117,7 @@ void mlir::fp8::buildFP8Pipeline(OpPassManager &pm,
   quantize.wgradHigh = options.wgradHigh;
   quantize.state = options.state;
   quantize.fp8Attention = options.fp8Attention;
+  quantize.attentionScales = options.attentionScales;
   quantize.keepFirstLast = options.keepFirstLast;
   quantize.minFlops = options.minFlops;
   quantize.exclude = llvm::to_vector(options.exclude);

@@ -17,6 +17,19 @@
 // IR-LABEL: func.func @per_token
 // IR: fp8.block_amax %arg0 block [1, 1, 1, 16]
 // IR: fp8.attention {{.+}} scales {{.+}} value_scale {{.+}} : tensor<1x2x70x16xf8E4M3FN>, tensor<1x2x70x16xf8E4M3FN>, tensor<1x2x70x16xf8E4M3FN>
+//
+// `attention-scales=head` (one scale per head for Q, K and V from the
+// whole sequence's amax, TE's fp8_dpa current scaling) is not causal:
+// the same comparison finds the earlier outputs moved.
+// RUN: fp8-opt %s --fp8-quantize="fp8-attention attention-scales=head" | fp8-opt --fp8-lower-to-cpu \
+// RUN: | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
+// RUN: | FileCheck %s --check-prefix=HEAD
+// RUN: fp8-opt %s --fp8-quantize="fp8-attention attention-scales=head" | FileCheck %s --check-prefix=HEAD-IR
+// HEAD-IR-LABEL: func.func @per_token
+// HEAD-IR-COUNT-3: fp8.block_amax %arg{{[0-2]}} block [1, 1, 70, 16] : tensor<1x2x70x16xf32> -> tensor<1x2x1x1xf32>
+// HEAD-IR: fp8.attention {{.+}} value_scale {{.+}} : tensor<1x2xf32> scale
+// HEAD: 0
+// HEAD-NEXT: 1
 
 #id4 = affine_map<(n, h, i, c) -> (n, h, i, c)>
 #all = affine_map<(n, h, i, c) -> ()>

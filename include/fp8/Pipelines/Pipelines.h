@@ -64,6 +64,13 @@ struct FP8PipelineOptions : public PassPipelineOptions<FP8PipelineOptions> {
                      "per token, the value with a delayed scale, P in E4M3 "
                      "per key tile)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> attentionScales{
+      *this, "attention-scales",
+      llvm::cl::desc("fp8-attention's scales: token (query and key one per "
+                     "token, the value a delayed one: causal) | head (all "
+                     "three one per batch and head from their own amax: "
+                     "current scaling, not causal)"),
+      llvm::cl::init("token")};
   PassOptions::Option<bool> keepFirstLast{
       *this, "keep-first-last",
       llvm::cl::desc("Keep the first and last GEMM in high precision"),

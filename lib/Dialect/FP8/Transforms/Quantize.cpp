@@ -783,6 +783,14 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
         failed(writeGemmReport(module, report, *gemms, *recipe)))
       return signalPassFailure();
 
+    std::optional<AttentionScales> attentionScaleKind =
+        parseAttentionScales(attentionScales);
+    if (!attentionScaleKind) {
+      module.emitError("unknown attention-scales '")
+          << attentionScales << "' (expected token or head)";
+      return signalPassFailure();
+    }
+
     std::unique_ptr<StateStorage> storage;
     if (state == "globals") {
       storage = std::make_unique<GlobalStateStorage>();
@@ -862,7 +870,7 @@ struct FP8QuantizePass : fp8::impl::FP8QuantizeBase<FP8QuantizePass> {
     // fp8-attention: inside the fused attentions too.
     if (fp8Attention) {
       FailureOr<unsigned> attentions = quantizeAttention(
-          module, &recorder, remarks, [&](OpBuilder &builder, AttentionOp op) {
+          module, &recorder, *attentionScaleKind, remarks, [&](OpBuilder &builder, AttentionOp op) {
             return quantizer.quantizeAttentionValue(builder, op);
           });
       if (failed(attentions))

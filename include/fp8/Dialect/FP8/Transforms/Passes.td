@@ -161,6 +161,12 @@ def FP8Quantize : Pass<"fp8-quantize", "ModuleOp"> {
     Option<"state", "state", "std::string", /*default=*/"\"globals\"",
            "Delayed-scaling state: globals (ml_program) | arguments (extra "
            "function arguments and results)">,
+    Option<"attentionScales", "attention-scales", "std::string",
+           /*default=*/"\"token\"",
+           "fp8-attention's scales: token (query and key one per token, the "
+           "value a delayed one: causal) | head (query, key and value one "
+           "per batch and head from their own amax: current scaling, as "
+           "TE's fp8_dpa; a later token moves earlier outputs)">,
   ]);
   let dependentDialects = [
     "::mlir::fp8::FP8Dialect",
