@@ -153,6 +153,29 @@ bool attention::isRounding(linalg::GenericOp op) {
          yielded(op) == ops[0]->getResult(0);
 }
 
+bool attention::isMaxReductionBody(linalg::GenericOp op) {
+  if (!op || op.getNumDpsInputs() != 1)
+    return false;
+  Block *body = op.getBody();
+  Operation *max = yielded(op).getDefiningOp();
+  if (!max || !isa<arith::MaximumFOp, arith::MaxNumFOp>(max) ||
+      !llvm::is_contained(max->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(max->getOperands(), body->getArgument(1)))
+    return false;
+  if (op.getNumDpsInits() == 1)
+    return bodyOps(op).size() == 1;
+  // The rest of the body computes only the index, which nothing reads.
+  return op.getNumDpsInits() == 2 && op->getResult(1).use_empty() &&
+         getElementTypeOrSelf(op->getResult(1).getType()).isSignlessInteger();
+}
+
+std::optional<double> attention::reciprocalFactor(double c) {
+  float factor = float(1.0 / c);
+  if (!std::isfinite(c) || !std::isfinite(factor) || factor == 0.0f)
+    return std::nullopt;
+  return factor;
+}
+
 /// `value` [N, s, d] as [1, N, s, d].
 Value attention::addUnitBatch(RewriterBase &rewriter, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -457,8 +480,8 @@ LogicalResult matchCausal(arith::SelectOp select, AttentionMatch &match,
   return success();
 }
 
-/// `value` = x * c, c * x or x / c for a constant c whose reciprocal is
-/// exact (a power of two): the factor (c, or 1 / c), with `x` set.
+/// `value` = x * c, c * x or x / c for a constant c (reciprocalFactor):
+/// the factor (c, or 1 / c), with `x` set.
 std::optional<double> constantScaleOf(Value value, Value &x) {
   FloatAttr constant;
   if (auto mul = value.getDefiningOp<arith::MulFOp>()) {
@@ -469,13 +492,12 @@ std::optional<double> constantScaleOf(Value value, Value &x) {
         return constant.getValueAsDouble();
       }
   } else if (auto div = value.getDefiningOp<arith::DivFOp>()) {
-    // x / c equals x * (1 / c) only when 1 / c is exact: a power of two.
-    int exponent = 0;
-    if (matchPattern(div.getRhs(), m_Constant(&constant)) &&
-        std::frexp(constant.getValueAsDouble(), &exponent) == 0.5) {
-      x = div.getLhs();
-      return 1.0 / constant.getValueAsDouble();
-    }
+    if (matchPattern(div.getRhs(), m_Constant(&constant)))
+      if (std::optional<double> factor =
+              attention::reciprocalFactor(constant.getValueAsDouble())) {
+        x = div.getLhs();
+        return factor;
+      }
   }
   return std::nullopt;
 }
@@ -567,8 +589,7 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
       operand = result;
   }
   if (!operand) {
-    reason = "the scores are not scaled by a constant multiply (or a divide "
-             "by a power of two)";
+    reason = "the scores are not scaled by a constant multiply or divide";
     return failure();
   }
   if (auto ext = operand.getDefiningOp<arith::ExtFOp>())
@@ -671,17 +692,9 @@ FailureOr<Value> matchSoftmaxChain(linalg::LinalgOp output,
     reason = "the softmax's row max is not a max over the keys from -inf";
     return failure();
   }
-  {
-    Value max = yielded(rowMax);
-    Operation *maxOp = max.getDefiningOp();
-    Block *body = rowMax.getBody();
-    if (!maxOp || !isa<arith::MaximumFOp, arith::MaxNumFOp>(maxOp) ||
-        bodyOps(rowMax).size() != 1 ||
-        !llvm::is_contained(maxOp->getOperands(), body->getArgument(0)) ||
-        !llvm::is_contained(maxOp->getOperands(), body->getArgument(1))) {
-      reason = "the softmax's row max is not a plain max";
-      return failure();
-    }
+  if (!isMaxReductionBody(rowMax)) {
+    reason = "the softmax's row max is not a plain max";
+    return failure();
   }
   if (!isRowReduction(rowSum, 2) || rowSum.getDpsInputs()[1] != rowMax.getResult(0) ||
       normalize.getDpsInputs()[1] != rowMax.getResult(0) ||

@@ -30,6 +30,18 @@ bool isBroadcastMap(AffineMap map, int64_t rank);
 /// An elementwise generic that only rounds (truncf) its one input.
 bool isRounding(linalg::GenericOp op);
 
+/// The reduction generic `op` (one input) yields max(input, accumulator)
+/// as its first result: alone, or beside the index of the maximum as a
+/// second, integer result that nothing reads (torch-mlir's max.dim).
+bool isMaxReductionBody(linalg::GenericOp op);
+
+/// `c` as the factor of a division by it (x / c as x * (1 / c)): 1 / c in
+/// f32 when that is finite and nonzero. Exact when c is a power of two;
+/// otherwise the scores differ from the graph's by at most one f32
+/// rounding, the same order as the flash algorithm's own reassociation of
+/// the softmax's sums.
+std::optional<double> reciprocalFactor(double c);
+
 /// `value` [N, s, d] as [1, N, s, d].
 Value addUnitBatch(RewriterBase &rewriter, Location loc, Value value);
 

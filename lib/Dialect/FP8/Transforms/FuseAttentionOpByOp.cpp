@@ -80,10 +80,12 @@ bool reachesGemm(Value v) {
   return false;
 }
 
-/// `v` before any expand_shape / collapse_shape, which join the chain.
+/// `v` before any expand_shape / collapse_shape / tensor.cast (torch-mlir
+/// casts each reduction's result to its type), which join the chain.
 Value throughReshapes(Value v, Chain &chain) {
   while (Operation *def = v.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+            def))
       break;
     chain.ops.insert(def);
     v = def->getOperand(0);
@@ -147,48 +149,58 @@ bool isRowMap(AffineMap map, int64_t rank) {
 }
 
 /// `row` is a reduction over the last axis of `input` from `init`,
-/// combining with `CombineOp` (linalg.reduce or a reduction generic).
+/// combining with `CombineOp` (linalg.reduce or a reduction generic). A
+/// max may come with the index of the maximum that nothing reads
+/// (torch-mlir's max.dim): `allowIndex`.
 template <typename... CombineOps>
 bool isRowReduction(Value row, Value input, ArrayRef<float> inits,
-                    Chain &chain) {
+                    Chain &chain, bool allowIndex = false) {
   auto op = row.getDefiningOp<linalg::LinalgOp>();
-  if (!op || op->getNumResults() != 1 || !op.hasPureTensorSemantics())
+  if (!op || !op.hasPureTensorSemantics() ||
+      cast<OpResult>(row).getResultNumber() != 0)
     return false;
-  auto ranked = cast<ShapedType>(input.getType());
-  int64_t rank = ranked.getRank();
+  int64_t rank = cast<ShapedType>(input.getType()).getRank();
   Block *body = nullptr;
-  Value init;
   if (auto reduce = dyn_cast<linalg::ReduceOp>(op.getOperation())) {
     if (reduce.getInputs().size() != 1 || reduce.getInputs()[0] != input ||
         reduce.getDimensions() != ArrayRef<int64_t>{rank - 1})
       return false;
     body = reduce.getBody();
-    init = reduce.getInits()[0];
   } else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
-    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-        generic.getDpsInputs()[0] != input ||
+    // The row [..., sq] or, keeping the key axis as 1, [..., sq, 1].
+    auto isRowResult = [&](AffineMap map) { return isRowMap(map, rank); };
+    if (generic.getNumDpsInputs() != 1 || generic.getDpsInputs()[0] != input ||
         generic.getNumReductionLoops() != 1 ||
         generic.getIteratorTypesArray().back() !=
             utils::IteratorType::reduction ||
         !generic.getIndexingMapsArray()[0].isIdentity() ||
-        !isRowMap(generic.getIndexingMapsArray()[1], rank) ||
-        generic.getIndexingMapsArray()[1].getNumResults() != rank - 1)
+        !llvm::all_of(
+            ArrayRef<AffineMap>(generic.getIndexingMapsArray()).drop_front(),
+            isRowResult))
       return false;
     body = generic.getBody();
-    init = generic.getDpsInits()[0];
   } else {
     return false;
   }
-  if (!llvm::hasSingleElement(body->without_terminator()) ||
-      !isa<CombineOps...>(body->front()) ||
-      body->getTerminator()->getOperand(0) != body->front().getResult(0) ||
-      !llvm::is_contained(body->front().getOperands(), body->getArgument(0)) ||
-      !llvm::is_contained(body->front().getOperands(), body->getArgument(1)))
-    return false;
-  if (!llvm::any_of(inits, [&](float x) { return isFilledWith(init, x); }))
+  bool combines;
+  if (op.getNumDpsInits() == 1) {
+    Operation &combine = body->front();
+    combines = llvm::hasSingleElement(body->without_terminator()) &&
+               isa<CombineOps...>(combine) &&
+               body->getTerminator()->getOperand(0) == combine.getResult(0) &&
+               llvm::is_contained(combine.getOperands(), body->getArgument(0)) &&
+               llvm::is_contained(combine.getOperands(), body->getArgument(1));
+  } else {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    combines = allowIndex && isMaxReductionBody(generic);
+  }
+  Value init = op.getDpsInits()[0];
+  if (!combines ||
+      !llvm::any_of(inits, [&](float x) { return isFilledWith(init, x); }))
     return false;
   chain.ops.insert(op);
-  chain.inits.push_back(init.getDefiningOp());
+  for (Value each : op.getDpsInits())
+    chain.inits.push_back(each.getDefiningOp());
   return true;
 }
 
@@ -254,7 +266,7 @@ FailureOr<Value> matchSoftmax(Value probabilities, Chain &chain,
   Value maxRow = throughReshapes(mInput, chain);
   if (!isRowReduction<arith::MaximumFOp, arith::MaxNumFOp>(
           maxRow, sInput, {-std::numeric_limits<float>::infinity(), lowest},
-          chain)) {
+          chain, /*allowIndex=*/true)) {
     reason = "the softmax's row max is not a max over the keys from -inf";
     return failure();
   }
@@ -315,12 +327,11 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
     } else if (auto div = elementwise<arith::DivFOp>(scores, rank)) {
       auto [input, map] = inputOf(div.getLhs());
       std::optional<double> constant = constantOf(div.getRhs());
-      int exponent = 0;
-      // x / c equals x * (1 / c) only when 1 / c is exact.
-      if (input && map.isIdentity() && constant &&
-          std::frexp(*constant, &exponent) == 0.5) {
+      std::optional<double> factor =
+          constant ? reciprocalFactor(*constant) : std::nullopt;
+      if (input && map.isIdentity() && factor) {
         scaled = true;
-        chain.scale /= float(*constant);
+        chain.scale *= float(*factor);
         next = input;
         step = div;
       }
@@ -385,15 +396,29 @@ Value untransposed(RewriterBase &rewriter, Location loc, Value keyT,
                    Chain &chain) {
   auto collapse = keyT.getDefiningOp<tensor::CollapseShapeOp>();
   Value transposed = collapse ? collapse.getSrc() : keyT;
-  auto transpose = transposed.getDefiningOp<linalg::TransposeOp>();
-  if (!transpose)
+  Operation *transpose = transposed.getDefiningOp();
+  int64_t rank = cast<ShapedType>(transposed.getType()).getRank();
+  if (rank < 2)
     return {};
-  ArrayRef<int64_t> perm = transpose.getPermutation();
-  int64_t rank = perm.size();
-  for (int64_t d = 0; d < rank; ++d)
-    if (perm[d] != (d < rank - 2 ? d : 2 * rank - 3 - d))
-      return {};
-  Value key = transpose.getInput();
+  SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(rank));
+  std::swap(swapLast[rank - 2], swapLast[rank - 1]);
+  Value key;
+  if (auto op = dyn_cast_or_null<linalg::TransposeOp>(transpose)) {
+    if (op.getPermutation() == ArrayRef<int64_t>(swapLast))
+      key = op.getInput();
+  } else if (auto op = dyn_cast_or_null<linalg::GenericOp>(transpose)) {
+    // The same as a copy (torch-mlir's transpose): out[.., i, j] = in[.., j,
+    // i], nothing computed.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+        op.getNumReductionLoops() == 0 && maps[1].isIdentity() &&
+        maps[0] == AffineMap::getPermutationMap(swapLast, op.getContext()) &&
+        op.getBody()->getTerminator()->getOperand(0) ==
+            op.getBody()->getArgument(0))
+      key = op.getDpsInputs()[0];
+  }
+  if (!key)
+    return {};
   if (collapse) {
     // Only the leading (batch) dimensions may be merged.
     SmallVector<ReassociationIndices> groups =

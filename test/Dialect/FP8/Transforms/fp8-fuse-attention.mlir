@@ -35,6 +35,26 @@
 // PRESCALED: fp8.attention %[[Q4]], %[[K4]], %{{.+}} mask %{{.+}} scale 0.176776{{[0-9]+}} :
 // PRESCALED-NOT: linalg.transpose
 // PRESCALED: return
+// torch-mlir's form (Inputs/torch-mlir-attention.mlir): K transposed by a
+// copy generic, the scale a division by sqrt(32), the row max with its
+// unread index: fused on K as it was, with no transpose, max or division
+// left. With the index read, the max cannot disappear: left, and why.
+// RUN: fp8-opt %S/../../../Integration/Inputs/torch-mlir-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=TORCH
+// TORCH: remark: attention fused into fp8.attention (scale 1.767767e-01)
+// TORCH-LABEL: func.func @forward(
+// TORCH-SAME: %[[Q:[^:]+]]: tensor<1x4x16x32xf32>, %[[K:[^:]+]]: tensor<1x4x16x32xf32>
+// TORCH-NOT: linalg.generic
+// TORCH-NOT: linalg.transpose
+// TORCH: %[[K3:.+]] = tensor.collapse_shape %[[K]] {{\[}}[0, 1], [2], [3]]
+// TORCH-NOT: linalg.
+// TORCH: fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 0.176776{{[0-9]+}} : tensor<1x4x16x32xf32>
+// TORCH-NOT: linalg.
+// TORCH: return
+// RUN: sed -e 's/-> tensor<1x4x16x32xf32> {/-> (tensor<1x4x16x32xf32>, tensor<1x4x16x1xi64>) {/' \
+// RUN:     -e 's/return %o : tensor<1x4x16x32xf32>/return %o, %max#1 : tensor<1x4x16x32xf32>, tensor<1x4x16x1xi64>/' \
+// RUN:     %S/../../../Integration/Inputs/torch-mlir-attention.mlir \
+// RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=ARGMAX
+// ARGMAX: remark: attention left as written: the softmax's row max is not a max over the keys from -inf
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
 // The causal select with an offset (j > i + 32: a prefill after a KV-cache
 // prefix of 32 tokens) becomes the op's causal_offset.
@@ -307,7 +327,7 @@ func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
     %r = arith.divf %x, %l : f32
     linalg.yield %r : f32
   } -> tensor<2x8x8xf32>
-  // expected-remark @+1 {{attention left as written: the scores are not scaled by a constant multiply (or a divide by a power of two)}}
+  // expected-remark @+1 {{attention left as written: the scores are not scaled by a constant multiply or divide}}
   %o1 = linalg.batch_matmul ins(%p1, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
 
   %max2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
