@@ -93,6 +93,28 @@ bool attention::isBatchContraction(linalg::LinalgOp op, bool transposedRhs) {
                                              : ArrayRef<unsigned>{0, 3, 2});
 }
 
+bool attention::isMultiBatchContraction(linalg::LinalgOp op,
+                                        bool transposedRhs) {
+  if (!op || op.getNumLoops() < 4)
+    return false;
+  unsigned loops = op.getNumLoops(), m = loops - 3, n = loops - 2,
+           k = loops - 1;
+  auto withBatch = [&](ArrayRef<unsigned> last) {
+    SmallVector<unsigned> dims = llvm::to_vector(llvm::seq<unsigned>(0, m));
+    llvm::append_range(dims, last);
+    return map3(op.getContext(), dims, loops);
+  };
+  SmallVector<AffineMap> expected = {
+      withBatch({m, k}),
+      transposedRhs ? withBatch({n, k}) : withBatch({k, n}),
+      withBatch({m, n})};
+  return op.getNumDpsInputs() == 2 && op.getNumDpsInits() == 1 &&
+         op.getNumReductionLoops() == 1 &&
+         linalg::isaContractionOpInterface(op) &&
+         op.getIndexingMapsArray() == expected &&
+         attention::isFilledWith(op.getDpsInits()[0], 0.0f);
+}
+
 /// lhs^T rhs: [b, k, m] x [b, k, n] -> [b, m, n] from zero (the backward's
 /// P^T dO and dS^T Q).
 static bool isTransposedLhsContraction(linalg::LinalgOp op) {

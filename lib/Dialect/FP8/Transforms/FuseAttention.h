@@ -23,6 +23,12 @@ bool isFilledWith(Value init, float expected);
 /// rhs as [b, n, k] (`transposedRhs`) or [b, k, n].
 bool isBatchContraction(linalg::LinalgOp op, bool transposedRhs);
 
+/// The same with one or more batch loops first: loops (b..., m, n, k), the
+/// lhs [b..., m, k], the rhs [b..., n, k] or [b..., k, n], the result
+/// [b..., m, n] (a 4-D generic contraction, as StableHLO's dot_general with
+/// batch dimensions [0, 1] lowers).
+bool isMultiBatchContraction(linalg::LinalgOp op, bool transposedRhs);
+
 /// Each of the map's `rank` results is d_i or 0: a tensor broadcast on a
 /// loop space of that rank (a mask on the scores).
 bool isBroadcastMap(AffineMap map, int64_t rank);

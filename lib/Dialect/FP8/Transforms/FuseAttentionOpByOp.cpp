@@ -57,8 +57,8 @@ bool reachesGemm(Value v) {
   for (int depth = 0; depth < 16; ++depth) {
     Operation *def = v.getDefiningOp();
     if (auto gemm = dyn_cast_or_null<linalg::LinalgOp>(def);
-        gemm && (isBatchContraction(gemm, /*transposedRhs=*/true) ||
-                 isBatchContraction(gemm, /*transposedRhs=*/false)))
+        gemm && (isMultiBatchContraction(gemm, /*transposedRhs=*/true) ||
+                 isMultiBatchContraction(gemm, /*transposedRhs=*/false)))
       return true;
     if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
       v = def->getOperand(0);
@@ -297,8 +297,8 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
   while (true) {
     scores = throughReshapes(scores, chain);
     if (auto qk = scores.getDefiningOp<linalg::LinalgOp>();
-        qk && (isBatchContraction(qk, /*transposedRhs=*/true) ||
-               isBatchContraction(qk, /*transposedRhs=*/false))) {
+        qk && (isMultiBatchContraction(qk, /*transposedRhs=*/true) ||
+               isMultiBatchContraction(qk, /*transposedRhs=*/false))) {
       // -inf times the scale stays -inf, before or after it, when the
       // scale is positive.
       if (chain.booleanMask && !(chain.scale > 0.0f)) {
@@ -481,19 +481,26 @@ Value absorbOperandScale(RewriterBase &rewriter, Value operand, Chain &chain) {
   return operand;
 }
 
+/// The grouping of [d0, ..., dr-1] (r >= 3) into [d0 * ... * dr-3, dr-2,
+/// dr-1].
+SmallVector<ReassociationIndices> batchesAsOne(int64_t rank) {
+  ReassociationIndices batch =
+      llvm::to_vector(llvm::seq<int64_t>(0, rank - 2));
+  return {batch, {rank - 2}, {rank - 1}};
+}
+
+/// `value` [d0, ..., dr-1] (r >= 3) as [d0 * ... * dr-3, dr-2, dr-1].
+Value asBatchOfMatrices(RewriterBase &rewriter, Location loc, Value value) {
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+  if (rank == 3)
+    return value;
+  return tensor::CollapseShapeOp::create(rewriter, loc, value,
+                                         batchesAsOne(rank));
+}
+
 /// `value` [d0, ..., dr-1] (r >= 3) as [1, d0 * ... * dr-3, dr-2, dr-1].
 Value asAttentionOperand(RewriterBase &rewriter, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t rank = type.getRank();
-  if (rank > 3) {
-    ReassociationIndices batch;
-    for (int64_t d = 0; d + 2 < rank; ++d)
-      batch.push_back(d);
-    value = tensor::CollapseShapeOp::create(
-        rewriter, loc, value,
-        SmallVector<ReassociationIndices>{batch, {rank - 2}, {rank - 1}});
-  }
-  return addUnitBatch(rewriter, loc, value);
+  return addUnitBatch(rewriter, loc, asBatchOfMatrices(rewriter, loc, value));
 }
 /// The i1 tensor `mask` negated: the op's boolean mask keeps where true.
 Value negated(RewriterBase &rewriter, Location loc, Value mask) {
@@ -519,7 +526,7 @@ Value negated(RewriterBase &rewriter, Location loc, Value mask) {
 FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
                                               linalg::LinalgOp output,
                                               std::string &reason) {
-  if (!isBatchContraction(output, /*transposedRhs=*/false))
+  if (!isMultiBatchContraction(output, /*transposedRhs=*/false))
     return failure();
   Chain chain;
   Value probabilities = throughReshapes(output.getDpsInputs()[0], chain);
@@ -546,8 +553,13 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
            a.getNumElements() == b.getNumElements();
   };
   auto pvLhs = cast<RankedTensorType>(output.getDpsInputs()[0].getType());
+  auto batches = [](RankedTensorType type) {
+    return type.getNumElements() /
+           (type.getDimSize(type.getRank() - 2) *
+            type.getDimSize(type.getRank() - 1));
+  };
   if (!sameRows(qkType, spaceType) || !sameRows(pvLhs, spaceType) ||
-      qkType.getDimSize(0) != outType.getDimSize(0)) {
+      !outType.hasStaticShape() || batches(qkType) != batches(outType)) {
     reason = "the reshapes between the GEMMs and the softmax change more "
              "than the batch dimensions (or shapes are dynamic)";
     return failure();
@@ -564,7 +576,7 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
 
   Value query = qk->getDpsInputs()[0];
   Value key = qk->getDpsInputs()[1];
-  bool keyTransposed = !isBatchContraction(*qk, /*transposedRhs=*/true);
+  bool keyTransposed = !isMultiBatchContraction(*qk, /*transposedRhs=*/true);
   Value value = output.getDpsInputs()[1];
   Type element = getElementTypeOrSelf(query.getType());
   if (!isa<Float32Type, BFloat16Type, Float16Type>(element) ||
@@ -611,6 +623,10 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
       keyTransposed = false;
     }
   }
+  // Several batch dimensions (a 4-D contraction) as one.
+  query = asBatchOfMatrices(rewriter, loc, query);
+  key = asBatchOfMatrices(rewriter, loc, key);
+  value = asBatchOfMatrices(rewriter, loc, value);
   if (keyTransposed) {
     // K^T [B, d, sk] back to [B, sk, d]: the op's layout (a copy of K, as
     // the graph's own transpose was).
@@ -633,15 +649,20 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
   Value q4 = addUnitBatch(rewriter, loc, query);
   Value k4 = addUnitBatch(rewriter, loc, key);
   Value v4 = addUnitBatch(rewriter, loc, value);
-  SmallVector<int64_t> shape = {1};
-  llvm::append_range(shape, outType.getShape());
+  int64_t outRank = outType.getRank();
+  SmallVector<int64_t> shape = {1, batches(outType)};
+  llvm::append_range(shape, outType.getShape().take_back(2));
   auto attention = AttentionOp::create(
       rewriter, loc, outType.clone(shape), /*lse=*/Type(), q4, k4, v4, mask,
       rewriter.getF32FloatAttr(chain.scale), UnitAttr(),
       rewriter.getI64IntegerAttr(0));
+  // [1, B, sq, dv] back to the output's [b..., sq, dv].
   Value result = tensor::CollapseShapeOp::create(
-      rewriter, loc, outType, attention.getOutput(),
+      rewriter, loc, attention.getOutput(),
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  if (outRank > 3)
+    result = tensor::ExpandShapeOp::create(rewriter, loc, outType, result,
+                                           batchesAsOne(outRank));
   rewriter.replaceOp(output, result);
   // Users first: erase what nothing reads until nothing is left.
   llvm::SetVector<Operation *> dead = chain.ops;

@@ -55,6 +55,17 @@
 // RUN:     %S/../../../Integration/Inputs/torch-mlir-attention.mlir \
 // RUN: | fp8-opt --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=ARGMAX
 // ARGMAX: remark: attention left as written: the softmax's row max is not a max over the keys from -inf
+// 4-D generic contractions with two batch loops (Inputs/generic-4d-attention.mlir):
+// fused on [1, 4, s, d] views of Q, K and V; nothing of the chain is left.
+// RUN: fp8-opt %S/../../../Integration/Inputs/generic-4d-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=GENERIC4D
+// GENERIC4D: remark: attention fused into fp8.attention (scale 1.767767e-01)
+// GENERIC4D-LABEL: func.func @forward(
+// GENERIC4D-NOT: linalg.
+// GENERIC4D: %[[O:.+]] = fp8.attention %{{.+}}, %{{.+}}, %{{.+}} scale 0.176776{{[0-9]+}} : tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32> -> tensor<1x4x16x32xf32>
+// GENERIC4D-NOT: linalg.
+// GENERIC4D: %[[O3:.+]] = tensor.collapse_shape %[[O]] {{\[}}[0, 1], [2], [3]]
+// GENERIC4D: %[[R:.+]] = tensor.expand_shape %[[O3]] {{\[}}[0, 1], [2], [3]] output_shape [1, 4, 16, 32]
+// GENERIC4D: return %[[R]]
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
 // The causal select with an offset (j > i + 32: a prefill after a KV-cache
 // prefix of 32 tokens) becomes the op's causal_offset.
