@@ -277,6 +277,45 @@ FailureOr<Value> matchSoftmax(Value probabilities, Chain &chain,
   return sInput;
 }
 
+/// `v` is a softmax's result (through reshapes and a rounding): the named
+/// linalg.softmax, the op-by-op chain, or the fused form's generic that
+/// divides an exp.
+bool isSoftmaxResult(Value v) {
+  Chain probe;
+  v = throughReshapes(v, probe);
+  if (auto rounding = v.getDefiningOp<linalg::GenericOp>();
+      rounding && isRounding(rounding))
+    v = throughReshapes(rounding.getDpsInputs()[0], probe);
+  if (v.getDefiningOp<linalg::SoftmaxOp>())
+    return true;
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumReductionLoops() != 0)
+    return false;
+  probe.rank = generic.getNumLoops();
+  std::string why;
+  if (succeeded(matchSoftmax(v, probe, why)) || !why.empty())
+    return true;
+  Value yielded = generic.getBody()->getTerminator()->getOperand(0);
+  if (auto trunc = yielded.getDefiningOp<arith::TruncFOp>())
+    yielded = trunc.getIn();
+  auto div = yielded.getDefiningOp<arith::DivFOp>();
+  return div && div.getLhs().getDefiningOp<math::ExpOp>();
+}
+
+/// P V's `probabilities` are a softmax changed by an elementwise generic
+/// (dropout's mask and 1 / (1 - p), or anything else the op does not
+/// model) that P V alone reads, or that alone reads the softmax. (A
+/// backward's dS = P (dP - D) reads P beside dV and D, and dQ and dK
+/// read dS: no attention.)
+bool isModifiedSoftmax(Value probabilities) {
+  auto modifier = probabilities.getDefiningOp<linalg::GenericOp>();
+  return modifier && modifier.getNumReductionLoops() == 0 &&
+         llvm::any_of(modifier.getDpsInputs(), [&](Value input) {
+           return (probabilities.hasOneUse() || input.hasOneUse()) &&
+                  isSoftmaxResult(input);
+         });
+}
+
 /// S back to Q K^T: constant multiplies (the scale) and at most one added
 /// mask tensor, applied after the scale. Walking back, the ops come last
 /// applied first: a scale seen before the mask was applied after it.
@@ -535,8 +574,12 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
     return failure();
   chain.rank = spaceType.getRank();
   FailureOr<Value> scores = matchSoftmax(probabilities, chain, reason);
-  if (failed(scores))
+  if (failed(scores)) {
+    if (reason.empty() && isModifiedSoftmax(probabilities))
+      reason = "the probabilities are changed between the softmax and P V "
+               "(dropout, or another modifier the op does not model)";
     return failure();
+  }
   FailureOr<linalg::LinalgOp> qk = matchScores(*scores, chain, reason);
   if (failed(qk))
     return failure();

@@ -225,6 +225,66 @@ func.func @causal(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3
   return %o : tensor<2x8x3xf32>
 }
 
+// Dropout between the softmax and P V: not the op's math, left as written
+// with the reason (the report lists it, unfused).
+// CHECK-LABEL: func.func @dropout
+// CHECK-NOT: fp8.attention
+// CHECK: linalg.batch_matmul {fp8.attention_reason = "the probabilities are changed between the softmax and P V
+func.func @dropout(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>, %u: tensor<2x8x8xf32>) -> tensor<2x8x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %half = arith.constant 0.5 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %m = arith.mulf %in, %half : f32
+    %c = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %c, %ninf, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sc, %max, %sum : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.divf %x, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  // Dropout with p = 0.5: keep where u < 0.5, scaled by 2.
+  %keep = arith.constant 0.5 : f32
+  %two = arith.constant 2.0 : f32
+  %pd = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p, %u : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %r: f32, %out: f32):
+    %kept = arith.cmpf olt, %r, %keep : f32
+    %x = arith.mulf %in, %two : f32
+    %y = arith.select %kept, %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention left as written: the probabilities are changed between the softmax and P V (dropout, or another modifier the op does not model)}}
+  %o = linalg.batch_matmul ins(%pd, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
 // -----
 
 #id = affine_map<(b, i, j) -> (b, i, j)>
