@@ -32,6 +32,7 @@
 #include "fp8/Numerics/Float8.h"
 #include "fp8/Runtime/CudaRuntime.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -72,6 +73,10 @@ struct Problem {
   int64_t d = 128, batch = 1, heads = 4, kvHeads = 2, sq = 200, sk = 200;
   int64_t causalOffset = 0;
   float scale = 0.0883883461f, probabilityScale = 256.0f;
+  /// The mask operand and which of [batch, heads, sq, sk] it has (1 along
+  /// the others, which it broadcasts).
+  aabi::Mask mask = aabi::Mask::None;
+  bool maskDims[4] = {false, false, true, true};
 
   aabi::AttentionConfig config() const {
     aabi::AttentionConfig c;
@@ -80,11 +85,38 @@ struct Problem {
     c.out = out;
     c.causal = causal;
     c.lse = lse;
+    c.mask = mask;
     c.headDim = int(d);
     return aabi::selectStages(c);
   }
   bool fp8Scores() const { return gabi::bytes(qk) == 1; }
   bool fp8Values() const { return gabi::bytes(v) == 1; }
+  /// The mask's extents and its element strides (0 where it broadcasts).
+  std::array<int64_t, 4> maskShape() const {
+    std::array<int64_t, 4> full = {batch, heads, sq, sk}, shape;
+    for (int d = 0; d < 4; ++d)
+      shape[d] = maskDims[d] ? full[d] : 1;
+    return shape;
+  }
+  std::array<int64_t, 4> maskStrides() const {
+    std::array<int64_t, 4> shape = maskShape(), strides;
+    int64_t stride = 1;
+    for (int d = 3; d >= 0; --d) {
+      strides[d] = shape[d] == 1 ? 0 : stride;
+      stride *= shape[d];
+    }
+    return strides;
+  }
+  int64_t maskElements() const {
+    std::array<int64_t, 4> shape = maskShape();
+    return mask == aabi::Mask::None ? 0
+                                    : shape[0] * shape[1] * shape[2] * shape[3];
+  }
+  /// The element of (batch n, query head h, row i, key j).
+  int64_t maskIndex(int64_t n, int64_t h, int64_t i, int64_t j) const {
+    std::array<int64_t, 4> st = maskStrides();
+    return n * st[0] + h * st[1] + i * st[2] + j * st[3];
+  }
 };
 
 /// Elements as stored (bytes) and as values (the exact f32 they hold).
@@ -152,6 +184,10 @@ std::vector<float> powerOfTwoScales(int64_t count) {
 struct Inputs {
   Tensor q, k, v;
   std::vector<float> qs, ks, vs;
+  /// The mask as stored and its values: additive (exact in its type, a
+  /// tenth of them -inf for f32) or boolean (1 keeps, as 1.0f).
+  std::vector<uint8_t> maskBytes;
+  std::vector<float> maskValues;
 };
 
 /// fp8.attention in double: output [b, hq, sq, D] and lse [b, hq, sq].
@@ -176,6 +212,12 @@ void reference(const Problem &p, const Inputs &in, std::vector<double> &out,
           if (p.fp8Scores())
             dot = dot * in.qs[row] * in.ks[g * p.sk + j];
           s[j] = dot * double(p.scale);
+          if (p.mask == aabi::Mask::Bool) {
+            if (in.maskValues[p.maskIndex(n, h, i, j)] == 0.0f)
+              s[j] = -inf;
+          } else if (p.mask != aabi::Mask::None) {
+            s[j] += in.maskValues[p.maskIndex(n, h, i, j)];
+          }
           if (p.causal && j > i + p.causalOffset)
             s[j] = -inf;
           m = std::max(m, s[j]);
@@ -311,6 +353,14 @@ struct Run {
     l.args.add(int32_t(p.sq)).add(int32_t(p.sk)).add(int32_t(p.heads));
     l.args.add(int32_t(p.heads / p.kvHeads)).add(int32_t(p.batch));
     l.args.add(int32_t(p.causalOffset)).add(p.scale).add(p.probabilityScale);
+    DevicePtr dmask = 0;
+    if (p.mask != aabi::Mask::None) {
+      dmask = upload(in.maskBytes.data(), in.maskBytes.size());
+      l.buffers.push_back(dmask);
+    }
+    l.args.add(dmask);
+    for (int64_t stride : p.maskStrides())
+      l.args.add(stride);
     l.grid = unsigned(aabi::gridSize(l.config, p.batch, p.heads, p.sq));
     return l;
   }
@@ -330,6 +380,8 @@ struct Run {
   }
 };
 
+uint16_t toHalfBits(float x, Elem e);
+
 Inputs makeInputs(const Problem &p) {
   Inputs in;
   int64_t queries = p.batch * p.heads * p.sq, keys = p.batch * p.kvHeads * p.sk;
@@ -345,6 +397,34 @@ Inputs makeInputs(const Problem &p) {
   }
   if (p.fp8Values())
     in.vs = powerOfTwoScales(p.batch * p.kvHeads);
+  int64_t count = p.maskElements();
+  int maskBytes = aabi::bytes(p.mask);
+  in.maskValues.resize(count);
+  in.maskBytes.resize(count * maskBytes);
+  for (int64_t i = 0; i < count; ++i) {
+    float x;
+    // The last batch's boolean mask drops every key (an empty sequence):
+    // its rows give NaN and lse -inf.
+    bool emptyBatch = p.mask == aabi::Mask::Bool && p.maskDims[0] &&
+                      p.batch > 1 && i >= count / p.batch * (p.batch - 1);
+    if (p.mask == aabi::Mask::Bool)
+      x = !emptyBatch && uniform() < 0.8f ? 1.0f : 0.0f;
+    else if (p.mask == aabi::Mask::F32 && uniform() < 0.1f)
+      x = -std::numeric_limits<float>::infinity();
+    else
+      x = -float(int(uniform() * 32)) / 8; // 0 .. -3.875: exact in bf16, f16
+    in.maskValues[i] = x;
+    uint8_t *at = &in.maskBytes[i * maskBytes];
+    if (p.mask == aabi::Mask::Bool) {
+      *at = uint8_t(x);
+    } else if (p.mask == aabi::Mask::F32) {
+      std::memcpy(at, &x, 4);
+    } else {
+      uint16_t h = toHalfBits(x, p.mask == aabi::Mask::BF16 ? Elem::BF16
+                                                            : Elem::F16);
+      std::memcpy(at, &h, 2);
+    }
+  }
   return in;
 }
 
@@ -727,6 +807,33 @@ std::vector<Problem> correctnessProblems() {
   e.sk = 384;
   e.causalOffset = 255;
   list.push_back(e);
+  // Masks: an f32 bias per head, row and key with -inf entries, causal
+  // GQA; a boolean padding mask per batch and key (rows with every key
+  // dropped give NaN, -inf), FP8 scores; an f16 mask shared by all.
+  Problem m;
+  m.what = "bf16 causal GQA, f32 mask [1, 4, 200, 200] with -inf";
+  m.causal = true;
+  m.mask = aabi::Mask::F32;
+  m.maskDims[1] = true;
+  list.push_back(m);
+  Problem b = e;
+  b.what = "FP8 scores, bool mask [2, 1, 1, 300] (batch 1 all dropped), lse";
+  b.v = Elem::BF16;
+  b.batch = 2;
+  b.causal = false;
+  b.causalOffset = 0;
+  b.sq = 150;
+  b.sk = 300;
+  b.mask = aabi::Mask::Bool;
+  b.maskDims[0] = true;
+  b.maskDims[2] = false;
+  list.push_back(b);
+  Problem h = f;
+  h.what = "f16 D=64, f16 mask [1, 1, 130, 77]";
+  h.out = Elem::F16;
+  h.lse = false;
+  h.mask = aabi::Mask::F16;
+  list.push_back(h);
   return list;
 }
 

@@ -25,6 +25,7 @@
 // copy, stream and event call, and at exit how many allocations, modules
 // and streams are still live. FP8_FAKE_CUDA_MEMORY=N makes allocations
 // fail with CUDA_ERROR_OUT_OF_MEMORY once more than N bytes are live.
+// FP8_FAKE_CUDA_PARAMS=1 prints each launch's scalar parameters.
 // FP8_FAKE_CUDA_NO_CONCURRENT_MANAGED=1 reports a device without concurrent
 // managed access. fakeCudaCount(NAME) tells a test how often a call was
 // made ("cuStreamSynchronize", "cuFuncSetAttribute", ...).
@@ -459,10 +460,30 @@ FAKE cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   if (!params || !gx || !gy || !gz || !bx || !by || !bz ||
       smem > static_cast<Function *>(function)->maxDynamicShared)
     return 1;
+  auto *f = static_cast<Function *>(function);
   std::fprintf(stderr,
                "fake-cuda: launch %s grid %u,%u,%u block %u,%u,%u smem %u\n",
-               static_cast<Function *>(function)->name.c_str(), gx, gy, gz,
-               bx, by, bz, smem);
+               f->name.c_str(), gx, gy, gz, bx, by, bz, smem);
+  // FP8_FAKE_CUDA_PARAMS=1: the scalar parameters as integers (4 bytes
+  // as i32, 8 bytes as i64: pointers and strides), tensor maps as `map`.
+  if (const char *value = std::getenv("FP8_FAKE_CUDA_PARAMS");
+      value && *value && *value != '0') {
+    std::fprintf(stderr, "fake-cuda: params");
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      if (f->params[i] == 4) {
+        int32_t x;
+        std::memcpy(&x, params[i], 4);
+        std::fprintf(stderr, " %d", x);
+      } else if (f->params[i] == 8) {
+        int64_t x;
+        std::memcpy(&x, params[i], 8);
+        std::fprintf(stderr, " %lld", static_cast<long long>(x));
+      } else {
+        std::fprintf(stderr, " map");
+      }
+    }
+    std::fprintf(stderr, "\n");
+  }
   return 0;
 }
 FAKE cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *) {

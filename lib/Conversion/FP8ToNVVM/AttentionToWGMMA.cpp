@@ -17,8 +17,9 @@
 //    loaded;
 //  - BM / 64 consumer warpgroups, 64 query rows each: S = Q K^T on wgmma
 //    (both operands in shared memory, f32 accumulators), the scale (and
-//    FP8 scales per token), the causal and length mask on the tiles that
-//    need one, the online softmax in registers (running max and sum per
+//    FP8 scales per token), the mask operand (added, or boolean, through
+//    run-time strides), the causal and length mask on the tiles that need
+//    one, the online softmax in registers (running max and sum per
 //    row, rows reduced over the 4 lanes that share them), the accumulator
 //    rescaled, then O += P V on wgmma with P in registers: the f32
 //    accumulator fragment rounded to bf16 / f16 is the 16-bit A fragment
@@ -118,13 +119,18 @@ private:
                          Value stage);
   /// P's A fragments: 16-bit pairs, or E4M3 quadruples of P * ps.
   SmallVector<std::array<Value, 4>> packProbabilities(ArrayRef<Value> p);
+  /// `score` with the mask element at `offset` (i64 elements) applied:
+  /// added (widened to f32), or -inf where the boolean mask is false.
+  Value applyMask(Value score, Value offset);
 
   const aabi::AttentionConfig &c;
   Value smem, tmQ, tmK, tmV, out, lse, queryScale, keyScale, valueScale;
   Value sq, sk, heads, group, batch, causalOffset, scale, probabilityScale;
-  /// The block's work: its first query row, its (batch, head) and
-  /// (batch, kv head) layers, and its key tiles.
-  Value row0, queryLayer, keyLayer, numKeyTiles;
+  /// The mask and its element strides (batch, head, row, key; i64).
+  Value mask, maskStrides[4];
+  /// The block's work: its first query row, its batch and query head, its
+  /// (batch, head) and (batch, kv head) layers, and its key tiles.
+  Value row0, batchIndex, queryHead, queryLayer, keyLayer, numKeyTiles;
 };
 } // namespace
 
@@ -245,6 +251,32 @@ AttentionKernelBuilder::packProbabilities(ArrayRef<Value> p) {
   return fragments;
 }
 
+Value AttentionKernelBuilder::applyMask(Value score, Value offset) {
+  Type f32Type = b.getF32Type();
+  switch (c.mask) {
+  case aabi::Mask::F32:
+    return fadd(score, LLVM::LoadOp::create(b, f32Type,
+                                            gep(mask, f32Type, offset), 4));
+  case aabi::Mask::BF16:
+  case aabi::Mask::F16: {
+    Type half = c.mask == aabi::Mask::BF16 ? Type(b.getBF16Type())
+                                           : Type(b.getF16Type());
+    Value element = LLVM::LoadOp::create(b, half, gep(mask, half, offset), 2);
+    return fadd(score, arith::ExtFOp::create(b, f32Type, element));
+  }
+  case aabi::Mask::Bool: {
+    Type byte = b.getI8Type();
+    Value element = LLVM::LoadOp::create(b, byte, gep(mask, byte, offset), 1);
+    Value keep = cmp(arith::CmpIPredicate::ne, element,
+                     arith::ConstantOp::create(b, b.getI8IntegerAttr(0)));
+    return select(keep, score, negInf());
+  }
+  case aabi::Mask::None:
+    break;
+  }
+  return score;
+}
+
 Value AttentionKernelBuilder::accumulateValues(
     Value o, ArrayRef<std::array<Value, 4>> fragments, Value stage) {
   std::string type = gabi::tag(c.v);
@@ -278,6 +310,20 @@ void AttentionKernelBuilder::buildConsumer() {
   rows[1] = add(rows[0], i32(8));
   Value column0 = mul(remU(lane, i32(4)), i32(2));
   Value lastQuery = sub(sq, i32(1)), lastKey = sub(sk, i32(1));
+  // The mask's element offset of each of the thread's rows (rows past sq
+  // read the last row's), in i64: a [b, h, sq, sk] mask passes 2^31
+  // elements at long sequences.
+  bool masked = c.mask != aabi::Mask::None;
+  Value maskRows[2];
+  if (masked) {
+    Value layerOffset = add(mul(zext64(batchIndex), maskStrides[0]),
+                            mul(zext64(queryHead), maskStrides[1]));
+    for (int h = 0; h < 2; ++h)
+      maskRows[h] = add(
+          layerOffset,
+          mul(zext64(arith::MinUIOp::create(b, rows[h], lastQuery)),
+              maskStrides[2]));
+  }
   // Rows past sq are computed and never stored: they read the last row's
   // scale instead of past the end.
   Value queryScales[2];
@@ -326,6 +372,16 @@ void AttentionKernelBuilder::buildConsumer() {
                      keyScales[2 * (i / 4) + i % 2]);
           scores[i] = fmul(x, scale);
         }
+        // The mask operand, on every tile (keys past sk read the last
+        // key's element; the length mask below makes them -inf anyway).
+        if (masked)
+          for (int64_t i = 0; i < numScores; ++i) {
+            Value key = arith::MinUIOp::create(
+                b, add(key0, add(column0, i32(8 * (i / 4) + i % 2))), lastKey);
+            scores[i] = applyMask(
+                scores[i], add(maskRows[(i / 2) % 2],
+                               mul(zext64(key), maskStrides[3])));
+          }
         // -inf for keys past sk and, causal, past the row's last key; only
         // a tile that holds such a key for one of this thread's rows pays
         // for the selects.
@@ -471,6 +527,9 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func) {
   causalOffset = args[aabi::kCausalOffset];
   scale = args[aabi::kScale];
   probabilityScale = args[aabi::kProbabilityScale];
+  mask = args[aabi::kMask];
+  for (int d = 0; d < 4; ++d)
+    maskStrides[d] = args[aabi::kMaskStrideBatch + d];
 
   smem = alignedSharedMemory(aabi::kSharedMemoryName);
   readThreadIndices();
@@ -483,11 +542,12 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func) {
   if (c.causal)
     rowTile = sub(sub(rowTiles, i32(1)), rowTile);
   Value layer = divU(block, rowTiles);
-  Value head = remU(layer, heads);
-  Value batchIndex = divU(layer, heads);
+  queryHead = remU(layer, heads);
+  batchIndex = divU(layer, heads);
   row0 = mul(rowTile, i32(c.blockM));
   queryLayer = layer;
-  keyLayer = add(mul(batchIndex, divU(heads, group)), divU(head, group));
+  keyLayer =
+      add(mul(batchIndex, divU(heads, group)), divU(queryHead, group));
   // Keys the block's rows read: all of sk, or causal, up to its last row's
   // last key (none when every row is fully masked).
   Value keyEnd = sk;
@@ -523,9 +583,11 @@ mlir::fp8::getOrBuildFlashAttentionKernel(gpu::GPUModuleOp module,
   for (unsigned p : {aabi::kTensorMapQ, aabi::kTensorMapK, aabi::kTensorMapV})
     params[p] = generic;
   for (unsigned p : {aabi::kOut, aabi::kLse, aabi::kQueryScaleInv,
-                     aabi::kKeyScaleInv, aabi::kValueScaleInv})
+                     aabi::kKeyScaleInv, aabi::kValueScaleInv, aabi::kMask})
     params[p] = global;
   params[aabi::kScale] = params[aabi::kProbabilityScale] = Float32Type::get(ctx);
+  for (unsigned p = aabi::kMaskStrideBatch; p <= aabi::kMaskStrideKey; ++p)
+    params[p] = IntegerType::get(ctx, 64);
   return getOrCreateWgmmaKernel(
       module, config.name(), aabi::kSharedMemoryName, params,
       {aabi::kTensorMapQ, aabi::kTensorMapK, aabi::kTensorMapV},
@@ -540,16 +602,9 @@ mlir::fp8::getOrBuildFlashAttentionKernel(gpu::GPUModuleOp module,
 //===----------------------------------------------------------------------===//
 
 /// The head dimension both kernels need, one static extent for the query
-/// and the value, with no mask operand; or why not.
-static FailureOr<int64_t> getHeadDim(Value mask, Value query, Value value,
+/// and the value; or why not.
+static FailureOr<int64_t> getHeadDim(Value query, Value value,
                                      std::string &whyNot) {
-  // A mask that changes no score (canonicalization would drop it) is not
-  // read: the launch never passes it.
-  if (mask && !isNeutralAttentionMask(mask)) {
-    whyNot = "it has a mask operand (the kernel masks causally and by "
-             "length only)";
-    return failure();
-  }
   int64_t d = cast<RankedTensorType>(query.getType()).getShape().back();
   int64_t dv = cast<RankedTensorType>(value.getType()).getShape().back();
   if (ShapedType::isDynamic(d) || d != dv) {
@@ -565,8 +620,7 @@ mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
     whyNot = reason.str();
     return failure();
   };
-  FailureOr<int64_t> headDim =
-      getHeadDim(op.getMask(), op.getQuery(), op.getValue(), whyNot);
+  FailureOr<int64_t> headDim = getHeadDim(op.getQuery(), op.getValue(), whyNot);
   if (failed(headDim))
     return failure();
   int64_t d = *headDim;
@@ -586,6 +640,15 @@ mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
   config.headDim = d;
   config.causal = op.getCausal();
   config.lse = static_cast<bool>(op.getLse());
+  // A mask that changes no score (canonicalization would drop it) is not
+  // read: the launch never passes it.
+  if (Value mask = op.getMask(); mask && !isNeutralAttentionMask(mask)) {
+    Type element = getElementTypeOrSelf(mask.getType());
+    config.mask = element.isInteger(1) ? aabi::Mask::Bool
+                  : element.isF32()    ? aabi::Mask::F32
+                  : element.isBF16()   ? aabi::Mask::BF16
+                                       : aabi::Mask::F16;
+  }
   if (config.fp8Values() && op.getBlockK() != config.blockN)
     return fail("its FP8 value has key tiles of " +
                 std::to_string(op.getBlockK().value_or(0)) +
@@ -595,8 +658,12 @@ mlir::fp8::planFlashAttention(AttentionOp op, std::string &whyNot) {
 
 FailureOr<aabi::AttentionGradConfig>
 mlir::fp8::planFlashAttentionGrad(AttentionGradOp op, std::string &whyNot) {
-  FailureOr<int64_t> headDim =
-      getHeadDim(op.getMask(), op.getQuery(), op.getValue(), whyNot);
+  if (op.getMask() && !isNeutralAttentionMask(op.getMask())) {
+    whyNot = "it has a mask operand (the backward kernel masks causally "
+             "and by length only)";
+    return failure();
+  }
+  FailureOr<int64_t> headDim = getHeadDim(op.getQuery(), op.getValue(), whyNot);
   if (failed(headDim))
     return failure();
   int64_t d = *headDim;

@@ -139,7 +139,9 @@ static Type getElementType(Value value) {
 /// f32 scalars become memref<f32>.
 static MemRefType getDeviceType(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-    if (getKernelTypeTag(tensor.getElementType()).empty())
+    // i1: an attention's boolean mask, one byte per element.
+    if (getKernelTypeTag(tensor.getElementType()).empty() &&
+        !tensor.getElementType().isInteger(1))
       return {};
     return MemRefType::get(tensor.getShape(), tensor.getElementType());
   }
@@ -333,13 +335,13 @@ LogicalResult HostLowering::checkSupported() {
       return func.emitOpError() << "argument #" << i << " has type " << type
                                 << ", which the GPU lowering does not support "
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
-                                   "f8E5M2, f8E8M0FNU and f32 scalars)";
+                                   "f8E5M2, f8E8M0FNU, i1 and f32 scalars)";
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     if (!getDeviceType(type))
       return func.emitOpError() << "result #" << i << " has type " << type
                                 << ", which the GPU lowering does not support "
                                    "(tensors of f32, bf16, f16, f8E4M3FN, "
-                                   "f8E5M2, f8E8M0FNU and f32 scalars)";
+                                   "f8E5M2, f8E8M0FNU, i1 and f32 scalars)";
   for (Operation &op : func.getBody().front()) {
     if (launcher && (op.hasAttr(kWgmmaKernelAttr) ||
                      isa<ub::PoisonOp, linalg::TransposeOp>(op)))
@@ -413,7 +415,9 @@ Value HostLowering::computePointer(Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   auto meta = memref::ExtractStridedMetadataOp::create(*b, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(*b, memref);
-  Value bytes = constIndex(type.getElementTypeBitWidth() / 8);
+  // i1 is stored as one byte.
+  Value bytes = constIndex(
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
   Value offset = arith::MulIOp::create(*b, meta.getOffset(), bytes);
   Value address = toI64(arith::AddIOp::create(*b, base, offset));
   return LLVM::IntToPtrOp::create(
@@ -1104,6 +1108,24 @@ LogicalResult HostLowering::lowerAttention(AttentionOp op) {
   args[attention_abi::kProbabilityScale] = f32Const(
       op.getProbabilityScale() ? op.getProbabilityScale()->convertToFloat()
                                : 1.0f);
+  // The mask (a kernel `_mask<m>` reads it; a neutral one is never passed):
+  // its element strides, 0 along the dimensions it broadcasts.
+  Value zero64 = arith::ConstantOp::create(*b, b->getI64IntegerAttr(0));
+  args[attention_abi::kMask] = null;
+  for (unsigned p = attention_abi::kMaskStrideBatch;
+       p <= attention_abi::kMaskStrideKey; ++p)
+    args[p] = zero64;
+  if (Value mask = op.getMask(); mask && !isNeutralAttentionMask(mask)) {
+    Value buffer = buffers.lookup(mask);
+    args[attention_abi::kMask] = pointer(buffer);
+    auto meta = memref::ExtractStridedMetadataOp::create(*b, buffer);
+    for (int64_t d = 0; d < 4; ++d) {
+      Value broadcast = arith::CmpIOp::create(
+          *b, arith::CmpIPredicate::eq, dims(buffer, d), constIndex(1));
+      args[attention_abi::kMaskStrideBatch + d] = arith::SelectOp::create(
+          *b, broadcast, zero64, toI64(meta.getStrides()[d]));
+    }
+  }
   Value grid = arith::MulIOp::create(
       *b, layers,
       arith::CeilDivUIOp::create(*b, sq, constIndex(blockM)));

@@ -17,6 +17,9 @@
 // CHECK-DAG: Compiling entry function 'flash_attention_e4m3_e4m3_bf16_causal_d128_128x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'flash_attention_e4m3_e5m2_f16_lse_d128_128x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'flash_attention_e5m2_bf16_bf16_causal_d128_128x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'flash_attention_bf16_bf16_bf16_causal_maskf32_d128_128x128_s3' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'flash_attention_e4m3_bf16_bf16_maski1_d128_128x128_s4' for 'sm_90a'
+// CHECK-DAG: Compiling entry function 'flash_attention_f16_f16_f16_maskf16_d64_128x128_s4' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'flash_attention_grad_bf16_causal_d128_64x64_s2' for 'sm_90a'
 // CHECK-DAG: Compiling entry function 'flash_attention_grad_f16_d64_64x64_s4' for 'sm_90a'
 // CHECK-NOT: warning
@@ -31,6 +34,20 @@
 // PTX-DAG: cvt.rn.satfinite.e4m3x2.f32
 // PTX-DAG: red.global.add.f32
 
+// Masked: an additive f32 bias per head, query row and key, a
+// boolean padding mask per batch and key, an f16 mask shared by all.
+func.func @bf16_causal_bias(%q: tensor<1x32x4096x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %v: tensor<1x8x4096x128xbf16>, %m: tensor<1x32x4096x4096xf32>) -> tensor<1x32x4096x128xbf16> {
+  %o = fp8.attention %q, %k, %v mask %m : tensor<1x32x4096x4096xf32> scale 0.0883883461 {causal} : tensor<1x32x4096x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16> -> tensor<1x32x4096x128xbf16>
+  return %o : tensor<1x32x4096x128xbf16>
+}
+func.func @fp8_padding(%q: tensor<2x32x?x128xf8E4M3FN>, %k: tensor<2x8x?x128xf8E4M3FN>, %v: tensor<2x8x?x128xbf16>, %qs: tensor<2x32x?xf32>, %ks: tensor<2x8x?xf32>, %keep: tensor<2x1x1x?xi1>) -> tensor<2x32x?x128xbf16> {
+  %o = fp8.attention %q, %k, %v scales %qs, %ks : tensor<2x32x?xf32>, tensor<2x8x?xf32> mask %keep : tensor<2x1x1x?xi1> scale 0.0883883461 : tensor<2x32x?x128xf8E4M3FN>, tensor<2x8x?x128xf8E4M3FN>, tensor<2x8x?x128xbf16> -> tensor<2x32x?x128xbf16>
+  return %o : tensor<2x32x?x128xbf16>
+}
+func.func @f16_d64_shared_mask(%q: tensor<2x12x?x64xf16>, %k: tensor<2x12x?x64xf16>, %v: tensor<2x12x?x64xf16>, %m: tensor<1x1x?x?xf16>) -> tensor<2x12x?x64xf16> {
+  %o = fp8.attention %q, %k, %v mask %m : tensor<1x1x?x?xf16> scale 0.125 : tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16>, tensor<2x12x?x64xf16> -> tensor<2x12x?x64xf16>
+  return %o : tensor<2x12x?x64xf16>
+}
 func.func @bf16_causal(%q: tensor<1x32x4096x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %v: tensor<1x8x4096x128xbf16>) -> tensor<1x32x4096x128xbf16> {
   %o = fp8.attention %q, %k, %v scale 0.0883883461 {causal} : tensor<1x32x4096x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16> -> tensor<1x32x4096x128xbf16>
   return %o : tensor<1x32x4096x128xbf16>

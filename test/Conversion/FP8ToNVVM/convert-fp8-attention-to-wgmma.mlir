@@ -89,6 +89,31 @@ func.func @neutral_mask(%q: tensor<1x4x64x128xbf16>) -> tensor<1x4x64x128xbf16> 
 
 // -----
 
+// A mask operand: the kernel `_mask<type>` reads it on every tile, added
+// (f32, bf16, f16) or as a boolean (one byte per element); its strides are
+// launch parameters, so one kernel takes every broadcast.
+// CHECK-LABEL: func.func @masked
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_maski1_d128_128x128_s3
+// CHECK: fp8.wgmma_kernel = @fp8_gemm_kernels::@flash_attention_bf16_bf16_f32_causal_maskbf16_d128_128x128_s3
+// The boolean kernel loads one byte per score and selects -inf where it is
+// zero; its last five parameters are the mask and four i64 strides.
+// KERNEL-LABEL: llvm.func @flash_attention_bf16_bf16_bf16_maski1_d128_128x128_s3(
+// KERNEL-SAME: %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64)
+// KERNEL: llvm.load %{{.+}} : !llvm.ptr<1> -> i8
+// KERNEL: arith.cmpi ne
+// KERNEL-LABEL: llvm.func @flash_attention_bf16_bf16_f32_causal_maskbf16_d128_128x128_s3(
+// KERNEL: llvm.load %{{.+}} : !llvm.ptr<1> -> bf16
+func.func @masked(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: tensor<1x4x64x128xbf16>,
+                  %keep: tensor<1x1x64x64xi1>, %bias: tensor<1x4x1x64xbf16>) -> (tensor<1x4x64x128xbf16>, tensor<1x4x64x128xf32>) {
+  // expected-remark @+1 {{attention on the flash kernel flash_attention_bf16_bf16_bf16_maski1_d128_128x128_s3}}
+  %0 = fp8.attention %q, %k, %v mask %keep : tensor<1x1x64x64xi1> scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16> -> tensor<1x4x64x128xbf16>
+  // expected-remark @+1 {{attention on the flash kernel flash_attention_bf16_bf16_f32_causal_maskbf16_d128_128x128_s3}}
+  %1 = fp8.attention %q, %k, %v mask %bias : tensor<1x4x1x64xbf16> scale 0.125 {causal} : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16> -> tensor<1x4x64x128xf32>
+  return %0, %1 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xf32>
+}
+
+// -----
+
 // What no kernel takes stays as it is, with the reason.
 // CHECK-LABEL: func.func @left
 // CHECK-NOT: fp8.wgmma_kernel
@@ -98,8 +123,6 @@ func.func @left(%q: tensor<1x4x64x128xbf16>, %k: tensor<1x4x64x128xbf16>, %v: te
                 %q8: tensor<1x4x64x128xf8E4M3FN>, %k8: tensor<1x4x64x128xf8E4M3FN>, %v8: tensor<1x4x64x128xf8E4M3FN>,
                 %qs: tensor<1x4x64xf32>, %ks: tensor<1x4x64xf32>, %vs: tensor<1x4xf32>,
                 %q96: tensor<1x4x64x96xbf16>, %qf: tensor<1x4x64x128xf32>, %vd: tensor<1x4x64x64xbf16>) {
-  // expected-remark @+1 {{attention without a flash kernel (decomposed on the GPU): it has a mask operand}}
-  %0 = fp8.attention %q, %k, %v mask %mask : tensor<1x1x64x64xi1> scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16> -> tensor<1x4x64x128xbf16>
   // expected-remark @+1 {{its FP8 value has key tiles of 64 (the kernel's are 128)}}
   %1 = fp8.attention %q8, %k8, %v8 scales %qs, %ks : tensor<1x4x64xf32>, tensor<1x4x64xf32> value_scale %vs : tensor<1x4xf32> scale 0.125 {block_k = 64, probability_scale = 2.560000e+02 : f32} : tensor<1x4x64x128xf8E4M3FN>, tensor<1x4x64x128xf8E4M3FN>, tensor<1x4x64x128xf8E4M3FN> -> tensor<1x4x64x128xbf16>
   // expected-remark @+1 {{no kernel takes its element types and head dimension}}
@@ -154,7 +177,7 @@ func.func @backward(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v:
 // CHECK-LABEL: func.func @backward_left
 // CHECK-NOT: fp8.wgmma_kernel
 func.func @backward_left(%q: tensor<1x4x64x128xbf16>, %o: tensor<1x4x64x128xbf16>, %lse: tensor<1x4x64xf32>, %mask: tensor<1x1x64x64xi1>, %qf: tensor<1x4x64x128xf32>, %lsef: tensor<1x4x64xf32>) {
-  // expected-remark @+1 {{attention backward without a flash kernel (decomposed on the GPU): it has a mask operand}}
+  // expected-remark @+1 {{attention backward without a flash kernel (decomposed on the GPU): it has a mask operand (the backward kernel masks causally and by length only)}}
   %0:3 = fp8.attention_grad %q, %q, %q, %o, %o, %lse mask %mask : tensor<1x1x64x64xi1> scale 0.125 : tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64x128xbf16>, tensor<1x4x64xf32>
   // expected-remark @+1 {{no backward kernel takes its element types and head dimension}}
   %1:3 = fp8.attention_grad %qf, %qf, %qf, %qf, %qf, %lsef scale 0.125 : tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64x128xf32>, tensor<1x4x64xf32>

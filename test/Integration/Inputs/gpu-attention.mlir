@@ -26,3 +26,23 @@ func.func @fp8_attention(%q: tensor<1x4x200x128xf8E4M3FN>,
       -> tensor<1x4x200x128xbf16>, tensor<1x4x200xf32>
   return %o, %lse : tensor<1x4x200x128xbf16>, tensor<1x4x200xf32>
 }
+
+// Masked: a boolean padding mask per batch and key, and an f32 bias per
+// head, query row and key (the kernels `_maski1` and `_maskf32`).
+func.func @padded_attention(%q: tensor<1x4x200x128xbf16>, %k: tensor<1x2x200x128xbf16>,
+                            %v: tensor<1x2x200x128xbf16>, %keep: tensor<1x1x1x200xi1>)
+    -> tensor<1x4x200x128xbf16> {
+  %o = fp8.attention %q, %k, %v mask %keep : tensor<1x1x1x200xi1> scale 0.0883883461
+      : tensor<1x4x200x128xbf16>, tensor<1x2x200x128xbf16>,
+        tensor<1x2x200x128xbf16> -> tensor<1x4x200x128xbf16>
+  return %o : tensor<1x4x200x128xbf16>
+}
+
+func.func @biased_attention(%q: tensor<1x4x200x128xbf16>, %k: tensor<1x2x200x128xbf16>,
+                            %v: tensor<1x2x200x128xbf16>, %bias: tensor<1x4x200x200xf32>)
+    -> tensor<1x4x200x128xbf16> {
+  %o = fp8.attention %q, %k, %v mask %bias : tensor<1x4x200x200xf32> scale 0.0883883461 {causal}
+      : tensor<1x4x200x128xbf16>, tensor<1x2x200x128xbf16>,
+        tensor<1x2x200x128xbf16> -> tensor<1x4x200x128xbf16>
+  return %o : tensor<1x4x200x128xbf16>
+}

@@ -6,7 +6,7 @@
 // the layout of the transposed value. Header-only, no MLIR dependency
 // (KernelABI.h's conventions, GemmKernelABI.h's element tags).
 //
-// Kernel `flash_attention_<qk>_<v>_<out>[_causal][_lse]_d<D>_<BM>x<BN>_s<S>`
+// Kernel `flash_attention_<qk>_<v>_<out>[_causal][_lse][_mask<m>]_d<D>_<BM>x<BN>_s<S>`
 // computes fp8.attention (FP8Ops.td) for query [batch, heads, sq, D], key
 // [batch, heads / group, sk, D] and the value given transposed, V^T
 // [batch, heads / group, D, pitch] (valueKeyAt below), into output
@@ -41,6 +41,12 @@
 //   8 sq, 9 sk, 10 heads, 11 group (heads per kv head), 12 batch,
 //  13 causal_offset                                       i32
 //  14 scale, 15 probability_scale                         f32
+//  16 mask         device pointer, or 0 without `_mask<m>`: <m> is f32,
+//           bf16 or f16 (added to the scaled score, widened to f32) or i1
+//           (one byte per element, nonzero keeps the score, zero makes it
+//           -inf), applied on every tile before the causal and length masks
+//  17 .. 20 the mask's element strides over batch, head, query row and
+//           key (i64; 0 along a dimension the mask broadcasts)
 // Grid: gridSize(); block: threads(); dynamic shared memory: sharedBytes()
 // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), which includes
 // gemm_abi::kAlignSlack.
@@ -83,8 +89,39 @@ enum Param : unsigned {
   kCausalOffset,
   kScale,
   kProbabilityScale,
+  kMask,
+  kMaskStrideBatch,
+  kMaskStrideHead,
+  kMaskStrideRow,
+  kMaskStrideKey,
   kNumParams
 };
+
+/// The mask operand a forward kernel reads: none, additive (f32, bf16,
+/// f16) or boolean (i1 stored as one byte).
+enum class Mask { None, F32, BF16, F16, Bool };
+
+inline const char *tag(Mask m) {
+  switch (m) {
+  case Mask::F32:
+    return "f32";
+  case Mask::BF16:
+    return "bf16";
+  case Mask::F16:
+    return "f16";
+  case Mask::Bool:
+    return "i1";
+  case Mask::None:
+    break;
+  }
+  return "none";
+}
+
+inline int bytes(Mask m) {
+  return m == Mask::F32 ? 4 : m == Mask::BF16 || m == Mask::F16 ? 2
+                          : m == Mask::Bool                     ? 1
+                                                                : 0;
+}
 
 /// Keys per tile (BN) and query rows per block (BM).
 inline constexpr int kBlockN = 128;
@@ -93,6 +130,7 @@ inline constexpr int kBlockM = 128;
 struct AttentionConfig {
   Elem qk = Elem::BF16, v = Elem::BF16, out = Elem::BF16;
   bool causal = false, lse = false;
+  Mask mask = Mask::None;
   int headDim = 128;
   int blockM = kBlockM, blockN = kBlockN, stages = 2;
 
@@ -126,6 +164,8 @@ struct AttentionConfig {
       s += "_causal";
     if (lse)
       s += "_lse";
+    if (mask != Mask::None)
+      s += std::string("_mask") + tag(mask);
     s += "_d" + std::to_string(headDim) + "_" + std::to_string(blockM) + "x" +
          std::to_string(blockN) + "_s" + std::to_string(stages);
     return s;
