@@ -1,5 +1,5 @@
 // fp8-lower-to-gpu takes the fp8.attention no flash kernel computes (a
-// mask operand, a head dimension of 4, f32, FP8 key tiles of 64) as
+// head dimension of 4, f32, FP8 key tiles of 64) as
 // fp8-decompose-attention's whole-tensor linalg, which the linalg -> gpu
 // route turns into kernels, and the rest on the flash kernel
 // (convert-fp8-attention-to-wgmma): the program completes with no
@@ -24,6 +24,12 @@
 // CHECK-LABEL: llvm.func @flash(
 // CHECK-COUNT-3: llvm.call @fp8GpuEncodeTensorMap
 // CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_causal_d128_128x128_s3
+// CHECK-NOT: fp8.attention
+// A boolean padding mask: the flash kernel `_maski1`, the mask a buffer
+// of one byte per key.
+// CHECK-LABEL: llvm.func @padded(
+// CHECK-COUNT-3: llvm.call @fp8GpuEncodeTensorMap
+// CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_bf16_bf16_bf16_maski1_d128_128x128_s3
 // CHECK-NOT: fp8.attention
 // CHECK-LABEL: llvm.func @training_step(
 // CHECK: gpu.launch_func <{{.*}}> @fp8_gemm_kernels::@flash_attention_bf16_bf16_f32_causal_lse_d128_128x128_s3
@@ -71,6 +77,15 @@ func.func @flash(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
       : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>,
         tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   return %o : tensor<1x32x?x128xbf16>
+}
+
+func.func @padded(%q: tensor<2x4x96x128xbf16>, %k: tensor<2x4x96x128xbf16>,
+                  %v: tensor<2x4x96x128xbf16>, %keep: tensor<2x1x1x96xi1>)
+    -> tensor<2x4x96x128xbf16> {
+  %o = fp8.attention %q, %k, %v mask %keep : tensor<2x1x1x96xi1> scale 0.125
+      : tensor<2x4x96x128xbf16>, tensor<2x4x96x128xbf16>, tensor<2x4x96x128xbf16>
+      -> tensor<2x4x96x128xbf16>
+  return %o : tensor<2x4x96x128xbf16>
 }
 
 // A training step's attention (the forward keeps its f32 output and lse)

@@ -313,9 +313,9 @@ void AttentionKernelBuilder::buildConsumer() {
   // The mask's element offset of each of the thread's rows (rows past sq
   // read the last row's), in i64: a [b, h, sq, sk] mask passes 2^31
   // elements at long sequences.
-  bool masked = c.mask != aabi::Mask::None;
+  bool hasMask = c.mask != aabi::Mask::None;
   Value maskRows[2];
-  if (masked) {
+  if (hasMask) {
     Value layerOffset = add(mul(zext64(batchIndex), maskStrides[0]),
                             mul(zext64(queryHead), maskStrides[1]));
     for (int h = 0; h < 2; ++h)
@@ -374,7 +374,7 @@ void AttentionKernelBuilder::buildConsumer() {
         }
         // The mask operand, on every tile (keys past sk read the last
         // key's element; the length mask below makes them -inf anyway).
-        if (masked)
+        if (hasMask)
           for (int64_t i = 0; i < numScores; ++i) {
             Value key = arith::MinUIOp::create(
                 b, add(key0, add(column0, i32(8 * (i / 4) + i % 2))), lastKey);
