@@ -611,7 +611,16 @@ LogicalResult matchScaled(linalg::GenericOp op, AttentionMatch &match,
       operand = result;
   }
   if (!operand) {
-    reason = "the scores are not scaled by a constant multiply or divide";
+    // Something computed on the scaled scores that is neither the scale, an
+    // added mask nor a select (soft-capping, ALiBi from the loop indices).
+    Operation *modifier = result.getDefiningOp();
+    if (modifier && modifier->getBlock() == op.getBody() &&
+        !isa<arith::MulFOp, arith::DivFOp>(modifier))
+      reason = ("a score modifier that is not modeled ('" +
+                modifier->getName().getStringRef() + "')")
+                   .str();
+    else
+      reason = "the scores are not scaled by a constant multiply or divide";
     return failure();
   }
   if (auto ext = operand.getDefiningOp<arith::ExtFOp>())

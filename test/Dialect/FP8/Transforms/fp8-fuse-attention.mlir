@@ -225,6 +225,64 @@ func.func @causal(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3
   return %o : tensor<2x8x3xf32>
 }
 
+// ALiBi computed inside the scale generic from the loop indices: a score
+// modifier the op does not model (as a bias tensor added to the scores it
+// is the op's additive mask and fuses): left as written, with the reason.
+// CHECK-LABEL: func.func @alibi
+// CHECK-NOT: fp8.attention
+// CHECK: linalg.batch_matmul {fp8.attention_reason =
+func.func @alibi(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %half = arith.constant 0.5 : f32
+  %e3 = tensor.empty() : tensor<2x8x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %qk = linalg.batch_matmul indexing_maps = [#q, #kt, #s] ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qk : tensor<2x8x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %m = arith.mulf %in, %half : f32
+    // ALiBi: + slope * (j - i), computed from the loop indices.
+    %ji = arith.subi %j, %i : index
+    %jii = arith.index_cast %ji : index to i64
+    %jf = arith.sitofp %jii : i64 to f32
+    %slope = arith.constant 0.0625 : f32
+    %bias = arith.mulf %jf, %slope : f32
+    %b = arith.addf %m, %bias : f32
+    %c = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %c, %ninf, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%si : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.addf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sc, %max, %sum : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) outs(%e3 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %mx: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %x = math.exp %d : f32
+    %r = arith.divf %x, %l : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x3xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  // expected-remark @+1 {{attention left as written: a score modifier that is not modeled ('arith.addf')}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
 // Dropout between the softmax and P V: not the op's math, left as written
 // with the reason (the report lists it, unfused).
 // CHECK-LABEL: func.func @dropout
@@ -353,7 +411,7 @@ func.func @softmax_over_queries(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v
 // probabilities returned as well.
 // CHECK-LABEL: func.func @unmodeled
 // CHECK-NOT: = fp8.attention
-// CHECK: fp8.attention_reason = "the scores are not scaled by a constant multiply
+// CHECK: fp8.attention_reason = "a score modifier that is not modeled ('math.tanh')"
 // CHECK-NOT: = fp8.attention
 func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> (tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x8xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -398,7 +456,7 @@ func.func @unmodeled(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x
     %r = arith.divf %x, %l : f32
     linalg.yield %r : f32
   } -> tensor<2x8x8xf32>
-  // expected-remark @+1 {{attention left as written: the scores are not scaled by a constant multiply or divide}}
+  // expected-remark @+1 {{attention left as written: a score modifier that is not modeled ('math.tanh')}}
   %o1 = linalg.batch_matmul ins(%p1, %v : tensor<2x8x8xf32>, tensor<2x8x3xf32>) outs(%zo : tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
 
   %max2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sc : tensor<2x8x8xf32>) outs(%mi : tensor<2x8xf32>) {
