@@ -743,3 +743,30 @@ func.func @attention_neutral_masks(%x: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf
   %dq, %dk, %dv = fp8.attention_grad %x, %x, %x, %x, %x, %lse mask %true : tensor<1x1x8x8xi1> scale 0.5 {causal, causal_offset = 9} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %0, %1, %2, %3, %4, %5, %6, %dq : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }
+
+// A constant boolean mask that keeps exactly keys j <= i + p for every row
+// i is the causal flag with offset p: 3 queries x 5 keys with p = 2 (the
+// prefill of 3 tokens after 2 cached ones), the same for both heads. On an
+// op that is causal already, the smaller offset (1) wins. One element off
+// the pattern (row 2 keeps key 0 masked), a different pattern per head, or
+// a row 0 that keeps no key: the mask stays.
+// CHECK-LABEL: func.func @attention_constant_causal_mask
+// CHECK: fp8.attention %arg0, %arg1, %arg1 scale 5.000000e-01 {causal, causal_offset = 2 : i64} :
+// CHECK: fp8.attention %arg0, %arg1, %arg1 scale 5.000000e-01 {causal, causal_offset = 1 : i64} :
+// CHECK: fp8.attention %arg0, %arg1, %arg1 mask %{{.+}} : tensor<1x1x3x5xi1>
+// CHECK: fp8.attention %arg0, %arg1, %arg1 mask %{{.+}} : tensor<1x2x3x5xi1>
+// CHECK: fp8.attention %arg0, %arg1, %arg1 mask %{{.+}} : tensor<1x1x3x5xi1>
+// CHECK: fp8.attention_grad %arg0, %arg1, %arg1, %arg0, %arg0, %arg2 scale 5.000000e-01 {causal, causal_offset = 2 : i64} :
+func.func @attention_constant_causal_mask(%q: tensor<1x2x3x4xf32>, %kv: tensor<1x2x5x4xf32>, %lse: tensor<1x2x3xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) {
+  %tril = arith.constant dense<[[[[true, true, true, false, false], [true, true, true, true, false], [true, true, true, true, true]]]]> : tensor<1x1x3x5xi1>
+  %off = arith.constant dense<[[[[true, true, true, false, false], [true, true, true, true, false], [false, true, true, true, true]]]]> : tensor<1x1x3x5xi1>
+  %heads = arith.constant dense<[[[[true, true, true, false, false], [true, true, true, true, false], [true, true, true, true, true]], [[true, true, false, false, false], [true, true, true, false, false], [true, true, true, true, false]]]]> : tensor<1x2x3x5xi1>
+  %none = arith.constant dense<[[[[false, false, false, false, false], [true, false, false, false, false], [true, true, false, false, false]]]]> : tensor<1x1x3x5xi1>
+  %0 = fp8.attention %q, %kv, %kv mask %tril : tensor<1x1x3x5xi1> scale 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>
+  %1 = fp8.attention %q, %kv, %kv mask %tril : tensor<1x1x3x5xi1> scale 0.5 {causal, causal_offset = 1} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>
+  %2 = fp8.attention %q, %kv, %kv mask %off : tensor<1x1x3x5xi1> scale 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>
+  %3 = fp8.attention %q, %kv, %kv mask %heads : tensor<1x2x3x5xi1> scale 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>
+  %4 = fp8.attention %q, %kv, %kv mask %none : tensor<1x1x3x5xi1> scale 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>
+  %dq, %dk, %dv = fp8.attention_grad %q, %kv, %kv, %q, %q, %lse mask %tril : tensor<1x1x3x5xi1> scale 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3xf32>
+  return %0, %1, %2, %3, %4, %dq : tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>
+}

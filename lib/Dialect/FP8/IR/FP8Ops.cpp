@@ -1012,16 +1012,62 @@ struct DropNeutralMask : OpRewritePattern<OpT> {
     return success();
   }
 };
+/// A constant boolean mask that keeps exactly the keys j <= i + p of every
+/// query row i (p >= 0), the same for every batch and head: the causal
+/// flag with offset p (the smaller offset if the op is causal already).
+/// Both make the other keys -inf whatever their scores, so this is exact;
+/// the lowerings then skip the tiles past the diagonal.
+template <typename OpT>
+struct ConstantCausalMask : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr constant;
+    if (!op.getMask() || !matchPattern(op.getMask(), m_Constant(&constant)) ||
+        constant.isSplat() || !constant.getElementType().isInteger(1))
+      return failure();
+    ArrayRef<int64_t> shape = constant.getType().getShape();
+    int64_t queries =
+        cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2);
+    int64_t keys = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
+    if (ShapedType::isDynamic(queries) || ShapedType::isDynamic(keys) ||
+        shape[2] != queries || shape[3] != keys)
+      return failure();
+    auto values = constant.getValues<bool>();
+    // The offset from row 0's kept prefix, then every element checked.
+    int64_t offset = -1;
+    while (offset + 1 < keys && values[offset + 1])
+      ++offset;
+    if (offset < 0)
+      return failure();
+    int64_t index = 0;
+    for (bool keep : values) {
+      int64_t key = index % keys, row = index / keys % queries;
+      if (keep != (key <= row + offset))
+        return failure();
+      ++index;
+    }
+    if (op.getCausal())
+      offset = std::min(offset, static_cast<int64_t>(op.getCausalOffset()));
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getMaskMutable().clear();
+      op.setCausal(true);
+      op.setCausalOffsetAttr(rewriter.getI64IntegerAttr(offset));
+    });
+    return success();
+  }
+};
 } // namespace
 
 void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<DropTrivialCausal<AttentionOp>, DropNeutralMask<AttentionOp>>(
-      context);
+  results.add<DropTrivialCausal<AttentionOp>, DropNeutralMask<AttentionOp>,
+              ConstantCausalMask<AttentionOp>>(context);
 }
 
 void AttentionGradOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                   MLIRContext *context) {
   results.add<DropTrivialCausal<AttentionGradOp>,
-              DropNeutralMask<AttentionGradOp>>(context);
+              DropNeutralMask<AttentionGradOp>,
+              ConstantCausalMask<AttentionGradOp>>(context);
 }

@@ -205,9 +205,14 @@ Value attention::addUnitBatch(RewriterBase &rewriter, Location loc, Value value)
   llvm::append_range(shape, type.getShape());
   SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
   llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, value));
-  return tensor::ExpandShapeOp::create(
-      rewriter, loc, type.clone(shape), value,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}, sizes);
+  SmallVector<ReassociationIndices> groups = {{0, 1}, {2}, {3}};
+  // A constant (a mask a model exports as a buffer) stays one, so that the
+  // op's canonicalization sees it.
+  if (matchPattern(value, m_Constant()))
+    return rewriter.createOrFold<tensor::ExpandShapeOp>(
+        loc, type.clone(shape), value, groups, sizes);
+  return tensor::ExpandShapeOp::create(rewriter, loc, type.clone(shape), value,
+                                       groups, sizes);
 }
 
 /// Each result i is d_i or 0: a tensor broadcast on the score space.

@@ -66,6 +66,10 @@
 // GENERIC4D: %[[O3:.+]] = tensor.collapse_shape %[[O]] {{\[}}[0, 1], [2], [3]]
 // GENERIC4D: %[[R:.+]] = tensor.expand_shape %[[O3]] {{\[}}[0, 1], [2], [3]] output_shape [1, 4, 16, 32]
 // GENERIC4D: return %[[R]]
+// A causal mask given as a constant boolean tensor (Inputs/constant-causal-mask-attention.mlir):
+// the op's canonicalization makes it the causal flag: no mask operand.
+// RUN: fp8-opt %S/../../../Integration/Inputs/constant-causal-mask-attention.mlir --fp8-fuse-attention | FileCheck %s --check-prefix=CONSTCAUSAL
+// CONSTCAUSAL: fp8.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} scale 5.000000e-01 {causal} : tensor<1x2x8x4xf32>
 // RUN: fp8-opt %S/../../../Integration/Inputs/masked-generic-attention.mlir --fp8-fuse-attention=remarks=true 2>&1 | FileCheck %s --check-prefix=MASKED
 // The causal select with an offset (j > i + 32: a prefill after a KV-cache
 // prefix of 32 tokens) becomes the op's causal_offset.

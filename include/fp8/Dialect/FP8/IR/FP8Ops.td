@@ -465,7 +465,10 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     - Canonicalization (exact): a constant mask that changes no score (a
       boolean splat of `true`, an additive splat of `+0` or `-0`) is
       dropped, and so is `causal` when it masks nothing (a static `sk` and
-      `causal_offset >= sk - 1`).
+      `causal_offset >= sk - 1`); a constant boolean mask `[.., sq, sk]`
+      that keeps exactly the keys `j <= i + p` (`p >= 0`) of every row in
+      every batch and head becomes `causal` with `causal_offset = p` (the
+      smaller offset when the op is causal already).
     - FP8 scores: `query` and `key` may be FP8 (one type for both, E4M3 or
       E5M2) with `scales`: `query_scale_inv [b, hq, sq]` and
       `key_scale_inv [b, hkv, sk]`, one f32 per token, which multiply each
