@@ -310,6 +310,7 @@ bool isSoftmaxResult(Value v) {
 bool isModifiedSoftmax(Value probabilities) {
   auto modifier = probabilities.getDefiningOp<linalg::GenericOp>();
   return modifier && modifier.getNumReductionLoops() == 0 &&
+         !isRounding(modifier) &&
          llvm::any_of(modifier.getDpsInputs(), [&](Value input) {
            return (probabilities.hasOneUse() || input.hasOneUse()) &&
                   isSoftmaxResult(input);
@@ -350,7 +351,15 @@ FailureOr<linalg::LinalgOp> matchScores(Value scores, Chain &chain,
     int64_t rank = cast<ShapedType>(scores.getType()).getRank();
     Operation *step = nullptr;
     Value next;
-    if (auto mul = elementwise<arith::MulFOp>(scores, rank)) {
+    if (auto ext = elementwise<arith::ExtFOp>(scores, rank)) {
+      // Q K^T in bf16 / f16 widened for an f32 softmax (the op keeps the
+      // scores in f32: at least as accurate).
+      auto [input, map] = inputOf(ext.getIn());
+      if (input && map.isIdentity()) {
+        next = input;
+        step = ext;
+      }
+    } else if (auto mul = elementwise<arith::MulFOp>(scores, rank)) {
       for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
                           std::pair(mul.getRhs(), mul.getLhs())}) {
         auto [input, map] = inputOf(x);
@@ -569,6 +578,14 @@ FailureOr<OpByOpFusion> attention::fuseOpByOp(RewriterBase &rewriter,
     return failure();
   Chain chain;
   Value probabilities = throughReshapes(output.getDpsInputs()[0], chain);
+  // P rounded to the value's type for P V (the op does not round it: at
+  // least as accurate).
+  if (auto rounding = probabilities.getDefiningOp<linalg::GenericOp>();
+      rounding && isRounding(rounding)) {
+    chain.ops.insert(rounding);
+    chain.inits.push_back(rounding.getDpsInits()[0].getDefiningOp());
+    probabilities = throughReshapes(rounding.getDpsInputs()[0], chain);
+  }
   auto spaceType = dyn_cast<RankedTensorType>(probabilities.getType());
   if (!spaceType || spaceType.getRank() < 3)
     return failure();
