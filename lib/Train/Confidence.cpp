@@ -2,9 +2,12 @@
 
 #include "fp8/Train/Confidence.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -106,4 +109,64 @@ std::string train::describeVerdict(Verdict verdict, const Interval &gap) {
   char text[48];
   std::snprintf(text, sizeof(text), "within %.1f%% at 95%%", shown);
   return text;
+}
+
+double train::studentTwoSidedP(double t, unsigned df) {
+  if (df == 0 || std::isnan(t))
+    return NAN;
+  if (std::isinf(t))
+    return 0;
+  // A(t | df) = P(|T| < t) as a finite series in theta = atan(t / sqrt(df)):
+  // for even df, sin(theta) (1 + 1/2 c + 1*3/(2*4) c^2 + ...), with c the
+  // squared cosine, up to the power (df - 2) / 2; for odd df,
+  // 2/pi (theta + sin(theta) cos(theta) (1 + 2/3 c + 2*4/(3*5) c^2 + ...)),
+  // up to the power (df - 3) / 2, and 2/pi theta for df = 1.
+  double theta = std::atan(std::fabs(t) / std::sqrt(double(df)));
+  double sine = std::sin(theta), cosine = std::cos(theta);
+  double c = cosine * cosine, term = 1, series = 1;
+  double inside;
+  if (df % 2 == 0) {
+    for (unsigned k = 2; k + 2 <= df; k += 2) {
+      term *= double(k - 1) / k * c;
+      series += term;
+    }
+    inside = sine * series;
+  } else {
+    for (unsigned k = 3; k + 2 <= df; k += 2) {
+      term *= double(k - 1) / k * c;
+      series += term;
+    }
+    double sum = df == 1 ? theta : theta + sine * cosine * series;
+    inside = 2 / M_PI * sum;
+  }
+  return std::clamp(1 - inside, 0.0, 1.0);
+}
+
+double train::pValueOfMean(const Interval &sample) {
+  if (sample.used < 2 || !std::isfinite(sample.mean))
+    return NAN;
+  if (sample.stddev == 0)
+    return sample.mean == 0 ? 1 : 0;
+  double t = sample.mean / (sample.stddev / std::sqrt(double(sample.used)));
+  return studentTwoSidedP(t, sample.used - 1);
+}
+
+SmallVector<bool> train::holmRejections(ArrayRef<double> pValues,
+                                        double alpha) {
+  SmallVector<bool> rejected(pValues.size(), false);
+  SmallVector<size_t> order;
+  for (size_t i = 0; i < pValues.size(); ++i)
+    if (!std::isnan(pValues[i]))
+      order.push_back(i);
+  llvm::sort(order, [&](size_t a, size_t b) {
+    return std::tie(pValues[a], a) < std::tie(pValues[b], b);
+  });
+  // The i-th smallest p-value (from 0) is compared with alpha / (m - i);
+  // the first that fails stops the procedure.
+  for (auto [i, index] : llvm::enumerate(order)) {
+    if (pValues[index] > alpha / double(order.size() - i))
+      break;
+    rejected[index] = true;
+  }
+  return rejected;
 }

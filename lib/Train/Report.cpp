@@ -41,6 +41,18 @@ std::optional<double> train::gapToBF16(const Run &run, ArrayRef<Run> runs) {
   return (run.finalValLoss - bf16->finalValLoss) / bf16->finalValLoss;
 }
 
+/// The final validation (or train) loss of every run of `recipe`, in seed
+/// order: NaN for a divergent run, so that no mean includes it.
+static SmallVector<double> finalLosses(const RecipeSummary &recipe,
+                                       bool validation) {
+  SmallVector<double> values;
+  for (const Run *run : recipe.runs)
+    values.push_back(run->divergedAt() ? NAN
+                     : validation      ? run->finalValLoss
+                                       : run->finalLoss);
+  return values;
+}
+
 std::vector<RecipeSummary> train::summarizeRecipes(ArrayRef<Run> runs,
                                                    double tolerance) {
   std::vector<RecipeSummary> result;
@@ -60,32 +72,51 @@ std::vector<RecipeSummary> train::summarizeRecipes(ArrayRef<Run> runs,
   auto bf16Entry = llvm::find_if(
       result, [](const RecipeSummary &r) { return r.kind == Recipe::BF16; });
   std::optional<SmallVector<double>> reference;
-  // A divergent run's losses are NaN here, so no mean includes them.
-  auto finals = [](const RecipeSummary &r, bool validation) {
-    SmallVector<double> values;
-    for (const Run *run : r.runs)
-      values.push_back(run->divergedAt() ? NAN
-                       : validation      ? run->finalValLoss
-                                         : run->finalLoss);
-    return values;
-  };
   if (bf16Entry != result.end())
-    reference = finals(*bf16Entry, true);
+    reference = finalLosses(*bf16Entry, true);
   for (RecipeSummary &r : result) {
-    r.finalLoss = summarize(finals(r, false));
-    r.finalValLoss = summarize(finals(r, true));
+    r.finalLoss = summarize(finalLosses(r, false));
+    r.finalValLoss = summarize(finalLosses(r, true));
     if (!reference) {
       r.verdict = "no bf16 run: no gap";
       continue;
     }
     // Pair by seed: every recipe ran the same seeds in the same order.
-    r.gaps = pairedGaps(finals(r, true), *reference);
+    r.gaps = pairedGaps(finalLosses(r, true), *reference);
     r.gap = summarize(r.gaps);
     r.verdict =
         r.kind == Recipe::BF16
             ? "reference"
             : describeVerdict(judge(*r.gap, tolerance, r.runs.size()), *r.gap);
   }
+  return result;
+}
+
+std::vector<RecipeComparison>
+train::compareRecipes(ArrayRef<RecipeSummary> recipes, double alpha) {
+  std::vector<RecipeComparison> result;
+  for (size_t j = 0; j < recipes.size(); ++j) {
+    for (size_t i = j + 1; i < recipes.size(); ++i) {
+      const RecipeSummary *first = &recipes[i], *second = &recipes[j];
+      if (first->kind == Recipe::BF16)
+        std::swap(first, second);
+      RecipeComparison comparison;
+      comparison.first = first->label;
+      comparison.second = second->label;
+      comparison.differences =
+          pairedGaps(finalLosses(*first, true), finalLosses(*second, true));
+      comparison.difference = summarize(comparison.differences);
+      if (comparison.difference.used < 2)
+        continue;
+      comparison.p = pValueOfMean(comparison.difference);
+      result.push_back(std::move(comparison));
+    }
+  }
+  SmallVector<double> pValues = llvm::map_to_vector(
+      result, [](const RecipeComparison &c) { return c.p; });
+  for (auto [comparison, rejected] :
+       llvm::zip_equal(result, holmRejections(pValues, alpha)))
+    comparison.toldApart = rejected;
   return result;
 }
 
@@ -235,6 +266,39 @@ void train::printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
       os << llvm::formatv("event: {0} seed {1} diverged at step {2}: left out "
                           "of the means\n",
                           run.recipe.label, run.seed, *step);
+  std::vector<RecipeComparison> comparisons;
+  if (seeds > 1)
+    comparisons = compareRecipes(recipes);
+  if (!comparisons.empty()) {
+    // Which recipes differ, not only from BF16: Holm's procedure keeps the
+    // chance of any false "told apart" among all the pairs under 5%.
+    size_t apart = llvm::count_if(
+        comparisons, [](const RecipeComparison &c) { return c.toldApart; });
+    os << llvm::formatv("recipes told apart at 5% (paired t tests of the "
+                        "final val, Holm over {0} pairs): ",
+                        comparisons.size());
+    if (apart) {
+      os << "\n";
+    } else {
+      // How near the closest pair came: Holm's first threshold is 5% / m.
+      const RecipeComparison *closest = nullptr;
+      for (const RecipeComparison &c : comparisons)
+        if (!std::isnan(c.p) && (!closest || c.p < closest->p))
+          closest = &c;
+      os << "none";
+      if (closest)
+        os << llvm::formatv(" (the closest, {0} vs {1}: {2}, p = {3:e2}; "
+                            "the first needs p <= {4:e2})",
+                            closest->first, closest->second,
+                            formatMean(closest->difference, true), closest->p,
+                            0.05 / comparisons.size());
+      os << "\n";
+    }
+    for (const RecipeComparison &c : comparisons)
+      if (c.toldApart)
+        os << llvm::formatv("  {0} vs {1}: {2} (p = {3:e2})\n", c.first,
+                            c.second, formatMean(c.difference, true), c.p);
+  }
   if (json) {
     // With several ranks, their parameters and FP8 state were checked equal
     // bit for bit after every run.
@@ -244,6 +308,19 @@ void train::printSummary(raw_ostream &os, ArrayRef<Run> runs, bool json,
         {"parity_tolerance", tolerance},
         {"accumulation", stringifyAccumulation(accumulation)},
         {"runs", std::move(jsonRuns)}};
+    if (!comparisons.empty()) {
+      llvm::json::Array pairs;
+      for (const RecipeComparison &c : comparisons)
+        pairs.push_back(llvm::json::Object{
+            {"first", c.first},
+            {"second", c.second},
+            {"val_difference_mean", jsonNumber(c.difference.mean)},
+            {"val_difference_ci", jsonInterval(c.difference)},
+            {"seeds_used", int64_t(c.difference.used)},
+            {"p", jsonNumber(c.p)},
+            {"told_apart", c.toldApart}});
+      result["comparisons"] = std::move(pairs);
+    }
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(result))) << "\n";
   }
 }

@@ -55,6 +55,24 @@ Verdict judge(const Interval &gap, double tolerance, unsigned seeds);
 /// distinguishable", "one seed", "fewer than 2 finite seeds".
 std::string describeVerdict(Verdict verdict, const Interval &gap);
 
+/// P(|T| >= |t|) for Student's t with `df` degrees of freedom: the
+/// two-sided p-value of a t statistic, exact for every integer df by the
+/// finite series of Abramowitz & Stegun 26.7.3 and 26.7.4, to an absolute
+/// error of about 1e-16 (computed as 1 - P(|T| < t)). NaN when df is 0 or
+/// t is NaN.
+double studentTwoSidedP(double t, unsigned df);
+
+/// The two-sided p-value of the one-sample t test that the mean of the
+/// finite values summarized in `sample` is 0 (a paired test, on the
+/// differences): NaN with fewer than 2 values; without spread, 1 when the
+/// mean is 0 and 0 otherwise.
+double pValueOfMean(const Interval &sample);
+
+/// Holm's step-down procedure at family-wise error rate `alpha`: which of
+/// the hypotheses with these p-values are rejected. The family is the
+/// finite p-values; a NaN one is never rejected.
+SmallVector<bool> holmRejections(ArrayRef<double> pValues, double alpha);
+
 } // namespace mlir::fp8::train
 
 #endif // FP8_TRAIN_CONFIDENCE_H

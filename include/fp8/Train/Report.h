@@ -50,6 +50,24 @@ struct RecipeSummary {
 std::vector<RecipeSummary> summarizeRecipes(ArrayRef<Run> runs,
                                             double tolerance);
 
+/// Two recipes' final validation losses compared seed by seed: the paired
+/// relative differences (first - second) / second, their mean and 95%
+/// interval, the paired t test's two-sided p-value, and whether Holm's
+/// procedure over all compared pairs tells the two apart at 5%.
+struct RecipeComparison {
+  std::string first, second;
+  SmallVector<double> differences;
+  Interval difference;
+  double p = NAN;
+  bool toldApart = false;
+};
+
+/// Every pair of `recipes` with at least 2 seeds finite in both, the later
+/// recipe first, except that BF16 is always second (so that its pairs are
+/// the recipes' gaps to BF16); Holm's procedure at `alpha` over them all.
+std::vector<RecipeComparison> compareRecipes(ArrayRef<RecipeSummary> recipes,
+                                             double alpha = 0.05);
+
 /// What the bf16 recipe is when its 16-bit GEMMs accumulate as
 /// `accumulation` says: one line for the summary.
 std::string describeBF16(Accumulation accumulation);
