@@ -8,12 +8,23 @@ STUDY_JSON is what bench/train-parity-study.sh writes (fp8-train --seeds=N
 Markdown table of the recipes (final validation loss, the paired gap to
 BF16 with its 95% interval, the per-seed gaps, the verdict) and the pairs
 of recipes told apart (Holm over all pairs); with several reports (one per
-model size), then the recipes' verdicts side by side. Nothing is computed
-here that fp8-train did not report, except rounding: the numbers in the
-docs are the report's.
+model size), then the recipes' verdicts side by side, and the gap to BF16
+over all the sizes together: the mean of the sizes' mean gaps (each size
+weighs the same), its standard error from each size's seeds, sqrt(sum
+s_k^2 / n_k) / K, and Student's t with Welch-Satterthwaite's degrees of
+freedom, rounded down (conservative). The per-size numbers are the
+report's; only that last column is computed here.
 """
 import json
+import math
+import statistics
 import sys
+
+# t(0.975, df), df = 1..30, the textbook table (fp8-train's studentT975).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+        2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
+        2.048, 2.045, 2.042]
 
 
 def read_report(path):
@@ -84,9 +95,33 @@ def comparisons(report, shown=5):
     return "\n".join(lines)
 
 
+def finite_gaps(run):
+    return [s["val_gap_to_bf16"] for s in run["per_seed"]
+            if s.get("val_gap_to_bf16") is not None and
+            math.isfinite(s["val_gap_to_bf16"])]
+
+
+def over_sizes(samples):
+    """The equally weighted mean of the samples' means and its 95% interval
+    (Welch-Satterthwaite degrees of freedom, rounded down)."""
+    if any(len(x) < 2 for x in samples):
+        return None
+    k = len(samples)
+    mean = sum(statistics.mean(x) for x in samples) / k
+    parts = [statistics.variance(x) / len(x) for x in samples]
+    se = math.sqrt(sum(parts)) / k
+    if se == 0:
+        return mean, 0.0, None
+    df = sum(parts) ** 2 / sum(v * v / (len(x) - 1)
+                               for v, x in zip(parts, samples))
+    df = max(1, int(df))
+    t = T975[df - 1] if df <= 30 else 1.96
+    return mean, t * se, df
+
+
 def side_by_side(names, reports):
-    header = "| recipe | " + " | ".join(names) + " |"
-    rows = [header, "|---|" + "---|" * len(names)]
+    header = "| recipe | " + " | ".join(names) + " | all sizes |"
+    rows = [header, "|---|" + "---|" * (len(names) + 1)]
     for run in reports[0]["runs"]:
         cells = []
         for report in reports:
@@ -98,6 +133,13 @@ def side_by_side(names, reports):
             cells.append("%s (%s)" % (
                 interval(r["val_gap_to_bf16_mean"], r.get("val_gap_to_bf16_ci"),
                          as_percent=True), r["verdict"]))
+        both = None
+        matches = [[r for r in report["runs"] if r["recipe"] == run["recipe"]]
+                   for report in reports]
+        if all(matches) and matches[0][0]["verdict"] != "reference":
+            both = over_sizes([finite_gaps(m[0]) for m in matches])
+        cells.append("-" if both is None else "%s ± %.2f%% (df %s)" % (
+            percent(both[0]), 100 * both[1], both[2]))
         rows.append("| %s | %s |" % (run["recipe"], " | ".join(cells)))
     return "\n".join(rows)
 
