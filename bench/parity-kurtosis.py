@@ -53,36 +53,24 @@ def pearson(x, y):
 
 
 def t_p_value(t, df):
-    """Two-sided p of Student's t (regularized incomplete beta, continued
-    fraction, Numerical Recipes' betacf)."""
-    x = df / (df + t * t)
-    a, b = df / 2, 0.5
-
-    def betacf(a, b, x):
-        qab, qap, qam = a + b, a + 1, a - 1
-        c, d = 1.0, 1 - qab * x / qap
-        d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-        h = d
-        for m in range(1, 300):
-            m2 = 2 * m
-            aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-            c = 1 + aa / c if abs(1 + aa / c) > 1e-300 else 1e-300
-            h *= d * c
-            aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-            c = 1 + aa / c if abs(1 + aa / c) > 1e-300 else 1e-300
-            delta = d * c
-            h *= delta
-            if abs(delta - 1) < 1e-12:
-                break
-        return h
-
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    front = math.exp(lbeta + a * math.log(x) + b * math.log(1 - x)) / a
-    return min(1.0, front * betacf(a, b, x))
+    """Two-sided p of Student's t with integer df: 1 - P(|T| < t) by the
+    finite series of Abramowitz & Stegun 26.7.3-4 (fp8-train's
+    studentTwoSidedP)."""
+    theta = math.atan(abs(t) / math.sqrt(df))
+    c = math.cos(theta) ** 2
+    term = series = 1.0
+    if df % 2 == 0:
+        for k in range(2, df - 1, 2):
+            term *= (k - 1) / k * c
+            series += term
+        inside = math.sin(theta) * series
+    else:
+        for k in range(3, df - 1, 2):
+            term *= (k - 1) / k * c
+            series += term
+        inside = 2 / math.pi * (theta if df == 1 else theta + math.sin(theta)
+                                * math.cos(theta) * series)
+    return min(1.0, max(0.0, 1 - inside))
 
 
 def spearman(x, y):
