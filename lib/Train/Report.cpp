@@ -103,9 +103,8 @@ train::compareRecipes(ArrayRef<RecipeSummary> recipes, double alpha) {
       RecipeComparison comparison;
       comparison.first = first->label;
       comparison.second = second->label;
-      comparison.differences =
-          pairedGaps(finalLosses(*first, true), finalLosses(*second, true));
-      comparison.difference = summarize(comparison.differences);
+      comparison.difference = summarize(
+          pairedGaps(finalLosses(*first, true), finalLosses(*second, true)));
       if (comparison.difference.used < 2)
         continue;
       comparison.p = pValueOfMean(comparison.difference);

@@ -50,13 +50,12 @@ struct RecipeSummary {
 std::vector<RecipeSummary> summarizeRecipes(ArrayRef<Run> runs,
                                             double tolerance);
 
-/// Two recipes' final validation losses compared seed by seed: the paired
-/// relative differences (first - second) / second, their mean and 95%
-/// interval, the paired t test's two-sided p-value, and whether Holm's
+/// Two recipes' final validation losses compared seed by seed: the mean and
+/// 95% interval of the paired relative differences (first - second) /
+/// second, the paired t test's two-sided p-value, and whether Holm's
 /// procedure over all compared pairs tells the two apart at 5%.
 struct RecipeComparison {
   std::string first, second;
-  SmallVector<double> differences;
   Interval difference;
   double p = NAN;
   bool toldApart = false;
