@@ -20,6 +20,7 @@
 #include "fp8/Runner/InputDefaults.h"
 #include "fp8/Runner/JSON.h"
 #include "fp8/Runner/Probes.h"
+#include "fp8/Runner/HostMemory.h"
 #include "fp8/Runner/Runner.h"
 #include "fp8/Runner/TiedDimensions.h"
 
@@ -761,6 +762,8 @@ static double seconds(std::chrono::steady_clock::time_point start) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // The compiled steps free and allocate the same buffers call after call.
+  runner::retainFreedHostMemory();
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   cl::HideUnrelatedOptions(runCategory);

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/Runner/HostMemory.h"
 #include "fp8/Runner/Mpi.h"
 #include "fp8/Runner/Runner.h"
 #include "fp8/Train/Checkpoint.h"
@@ -199,6 +200,8 @@ static int relaunchUnderMpirun(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // The compiled steps free and allocate the same buffers call after call.
+  retainFreedHostMemory();
   cl::HideUnrelatedOptions(trainCategory);
   cl::ParseCommandLineOptions(
       argc, argv,

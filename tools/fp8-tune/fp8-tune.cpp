@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Runner/HostMemory.h"
 #include "fp8/Runner/Runner.h"
 #include "fp8/Tune/Tuner.h"
 
@@ -122,6 +123,8 @@ static std::optional<double> parseDb(StringRef text) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // The compiled steps free and allocate the same buffers call after call.
+  fp8::runner::retainFreedHostMemory();
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   cl::HideUnrelatedOptions(tuneCategory);
