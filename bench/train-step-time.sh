@@ -25,11 +25,10 @@ for ((r = 1; r <= repeat; ++r)); do
   for train in "$@"; do
     /usr/bin/time -f "%U %S %R %M" -o "$work/time" "$train" "$work/step.mlir" \
       --steps="$steps" --val-every="$steps" --recipes="$recipes" --json \
-      --quiet > "$work/report.json"
+      --quiet | sed -n '/^{/,$p' > "$work/report.json"   # the JSON after the table
     python3 - "$work/report.json" "$work/time" "$train" <<'PY'
 import json, sys
-text = open(sys.argv[1]).read()
-report = json.loads(text[text.index("\n{") + 1:] if not text.startswith("{") else text)
+report = json.load(open(sys.argv[1]))
 user, system, faults, rss = open(sys.argv[2]).read().split()[-4:]
 steps = " ".join(f"{run['recipe']} {run['seconds_per_step']:.4f}"
                  for run in report["runs"])

@@ -17,10 +17,10 @@
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Runner/Golden.h"
 #include "fp8/Runner/GpuFunction.h"
+#include "fp8/Runner/HostMemory.h"
 #include "fp8/Runner/InputDefaults.h"
 #include "fp8/Runner/JSON.h"
 #include "fp8/Runner/Probes.h"
-#include "fp8/Runner/HostMemory.h"
 #include "fp8/Runner/Runner.h"
 #include "fp8/Runner/TiedDimensions.h"
 

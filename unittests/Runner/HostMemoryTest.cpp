@@ -23,10 +23,10 @@ using namespace mlir::fp8::runner;
 
 namespace {
 
+#if defined(__GLIBC__)
 /// Keeps the compiler from folding a malloc / free pair away.
 void escape(void *pointer) { asm volatile("" : : "r"(pointer) : "memory"); }
 
-#if defined(__GLIBC__)
 TEST(HostMemory, FreedBuffersStayInTheHeap) {
   if (!retainFreedHostMemory())
     GTEST_SKIP() << "the allocator takes no policy (a sanitizer's malloc)";
